@@ -1,0 +1,275 @@
+// Package bugs turns model-checking counterexamples into violations mapped
+// back to the trace and the source, groups them into bugs with stable ids,
+// and holds the report that the output formats render.
+//
+// It does not run any checker: it receives the executed steps of a witness
+// interleaving (from a Spin trail or the native search) and the PairModel
+// they refer to.
+package bugs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// SchemaVersion identifies the JSON report schema (see README, "JSON report").
+const SchemaVersion = "mcpredict.report/v1"
+
+// Access is one event of a violation instance or of its interleaving.
+type Access struct {
+	Thread    int    `json:"thread"`    // model thread id in the trace
+	Handle    string `json:"handle"`    // the trace's thread token
+	Role      string `json:"role"`      // "local" or "remote"
+	Action    string `json:"action"`    // Read, Write, Lock, Unlock, Wait, ...
+	File      string `json:"file,omitempty"`
+	Line      int    `json:"line,omitempty"`
+	Func      string `json:"func,omitempty"`
+	TraceLine int    `json:"trace_line"`
+	// Instance marks, in an interleaving, the accesses that form the
+	// pattern instance.
+	Instance bool `json:"instance,omitempty"`
+}
+
+// Location returns "file:line" or "?".
+func (a Access) Location() string {
+	return tracemodel.Loc{File: a.File, Line: a.Line}.String()
+}
+
+// Violation is one pattern instance found in one (variable, thread pair).
+type Violation struct {
+	Var         string               `json:"var"`
+	Local       tracemodel.ThreadRef `json:"local"`
+	Remote      tracemodel.ThreadRef `json:"remote"`
+	Pattern     string               `json:"pattern"`      // P1..P5 or U1..
+	PatternName string               `json:"pattern_name"` // e.g. "lost update"
+	Claim       string               `json:"claim"`        // e.g. "P3_1"
+	// Accesses are the accesses of the instance, in interleaving order.
+	Accesses []Access `json:"accesses"`
+	// Interleaving is the witness: every model step executed, in order, up
+	// to the end of the instance.
+	Interleaving []Access `json:"interleaving"`
+	Engine       string   `json:"engine"` // "spin" or "native"
+	BugID        string   `json:"bug_id"`
+}
+
+// FromWitness builds the violation of pattern pat, seen with local thread
+// local (1 or 2), from the steps a checker executed.
+func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef, engine string) (Violation, error) {
+	obs := make([]ltl.Obs, 1, len(executed)+1)
+	cur := ltl.Obs{}
+	for _, r := range executed {
+		if r.Thread < 0 || r.Thread > 1 || r.Index < 0 || r.Index >= len(pm.Steps[r.Thread]) {
+			return Violation{}, fmt.Errorf("witness step %d/%d outside the model", r.Thread, r.Index)
+		}
+		s := pm.Steps[r.Thread][r.Index]
+		tid := int16(r.Thread + 1)
+		switch s.Kind {
+		case tracemodel.StepRead:
+			cur.V = tid
+			cur = setBrk(cur, r.Thread, false)
+		case tracemodel.StepWrite:
+			cur.V = 64 + tid
+			cur = setBrk(cur, r.Thread, false)
+		case tracemodel.StepBoundary:
+			cur = setBrk(cur, r.Thread, true)
+		}
+		obs = append(obs, cur)
+	}
+	start, end, ok := pat.Match(local, obs)
+	if !ok {
+		return Violation{}, fmt.Errorf("model %s threads %s,%s: the witness of claim %s does not contain pattern %s (%s)",
+			pm.Var, pm.Threads[0].Handle, pm.Threads[1].Handle, pat.ClaimName(local), pat.ID, pat.Source)
+	}
+	// The match may start on a state that only repeats the value of the
+	// access that set it (another step ran in between); the instance starts
+	// at that access.
+	for start > 1 && !pm.Steps[executed[start-1].Thread][executed[start-1].Index].Kind.IsAccess() {
+		start--
+	}
+	v := Violation{
+		Var:         pm.Var,
+		Local:       pm.Threads[local-1],
+		Remote:      pm.Threads[2-local],
+		Pattern:     pat.ID,
+		PatternName: pat.Name,
+		Claim:       pat.ClaimName(local),
+		Engine:      engine,
+	}
+	// obs[i] is the state after executed[i-1].
+	for i, r := range executed {
+		if i+1 > end {
+			break
+		}
+		s := pm.Steps[r.Thread][r.Index]
+		inInstance := i+1 >= start && s.Kind.IsAccess()
+		role := "remote"
+		if r.Thread+1 == local {
+			role = "local"
+		}
+		for _, e := range s.Events {
+			a := Access{
+				Thread: pm.Threads[r.Thread].ID, Handle: pm.Threads[r.Thread].Handle, Role: role,
+				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine,
+				Instance: inInstance,
+			}
+			v.Interleaving = append(v.Interleaving, a)
+			if inInstance {
+				a.Instance = false
+				v.Accesses = append(v.Accesses, a)
+			}
+		}
+	}
+	v.BugID = bugID(pat, v.Accesses)
+	return v, nil
+}
+
+func setBrk(o ltl.Obs, thread int, b bool) ltl.Obs {
+	if thread == 0 {
+		o.Brk1 = b
+	} else {
+		o.Brk2 = b
+	}
+	return o
+}
+
+// Location is a distinct source location of a bug, with its role.
+type Location struct {
+	Role   string `json:"role"`
+	Action string `json:"action"`
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Func   string `json:"func,omitempty"`
+}
+
+func (l Location) String() string {
+	return tracemodel.Loc{File: l.File, Line: l.Line}.String()
+}
+
+func (l Location) key() string {
+	return fmt.Sprintf("%s|%s|%s|%d", l.Role, l.Action, l.File, l.Line)
+}
+
+// locations returns the distinct locations of accesses, sorted.
+func locations(as []Access) []Location {
+	seen := map[string]bool{}
+	var out []Location
+	for _, a := range as {
+		l := Location{Role: a.Role, Action: a.Action, File: a.File, Line: a.Line, Func: a.Func}
+		if !seen[l.key()] {
+			seen[l.key()] = true
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Role != b.Role {
+			return a.Role == "local"
+		}
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Action < b.Action
+	})
+	return out
+}
+
+// bugID is a stable id: a hash of the pattern and the source locations of the
+// instance, independent of trace line numbers, thread handles and variable
+// addresses, so that the same bug keeps its id across runs.
+func bugID(pat ltl.Pattern, as []Access) string {
+	h := sha256.New()
+	id := pat.ID
+	if !strings.HasPrefix(id, "P") { // user patterns: the text, not the position on the command line
+		id = pat.Source
+	}
+	fmt.Fprintf(h, "%s\n", id)
+	for _, l := range locations(as) {
+		fmt.Fprintf(h, "%s\n", l.key())
+	}
+	return "AV-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// Bug is a group of violations with the same pattern and source locations.
+type Bug struct {
+	ID          string     `json:"id"`
+	Pattern     string     `json:"pattern"`
+	PatternName string     `json:"pattern_name"`
+	Vars        []string   `json:"vars"`
+	Locations   []Location `json:"locations"`
+	Count       int        `json:"count"` // number of violation instances
+	// Instances are indexes into Report.Violations.
+	Instances []int `json:"instances"`
+	// Suppressed is set when a suppression rule matched (the bug is then
+	// only counted, not reported).
+	Suppressed bool `json:"suppressed,omitempty"`
+}
+
+// Dedupe groups violations into bugs, ordered by pattern and first location.
+// It fills each violation's BugID.
+func Dedupe(vs []Violation) []Bug {
+	byID := map[string]*Bug{}
+	var order []string
+	for i, v := range vs {
+		b := byID[v.BugID]
+		if b == nil {
+			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(v.Accesses)}
+			byID[v.BugID] = b
+			order = append(order, v.BugID)
+		}
+		b.Count++
+		b.Instances = append(b.Instances, i)
+		if !contains(b.Vars, v.Var) {
+			b.Vars = append(b.Vars, v.Var)
+		}
+	}
+	out := make([]Bug, 0, len(order))
+	for _, id := range order {
+		b := byID[id]
+		sort.Strings(b.Vars)
+		out = append(out, *b)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Pattern != b.Pattern {
+			return patternLess(a.Pattern, b.Pattern)
+		}
+		la, lb := a.Locations[0], b.Locations[0]
+		if la.File != lb.File {
+			return la.File < lb.File
+		}
+		if la.Line != lb.Line {
+			return la.Line < lb.Line
+		}
+		return a.ID < b.ID
+	})
+	return out
+}
+
+// patternLess orders P1..P5 before user patterns, numerically.
+func patternLess(a, b string) bool {
+	if a[0] != b[0] {
+		return a[0] == 'P'
+	}
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,93 @@
+// Command mcpredict predicts atomicity violations in multithreaded C/C++
+// programs from one recorded execution trace, using the Spin model checker.
+//
+// Run "mcpredict help" for the list of commands.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Exit statuses shared by every command (DESIGN §7).
+const (
+	exitOK        = 0 // no violation
+	exitViolation = 1 // violations found (or, for diff, new bugs)
+	exitUsage     = 2 // bad usage or bad input
+	exitInternal  = 3 // internal or tool failure
+)
+
+// A command is one subcommand of mcpredict. It returns the process exit status.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// commands lists every subcommand. Each lives in its own file.
+func commands() map[string]command {
+	return map[string]command{
+		"run":      {"predict atomicity violations in a trace", cmdRun},
+		"model":    {"print the Promela model of one (variable, thread pair)", cmdModel},
+		"patterns": {"list the atomicity-violation patterns and their LTL", cmdPatterns},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			if c, ok := cmds[args[1]]; ok {
+				return c.run(ctx, []string{"-h"}, stdout, stderr)
+			}
+		}
+		usage(stdout, cmds)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "mcpredict: unknown command %q\n", args[0])
+		usage(stderr, cmds)
+		return exitUsage
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprint(w, `mcpredict predicts atomicity violations in multithreaded C/C++ programs
+from one recorded execution trace (Pin-style CSV), using the Spin model checker.
+
+Usage:
+  mcpredict <command> [flags] [arguments]
+
+Commands:
+`)
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprint(w, `
+Run "mcpredict <command> -h" for the flags of a command.
+
+Exit status: 0 no violation, 1 violations found, 2 bad usage or input,
+3 internal or tool failure (for example spin or gcc missing).
+`)
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/spinrunner"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// version is the tool version; release builds set it with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const runDescription = `
+Predicts atomicity violations in the trace: for every shared variable and
+every pair of threads that access it (one writing), it builds the
+partial-order model, checks the five unserializable patterns P1-P5 (and any
+--pattern) in both views, and reports each violation mapped to source lines,
+including violations that did not happen in the recorded run.
+
+TRACE is a Pin-style CSV trace (see README "Trace format"), optionally gzip
+or zstd compressed, or - for standard input.
+
+Exit status: 0 no violation, 1 violations found, 2 bad usage or bad input,
+3 internal or tool failure (spin or gcc missing or failing).`
+
+// checkFlags are the flags shared by the commands that check traces.
+type checkFlags struct {
+	vars, threads, patterns listFlag
+	userPatterns            multiFlag
+	noBoundaries, lenient   bool
+	engine                  string
+	jobs                    int
+	timeout                 time.Duration
+	keepModels              string
+	memoryMB                int
+}
+
+func (c *checkFlags) register(fs *flag.FlagSet) {
+	fs.Var(&c.vars, "vars", "check only these variables (comma-separated names or globs)")
+	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
+	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
+	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1' (repeatable)")
+	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization (the paper's literal semantics)")
+	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
+	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
+	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "time limit per model (0: none)")
+	fs.StringVar(&c.keepModels, "keep-models", "", "keep each model's Promela file and Spin output under `DIR`")
+	fs.IntVar(&c.memoryMB, "memory", 1024, "Spin memory limit per model in MB")
+}
+
+// options turns the flags into predict.Options. Tool lookup errors are
+// returned as is (exit status 3).
+func (c *checkFlags) options() (predict.Options, error) {
+	var o predict.Options
+	eng, err := predict.ParseEngine(c.engine)
+	if err != nil {
+		return o, &predict.UsageError{Msg: "--engine: " + err.Error()}
+	}
+	pats, err := selectPatterns(c.patterns, c.userPatterns)
+	if err != nil {
+		return o, err
+	}
+	o = predict.Options{
+		Vars: c.vars, Threads: c.threads, Patterns: pats, Engine: eng, Jobs: c.jobs,
+		Project: tracemodel.ProjectOptions{NoBoundaries: c.noBoundaries},
+		Spin:    spinrunner.Options{Timeout: c.timeout, KeepDir: c.keepModels, MemoryMB: c.memoryMB},
+		Version: version,
+	}
+	if c.keepModels != "" {
+		if err := os.MkdirAll(c.keepModels, 0o755); err != nil {
+			return o, &predict.UsageError{Msg: "--keep-models: " + err.Error()}
+		}
+	}
+	if eng != predict.EngineNative {
+		o.Tools, err = spinrunner.FindTools()
+		if err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// selectPatterns returns the chosen built-ins (all by default) and the user
+// patterns, named U1, U2, ...
+func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
+	var out []ltl.Pattern
+	builtin := ltl.Builtin()
+	if len(ids) == 0 && len(user) == 0 {
+		return builtin, nil
+	}
+	for _, id := range ids {
+		found := false
+		for _, p := range builtin {
+			if strings.EqualFold(p.ID, id) {
+				out = append(out, p)
+				found = true
+			}
+		}
+		if !found {
+			return nil, &predict.UsageError{Msg: fmt.Sprintf("--patterns: unknown pattern %q (built-ins are P1..P5; see `mcpredict patterns`)", id)}
+		}
+	}
+	if len(ids) == 0 {
+		out = builtin
+	}
+	for i, src := range user {
+		p, err := ltl.User(fmt.Sprintf("U%d", i+1), src)
+		if err != nil {
+			return nil, &predict.UsageError{Msg: fmt.Sprintf("--pattern %q: %v", src, err)}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// formats are the report renderers by --format name.
+func formats() map[string]func(io.Writer, *bugs.Report) error {
+	return map[string]func(io.Writer, *bugs.Report) error{
+		"text": bugs.WriteText,
+		"json": bugs.WriteJSON,
+	}
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("run", "[flags] TRACE", runDescription, stderr)
+	var cf checkFlags
+	cf.register(fs)
+	format := fs.String("format", "text", "report format: text or json")
+	out := fs.String("o", "", "write the report to `FILE` instead of standard output")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "mcpredict run: want exactly one TRACE argument (see mcpredict run -h)")
+		return exitUsage
+	}
+	render, ok := formats()[*format]
+	if !ok {
+		fmt.Fprintf(stderr, "mcpredict run: unknown --format %q\n", *format)
+		return exitUsage
+	}
+	opts, err := cf.options()
+	if err != nil {
+		return fail(stderr, "run", err)
+	}
+	m, err := tracemodel.Open(ctx, pos[0], tracemodel.Options{Lenient: cf.lenient})
+	if err != nil {
+		return fail(stderr, "run", err)
+	}
+	rep, err := predict.Run(ctx, m, opts)
+	if err != nil {
+		return fail(stderr, "run", err)
+	}
+	if err := writeOutput(*out, stdout, func(w io.Writer) error { return render(w, rep) }); err != nil {
+		return fail(stderr, "run", fmt.Errorf("writing report: %w", err))
+	}
+	if len(rep.Active()) > 0 {
+		return exitViolation
+	}
+	return exitOK
+}
+
+// fail prints err and returns the exit status its kind calls for.
+func fail(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "mcpredict %s: %v\n", cmd, err)
+	var (
+		pe *tracemodel.ParseError
+		ue *predict.UsageError
+		pa *os.PathError
+	)
+	switch {
+	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &pa):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInternal
+	}
+	return exitInternal
+}

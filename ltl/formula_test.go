@@ -1,0 +1,84 @@
+package ltl
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// TestFormulaGolden pins the exact claims that go into every Promela model:
+// a change here changes every model's text and every cached verdict key, so
+// it must be deliberate (go test ./ltl -run TestFormulaGolden -update).
+func TestFormulaGolden(t *testing.T) {
+	for _, p := range Builtin() {
+		for _, local := range []int{1, 2} {
+			name := p.ClaimName(local)
+			got := p.LTL(local) + "\n"
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+			}
+		}
+	}
+}
+
+func TestFormulaShape(t *testing.T) {
+	p, err := User("U", "R1 A2* W2+ R1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := "((v==2) && !brk2)"
+	a2 := "(((v==1) || (v==65)) && !brk2)"
+	w2 := "((v==65) && !brk2)"
+	want := "!<> (" + r1 + " && (" + r1 + " U (" + a2 + " U (" + w2 + " && (" + w2 + " U " + r1 + ")))))"
+	if got := p.Formula(2); got != want {
+		t.Errorf("Formula(2):\n got %s\nwant %s", got, want)
+	}
+	if got := p.LTL(2); got != "ltl U_2 { "+want+" }" {
+		t.Errorf("LTL(2) = %s", got)
+	}
+	// Spin's Debian build has no X; a formula must never contain it.
+	for _, b := range Builtin() {
+		for _, local := range []int{1, 2} {
+			f := b.Formula(local)
+			if strings.ContainsAny(f, "X[]") || strings.Count(f, "(") != strings.Count(f, ")") {
+				t.Errorf("%s: bad formula %s", b.ClaimName(local), f)
+			}
+		}
+	}
+}
+
+func TestBadViewPanics(t *testing.T) {
+	p := Builtin()[0]
+	for _, f := range []func(){
+		func() { p.ClaimName(0) },
+		func() { p.Formula(3) },
+		func() { p.Automaton(-1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic for a view other than 1 or 2")
+				}
+			}()
+			f()
+		}()
+	}
+}

@@ -1,0 +1,189 @@
+package ltl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Pattern is a named pattern: one of the built-ins or a user's.
+type Pattern struct {
+	ID     string // claim-name prefix, e.g. "P1"; a Promela identifier
+	Name   string // short human name, e.g. "unrepeatable read"
+	Source string // the pattern in the pattern language
+	Help   string // a paragraph for `mcpredict patterns` and SARIF rule help
+	Terms  []Term
+}
+
+type builtinDef struct{ id, name, src, help string }
+
+// builtinDefs are the five unserializable interleavings of the paper's
+// Fig. 6 / Theorem 1, with the remote block generalised to any accesses
+// around a write (DESIGN.md §9.2).
+func builtinDefs() []builtinDef {
+	return []builtinDef{
+		{"P1", "unrepeatable read", "R1 A2* W2 A2* R1",
+			"The local thread reads the shared variable twice inside what it treats as one " +
+				"atomic region, and the remote thread writes it in between, so the two reads see " +
+				"different values. Code that checks a value and then uses it again (check-then-act, " +
+				"double reads of a flag or pointer) acts on a state that no longer exists; no serial " +
+				"order of the two regions produces this outcome. Typical fix: read the variable once " +
+				"into a local, or hold the same lock as the writer across both reads."},
+		{"P2", "stale read after local write", "W1 R1* A2* W2 A2* R1",
+			"The local thread writes the shared variable and later reads it back in the same " +
+				"region, expecting its own value, but the remote thread writes in between, so the " +
+				"read returns the remote value. The local thread then continues from a state it did " +
+				"not create, which no serial execution allows. Typical fix: keep the written value in " +
+				"a local instead of re-reading the shared one, or protect the write and the read " +
+				"with one lock that the remote writer also takes."},
+		{"P3", "lost update", "R1 A2* W2 A2* R1* W1",
+			"The local thread reads the shared variable and later writes a value computed from " +
+				"that read (a read-modify-write such as counter++), while the remote thread writes the " +
+				"variable in between. The local write overwrites the remote update with a value based " +
+				"on stale data, so the remote update is lost. Typical fix: make the read-modify-write " +
+				"atomic (an atomic instruction, compare-and-swap loop, or a lock held across the read " +
+				"and the write, taken by every writer)."},
+		{"P4", "dirty (intermediate) read", "W1 R1* R2+ R1* W1",
+			"The local thread writes the shared variable twice in one region, the first value " +
+				"being an intermediate state, and the remote thread reads it in between. The remote " +
+				"thread observes a value that no serial execution ever exposes (a half-updated state). " +
+				"Typical fix: compute the final value in a local and publish it with a single write, " +
+				"or make the reader take the lock that the writer holds across both writes."},
+		{"P5", "overwritten write", "W1 R1* A2* W2 A2* R1* W1",
+			"The local thread writes the shared variable twice in one region and the remote thread " +
+				"writes it in between, so the remote write is silently overwritten by the second local " +
+				"write (and any local read in between sees the remote value). The final state " +
+				"matches no serial order of the two regions. Typical fix: protect the whole local " +
+				"region and the remote write with the same lock, or restructure the local region to " +
+				"write once."},
+	}
+}
+
+// Builtin returns the five built-in patterns P1..P5, in that order. They are
+// defined by their source text, so the language is the only definition.
+func Builtin() []Pattern {
+	defs := builtinDefs()
+	out := make([]Pattern, len(defs))
+	for i, d := range defs {
+		terms, err := Parse(d.src)
+		if err != nil {
+			panic(fmt.Sprintf("ltl: built-in pattern %s %q: %v", d.id, d.src, err))
+		}
+		out[i] = Pattern{ID: d.id, Name: d.name, Source: d.src, Help: d.help, Terms: terms}
+	}
+	return out
+}
+
+// User makes a pattern from a user's source text. id becomes the prefix of
+// the claim names, so it must be a Promela identifier; it is the caller's job
+// to keep it distinct from the built-in ids and from names used in the model.
+// A bad src gives a *SyntaxError.
+func User(id, src string) (Pattern, error) {
+	if !isIdent(id) {
+		return Pattern{}, fmt.Errorf("pattern id %q is not an identifier (letters, digits, _; not starting with a digit)", id)
+	}
+	terms, err := Parse(src)
+	if err != nil {
+		return Pattern{}, err
+	}
+	return Pattern{
+		ID:     id,
+		Name:   "user pattern",
+		Source: src,
+		Help:   "A pattern given by the user: " + FormatTerms(terms) + ".",
+		Terms:  terms,
+	}, nil
+}
+
+// checkLocal guards the view argument: anything but 1 or 2 is a programming
+// error that would silently produce a claim about a thread that does not exist.
+func checkLocal(local int) {
+	if local != 1 && local != 2 {
+		panic(fmt.Sprintf("ltl: local thread must be 1 or 2, got %d", local))
+	}
+}
+
+// ClaimName is the name of the Spin claim for the view where model thread
+// local (1 or 2) is the local thread, e.g. "P1_1".
+func (p Pattern) ClaimName(local int) string {
+	checkLocal(local)
+	return p.ID + "_" + strconv.Itoa(local)
+}
+
+// LTL is the complete Spin ltl block, e.g. "ltl P1_1 { !<> (...) }".
+func (p Pattern) LTL(local int) string {
+	return "ltl " + p.ClaimName(local) + " { " + p.Formula(local) + " }"
+}
+
+// Formula is the body of the Spin claim: "!<> T(1)" with
+//
+//	T(n) = C_n
+//	T(i) = C_i && (C_i U T(i+1))   for an unquantified or + term
+//	T(i) = C_i U T(i+1)            for a * term
+//
+// where C_i is the state predicate of term i in this view. The formula uses
+// neither X (absent from Debian's Spin, and it would defeat partial-order
+// reduction) nor anything that depends on stuttering.
+func (p Pattern) Formula(local int) string {
+	checkLocal(local)
+	var b strings.Builder
+	b.WriteString("!<> ")
+	closing := 0
+	for i, t := range p.Terms {
+		c := predicate(t, local)
+		switch {
+		case i == len(p.Terms)-1:
+			b.WriteString(c)
+		case t.Quant == Star:
+			b.WriteString("(" + c + " U ")
+			closing++
+		default:
+			b.WriteString("(" + c + " && (" + c + " U ")
+			closing += 2
+		}
+	}
+	b.WriteString(strings.Repeat(")", closing))
+	return b.String()
+}
+
+// threadOf is the model thread id (1 or 2) that a term's side denotes in the
+// view where local is the local thread.
+func threadOf(s Side, local int) int {
+	if s == Local {
+		return local
+	}
+	return 3 - local
+}
+
+// predicate is the Spin text of a term's state predicate C in a view: the
+// value test on v, conjoined with the local thread's region-boundary flag
+// (DESIGN.md §3) so that a blocking point breaks every chain.
+func predicate(t Term, local int) string {
+	tid := threadOf(t.Side, local)
+	var cmp string
+	switch t.Access {
+	case Read:
+		cmp = fmt.Sprintf("(v==%d)", tid)
+	case Write:
+		cmp = fmt.Sprintf("(v==%d)", 64+tid)
+	case Any:
+		cmp = fmt.Sprintf("((v==%d) || (v==%d))", tid, 64+tid)
+	default:
+		panic(fmt.Sprintf("ltl: term with invalid access %d", t.Access))
+	}
+	return fmt.Sprintf("(%s && !brk%d)", cmp, local)
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		letter := r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+		digit := r >= '0' && r <= '9'
+		if !letter && !(digit && i > 0) {
+			return false
+		}
+	}
+	return true
+}

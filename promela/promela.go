@@ -1,0 +1,196 @@
+// Package promela writes a PairModel as a readable Promela program for Spin
+// (DESIGN §5): the shared variable encoded as in the paper (read = tid,
+// write = 64 + tid), lock owners, progress counters for causal order,
+// region-boundary flags, one proctype per thread, and the LTL claims. Every
+// statement carries a comment with its source lines and trace lines, and
+// Emit returns the map from .pml line to model step that turns a Spin trail
+// back into trace events.
+//
+// It does not run Spin and does not know the patterns: claims are given as
+// ready-made LTL text.
+package promela
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// Claim is a named LTL property, e.g. {"P1_1", "!<> (...)"}.
+type Claim struct {
+	Name    string
+	Formula string
+	Comment string // optional, written above the claim
+}
+
+// Program is an emitted model.
+type Program struct {
+	Source []byte
+	// Lines maps a 1-based .pml line to the step it executes.
+	Lines map[int]tracemodel.StepRef
+	// Claims are the claim names, in order.
+	Claims []string
+	// Statements is the number of statements of the processes; Spin's
+	// search depth must be set above it.
+	Statements int
+}
+
+// maxListed bounds the locations listed in one statement's comment.
+const maxListed = 4
+
+// Emit writes the Promela program of pm with the given claims.
+func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
+	w := &writer{lines: map[int]tracemodel.StepRef{}}
+	w.printf("/* mcpredict model of %s\n", commentSafe(pm.Var))
+	w.printf(" * trace:    %s\n", commentSafe(pm.Trace))
+	for x, t := range pm.Threads {
+		w.printf(" * t%d:       thread %d of the trace (handle %s)\n", x+1, t.ID, commentSafe(t.Handle))
+	}
+	w.printf(" * v is the last access to the variable: read by tN = N, write by tN = 64+N.\n")
+	w.printf(" */\n")
+	w.printf("short v = 0;\n")
+	w.printf("bit brk1 = 0; /* t1 blocked on synchronization since its last access */\n")
+	w.printf("bit brk2 = 0; /* t2 blocked on synchronization since its last access */\n")
+	progType := "byte"
+	for x := 0; x < 2; x++ {
+		for _, s := range pm.Steps[x] {
+			if s.Progress > 255 {
+				progType = "int"
+			}
+		}
+	}
+	w.printf("%s prog1 = 0; /* progress of t1 that t2 waits for (causal order) */\n", progType)
+	w.printf("%s prog2 = 0; /* progress of t2 that t1 waits for (causal order) */\n", progType)
+	hasRW := false
+	if len(pm.Locks) > 0 {
+		for i, l := range pm.Locks {
+			kind := "mutex"
+			if l.RW {
+				kind, hasRW = "rwlock", true
+			}
+			w.printf("/* lock %d: %s %s */\n", i, kind, commentSafe(l.Name))
+		}
+		w.printf("byte owner[%d]; /* 0 free, else the thread holding it (writer for a rwlock) */\n", len(pm.Locks))
+		if hasRW {
+			w.printf("byte readers[%d]; /* rwlock readers: bit 1 = t1, bit 2 = t2 */\n", len(pm.Locks))
+		}
+	}
+	stmts := 0
+	for x := 0; x < 2; x++ {
+		tid := x + 1
+		t := pm.Threads[x]
+		w.printf("\nproctype t%d() { /* thread %d, handle %s */\n", tid, t.ID, commentSafe(t.Handle))
+		writing := map[int]bool{} // rwlocks held for writing
+		for i, s := range pm.Steps[x] {
+			w.lines[w.line] = tracemodel.StepRef{Thread: x, Index: i}
+			w.printf("  d_step { %s } /* %s */\n", statement(tid, s, writing), describe(s))
+			stmts++
+		}
+		w.printf("}\n")
+	}
+	w.printf("\ninit { atomic { run t1(); run t2() } }\n")
+	p := &Program{Lines: w.lines, Statements: stmts + 3}
+	for _, c := range claims {
+		w.printf("\n")
+		if c.Comment != "" {
+			w.printf("/* %s */\n", commentSafe(c.Comment))
+		}
+		w.printf("ltl %s { %s }\n", c.Name, c.Formula)
+		p.Claims = append(p.Claims, c.Name)
+	}
+	p.Source = w.buf.Bytes()
+	return p
+}
+
+// statement is the body of the d_step of one step of thread tid.
+func statement(tid int, s tracemodel.Step, writing map[int]bool) string {
+	other := 3 - tid
+	var cond []string
+	if s.Guard > 0 {
+		cond = append(cond, fmt.Sprintf("prog%d >= %d", other, s.Guard))
+	}
+	var act []string
+	l := s.Lock
+	switch s.Kind {
+	case tracemodel.StepRead:
+		act = append(act, fmt.Sprintf("v = %d", tid), fmt.Sprintf("brk%d = 0", tid))
+	case tracemodel.StepWrite:
+		act = append(act, fmt.Sprintf("v = %d", 64+tid), fmt.Sprintf("brk%d = 0", tid))
+	case tracemodel.StepBoundary:
+		act = append(act, fmt.Sprintf("brk%d = 1", tid))
+	case tracemodel.StepLock:
+		cond = append(cond, fmt.Sprintf("owner[%d] == 0", l))
+		act = append(act, fmt.Sprintf("owner[%d] = %d", l, tid))
+	case tracemodel.StepUnlock:
+		act = append(act, fmt.Sprintf("owner[%d] = 0", l))
+	case tracemodel.StepWrLock:
+		cond = append(cond, fmt.Sprintf("owner[%d] == 0", l), fmt.Sprintf("readers[%d] == 0", l))
+		act = append(act, fmt.Sprintf("owner[%d] = %d", l, tid))
+		writing[l] = true
+	case tracemodel.StepRdLock:
+		cond = append(cond, fmt.Sprintf("owner[%d] == 0", l))
+		act = append(act, fmt.Sprintf("readers[%d] = readers[%d] | %d", l, l, tid))
+	case tracemodel.StepRwUnlock:
+		if writing[l] {
+			act = append(act, fmt.Sprintf("owner[%d] = 0", l))
+			delete(writing, l)
+		} else {
+			act = append(act, fmt.Sprintf("readers[%d] = readers[%d] & %d", l, l, 3-tid))
+		}
+	}
+	if s.Progress > 0 {
+		act = append(act, fmt.Sprintf("prog%d = %d", tid, s.Progress))
+	}
+	body := strings.Join(act, "; ")
+	if len(cond) > 0 {
+		body = strings.Join(cond, " && ") + " -> " + body
+	}
+	return body
+}
+
+// describe is the comment of a step: its action and source locations.
+func describe(s tracemodel.Step) string {
+	var b strings.Builder
+	b.WriteString(s.Kind.String())
+	for i, e := range s.Events {
+		if i == maxListed {
+			fmt.Fprintf(&b, ", and %d more", len(s.Events)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		loc := "?"
+		if e.File != "" || e.Line != 0 {
+			loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+		}
+		fmt.Fprintf(&b, " %s (trace line %d", commentSafe(loc), e.TraceLine)
+		if e.Action != s.Kind.String() {
+			fmt.Fprintf(&b, ", %s", e.Action)
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// commentSafe keeps arbitrary trace text from closing a Promela comment.
+func commentSafe(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "*/", "* /"), "\n", " ")
+}
+
+type writer struct {
+	buf   bytes.Buffer
+	line  int // the 1-based line being written
+	lines map[int]tracemodel.StepRef
+}
+
+func (w *writer) printf(format string, args ...any) {
+	if w.line == 0 {
+		w.line = 1
+	}
+	s := fmt.Sprintf(format, args...)
+	w.buf.WriteString(s)
+	w.line += strings.Count(s, "\n")
+}

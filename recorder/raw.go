@@ -1,0 +1,355 @@
+package recorder
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The raw log format; rt/mcprec.h is the reference and must agree.
+const (
+	rawVersion = 1
+	rawMagic   = "MCPRT001"
+	headerSize = 64
+	recSize    = 32
+	seqMask    = 1<<56 - 1
+)
+
+// kind is the type of a raw event (enum mcprec_kind).
+type kind uint8
+
+const (
+	kRead      kind = 1
+	kWrite     kind = 2
+	kRead8     kind = 3 // an 8-byte read; Extra is the value read
+	kLock      kind = 4
+	kTryLock   kind = 5
+	kUnlock    kind = 6
+	kRdLock    kind = 7
+	kWrLock    kind = 8
+	kRwUnlock  kind = 9
+	kWait      kind = 10 // Extra is the mutex
+	kSignal    kind = 11
+	kBroadcast kind = 12
+	kBarrier   kind = 13
+	kCreate    kind = 14 // Addr is the child's token
+	kJoin      kind = 15 // Addr is the child's token, or a pthread_t if Extra == 1
+	kSemPost   kind = 16
+	kSemWait   kind = 17
+	kAlloc     kind = 18 // Extra is the size
+	kFree      kind = 19
+	kEnter     kind = 20 // PC is the call site, Addr a pc inside the function
+	kExit      kind = 21
+	kAtomicAcq kind = 22
+	kAtomicRel kind = 23
+	kindMax         = 23
+)
+
+// rawEvent is one record of a thread log.
+type rawEvent struct {
+	Seq    uint64
+	Kind   kind
+	Thread *rawThread
+	PC     uint64
+	Addr   uint64
+	Extra  uint64
+}
+
+// rawThread is the header of one thread log.
+type rawThread struct {
+	Token, Parent, Pthread uint64
+	StackLo, StackHi       uint64
+	path                   string
+}
+
+// module is one ELF object loaded in the recorded process.
+type module struct {
+	Path string // empty for the main executable in the runtime's view; filled from Exe
+	Bias uint64 // load bias: run-time address minus link-time address
+	Segs [][2]uint64
+}
+
+// rawLog is the raw log of one recorded process.
+type rawLog struct {
+	Dir     string
+	PID     int
+	Exe     string
+	Modules []module
+	Threads []*rawThread
+}
+
+// rawPIDs lists the processes that left a log in dir, in increasing pid
+// order.
+func rawPIDs(dir string) ([]int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, "p") || !strings.HasSuffix(name, ".meta") {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSuffix(name[1:], ".meta")); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	sort.Ints(pids)
+	return pids, nil
+}
+
+// openRawLog reads the meta file and thread headers of process pid in dir.
+// pid 0 means the only process there.
+func openRawLog(dir string, pid int) (*rawLog, error) {
+	if pid == 0 {
+		pids, err := rawPIDs(dir)
+		if err != nil {
+			return nil, err
+		}
+		switch len(pids) {
+		case 0:
+			return nil, fmt.Errorf("%s: no raw log (was the program compiled with mcpredict cc, and did it start?)", dir)
+		case 1:
+			pid = pids[0]
+		default:
+			return nil, fmt.Errorf("%s: logs of several processes %v: choose one with -pid", dir, pids)
+		}
+	}
+	l := &rawLog{Dir: dir, PID: pid}
+	metaPath := filepath.Join(dir, fmt.Sprintf("p%d.meta", pid))
+	if err := l.readMeta(metaPath); err != nil {
+		return nil, err
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("p%d.t*.bin", pid)))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		t, err := readThreadHeader(p)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			l.Threads = append(l.Threads, t)
+		}
+	}
+	sort.Slice(l.Threads, func(i, j int) bool { return l.Threads[i].Token < l.Threads[j].Token })
+	return l, nil
+}
+
+func (l *rawLog) readMeta(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if line == "" {
+			continue
+		}
+		key, val, _ := strings.Cut(line, " ")
+		bad := func(what string) error {
+			return fmt.Errorf("%s:%d: %s in %q", path, i+1, what, line)
+		}
+		switch key {
+		case "mcprec":
+			if val != strconv.Itoa(rawVersion) {
+				return bad(fmt.Sprintf("raw log version %s, this mcpredict reads %d (rebuild the program with this mcpredict cc)", val, rawVersion))
+			}
+		case "pid":
+			// Already known from the file name.
+		case "exe":
+			l.Exe = val
+		case "module":
+			addr, name, _ := strings.Cut(val, " ")
+			bias, err := strconv.ParseUint(addr, 0, 64)
+			if err != nil {
+				return bad("bad load bias")
+			}
+			l.Modules = append(l.Modules, module{Path: name, Bias: bias})
+		case "seg":
+			lo, hi, _ := strings.Cut(val, " ")
+			a, err1 := strconv.ParseUint(lo, 0, 64)
+			b, err2 := strconv.ParseUint(hi, 0, 64)
+			if err1 != nil || err2 != nil || len(l.Modules) == 0 {
+				return bad("bad segment")
+			}
+			m := &l.Modules[len(l.Modules)-1]
+			m.Segs = append(m.Segs, [2]uint64{a, b})
+		default:
+			// Unknown keys are for later versions of the runtime.
+		}
+	}
+	// The runtime names the main executable "" (as dl_iterate_phdr does).
+	for i := range l.Modules {
+		if l.Modules[i].Path == "" && i == 0 {
+			l.Modules[i].Path = l.Exe
+		}
+	}
+	return nil
+}
+
+// readThreadHeader reads the header of a thread log. A log whose thread
+// died before writing its header (a kill during start-up) gives nil.
+func readThreadHeader(path string) (*rawThread, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var h [headerSize]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if bytes.Equal(h[:8], make([]byte, 8)) {
+		return nil, nil
+	}
+	if string(h[:8]) != rawMagic {
+		return nil, fmt.Errorf("%s: not a thread log of this mcpredict (magic %q)", path, h[:8])
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(h[8:]); v != rawVersion {
+		return nil, fmt.Errorf("%s: raw log version %d, this mcpredict reads %d", path, v, rawVersion)
+	}
+	if s := le.Uint32(h[12:]); s != recSize {
+		return nil, fmt.Errorf("%s: record size %d, want %d", path, s, recSize)
+	}
+	return &rawThread{
+		Token:   le.Uint64(h[16:]),
+		Parent:  le.Uint64(h[24:]),
+		Pthread: le.Uint64(h[32:]),
+		StackLo: le.Uint64(h[40:]),
+		StackHi: le.Uint64(h[48:]),
+		path:    path,
+	}, nil
+}
+
+// threadReader reads the records of one thread log in order.
+type threadReader struct {
+	t    *rawThread
+	f    *os.File
+	r    *bufio.Reader
+	next rawEvent
+	ok   bool
+	n    int64 // records read, for error messages
+}
+
+func openThreadReader(t *rawThread) (*threadReader, error) {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(headerSize, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	tr := &threadReader{t: t, f: f, r: bufio.NewReaderSize(f, 64<<10)}
+	if err := tr.advance(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return tr, nil
+}
+
+// advance reads the next record. The log ends at EOF, at a partial record
+// (the file was cut), or at a record whose sequence number is still 0
+// (never written, or being written when the process died).
+func (tr *threadReader) advance() error {
+	var b [recSize]byte
+	if _, err := io.ReadFull(tr.r, b[:]); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			tr.ok = false
+			return nil
+		}
+		return fmt.Errorf("%s: record %d: %w", tr.t.path, tr.n+1, err)
+	}
+	le := binary.LittleEndian
+	sk := le.Uint64(b[0:])
+	if sk == 0 {
+		tr.ok = false
+		return nil
+	}
+	tr.n++
+	k := kind(sk >> 56)
+	if k == 0 || k > kindMax {
+		return fmt.Errorf("%s: record %d: unknown event kind %d", tr.t.path, tr.n, k)
+	}
+	tr.next = rawEvent{
+		Seq:    sk & seqMask,
+		Kind:   k,
+		Thread: tr.t,
+		PC:     le.Uint64(b[8:]),
+		Addr:   le.Uint64(b[16:]),
+		Extra:  le.Uint64(b[24:]),
+	}
+	tr.ok = true
+	return nil
+}
+
+// readerHeap orders thread readers by the sequence number of their next
+// event.
+type readerHeap []*threadReader
+
+func (h readerHeap) Len() int           { return len(h) }
+func (h readerHeap) Less(i, j int) bool { return h[i].next.Seq < h[j].next.Seq }
+func (h readerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *readerHeap) Push(x any)        { *h = append(*h, x.(*threadReader)) }
+func (h *readerHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// scan calls fn for every event of the log in sequence order: a k-way merge
+// of the thread logs, reading each as a stream (memory is one buffer per
+// thread, whatever the size of the log).
+func (l *rawLog) scan(fn func(ev *rawEvent) error) error {
+	var h readerHeap
+	defer func() {
+		for _, tr := range h {
+			tr.f.Close()
+		}
+	}()
+	for _, t := range l.Threads {
+		tr, err := openThreadReader(t)
+		if err != nil {
+			return err
+		}
+		if !tr.ok {
+			tr.f.Close()
+			continue
+		}
+		h = append(h, tr)
+	}
+	heap.Init(&h)
+	for len(h) > 0 {
+		tr := h[0]
+		ev := tr.next
+		if err := fn(&ev); err != nil {
+			return err
+		}
+		if err := tr.advance(); err != nil {
+			return err
+		}
+		if tr.ok {
+			heap.Fix(&h, 0)
+		} else {
+			tr.f.Close()
+			heap.Pop(&h)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,1256 @@
+/*
+ * mcprec.c — the mcpredict trace recorder runtime.
+ *
+ * A program compiled with gcc -fsanitize=thread calls __tsan_* hooks before
+ * every memory access, atomic operation and function entry/exit. Instead of
+ * the ThreadSanitizer runtime it is linked against this file, which records
+ * each event into a per-thread log (see mcprec.h) that `mcpredict record`
+ * turns into a trace in the format of DESIGN §2.
+ *
+ * What it records, and how:
+ *  - reads and writes of global and heap memory; accesses inside the calling
+ *    thread's own stack are dropped (they cannot be shared in a correct
+ *    program, and they are most of the traffic);
+ *  - pthread mutexes, spinlocks, rwlocks, condition variables, barriers,
+ *    create/join and POSIX semaphores, by defining the pthread functions in
+ *    the executable: the dynamic linker then binds every caller, the program
+ *    and the shared libraries it uses (libstdc++'s std::thread), to these
+ *    definitions, which call the real ones found with dlsym(RTLD_NEXT);
+ *  - malloc/calloc/realloc/free/aligned allocation, the same way, calling
+ *    glibc's __libc_* entry points, so that address reuse is visible;
+ *  - C11/GCC atomics as release/acquire synchronisation (see atomic_pre).
+ *
+ * Every event takes one global sequence number (a single relaxed fetch_add,
+ * never a lock) and is stored into its thread's own log: there is no shared
+ * buffer. Relaxed is enough: the modification order of the counter is
+ * consistent with happens-before, so an Unlock that a later Lock
+ * synchronises with always has the smaller number, as long as the number is
+ * taken before releasing and after acquiring — which is what the
+ * interceptors below do.
+ *
+ * Each log is a file written through a 1 MiB MAP_SHARED window that moves
+ * along the file, so the memory used is bounded per thread and the data is
+ * in the kernel's page cache as soon as it is stored: a crash, abort() or
+ * kill -9 loses nothing already recorded, with no signal handler or flush.
+ *
+ * Recording is on only when MCPREDICT_TRACE_DIR names a directory; otherwise
+ * every hook returns at once and the program runs normally.
+ *
+ * Not recorded: accesses made by uninstrumented code (libc, other
+ * libraries), events of forked children that do not exec, programs linked
+ * with -static (dlsym(RTLD_NEXT) needs dynamic linking).
+ */
+#define _GNU_SOURCE
+#include "mcprec.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK (1u << 20) /* bytes per mapped window of a thread log */
+#define RA() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- process state ---- */
+
+enum { G_UNINIT, G_INITIALIZING, G_READY, G_OFF };
+
+static int g_state;
+static int g_funcs = 1; /* record Enter/Exit (MCPREDICT_FUNCS=0 turns off) */
+static char g_prefix[PATH_MAX]; /* "<dir>/p<pid>" */
+static uint64_t g_next_tok;
+static pthread_key_t g_key;
+
+/* The global event counter sits alone on its cache line: it is the only
+ * location every thread writes. */
+static struct {
+	uint64_t v;
+	char pad[56];
+} g_seq __attribute__((aligned(64)));
+
+/* ---- thread state ---- */
+
+enum { T_NONE, T_INIT, T_READY, T_DONE };
+
+struct thr {
+	int state;
+	int busy; /* inside the runtime: nested events are dropped */
+	uint64_t tok;
+	char *win;     /* current window of the log file */
+	uint64_t woff; /* file offset of win */
+	uint32_t pos;  /* next free byte in win */
+	uintptr_t stk_lo, stk_size;
+};
+
+static __thread struct thr T __attribute__((tls_model("initial-exec")));
+
+/* ---- small helpers that call nothing that could re-enter us ---- */
+
+static size_t slen(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	return n;
+}
+
+static char *scat(char *p, char *end, const char *s)
+{
+	while (*s && p < end - 1)
+		*p++ = *s++;
+	*p = 0;
+	return p;
+}
+
+static char *ucat(char *p, char *end, uint64_t v, int hex)
+{
+	char buf[24];
+	int n = 0;
+	unsigned base = hex ? 16 : 10;
+	do {
+		buf[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	if (hex)
+		p = scat(p, end, "0x");
+	while (n > 0 && p < end - 1)
+		*p++ = buf[--n];
+	*p = 0;
+	return p;
+}
+
+static void warn(const char *msg, const char *arg)
+{
+	char buf[512];
+	char *p = scat(buf, buf + sizeof buf, "mcprec: ");
+	p = scat(p, buf + sizeof buf, msg);
+	if (arg) {
+		p = scat(p, buf + sizeof buf, ": ");
+		p = scat(p, buf + sizeof buf, arg);
+	}
+	p = scat(p, buf + sizeof buf, "\n");
+	ssize_t r = write(2, buf, (size_t)(p - buf));
+	(void)r;
+}
+
+static void writeall(int fd, const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* ---- the real functions ---- */
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static create_fn real_pthread_create;
+static int (*real_pthread_join)(pthread_t, void **);
+static int (*real_pthread_tryjoin_np)(pthread_t, void **);
+static int (*real_pthread_timedjoin_np)(pthread_t, void **, const struct timespec *);
+static int (*real_pthread_mutex_lock)(pthread_mutex_t *);
+static int (*real_pthread_mutex_trylock)(pthread_mutex_t *);
+static int (*real_pthread_mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+static int (*real_pthread_mutex_unlock)(pthread_mutex_t *);
+static int (*real_pthread_spin_lock)(pthread_spinlock_t *);
+static int (*real_pthread_spin_trylock)(pthread_spinlock_t *);
+static int (*real_pthread_spin_unlock)(pthread_spinlock_t *);
+static int (*real_pthread_rwlock_rdlock)(pthread_rwlock_t *);
+static int (*real_pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
+static int (*real_pthread_rwlock_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+static int (*real_pthread_rwlock_wrlock)(pthread_rwlock_t *);
+static int (*real_pthread_rwlock_trywrlock)(pthread_rwlock_t *);
+static int (*real_pthread_rwlock_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+static int (*real_pthread_rwlock_unlock)(pthread_rwlock_t *);
+static int (*real_pthread_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+static int (*real_pthread_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+static int (*real_pthread_cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+static int (*real_pthread_cond_signal)(pthread_cond_t *);
+static int (*real_pthread_cond_broadcast)(pthread_cond_t *);
+static int (*real_pthread_barrier_wait)(pthread_barrier_t *);
+static int (*real_sem_post)(sem_t *);
+static int (*real_sem_wait)(sem_t *);
+static int (*real_sem_trywait)(sem_t *);
+static int (*real_sem_timedwait)(sem_t *, const struct timespec *);
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+static void *must_sym(const char *name, const char *version)
+{
+	void *p = NULL;
+	/* The condition variable functions exist in two versions; the old
+	 * (GLIBC_2.2.5) ones use another object layout, so ask for the new
+	 * one explicitly where it exists. */
+	if (version)
+		p = dlvsym(RTLD_NEXT, name, version);
+	if (!p)
+		p = dlsym(RTLD_NEXT, name);
+	if (!p) {
+		warn("cannot find the real function", name);
+		abort();
+	}
+	return p;
+}
+
+static int g_resolved;
+
+static void resolve(void)
+{
+	if (__atomic_load_n(&g_resolved, __ATOMIC_ACQUIRE))
+		return;
+#define R(f) __atomic_store_n((void **)&real_##f, must_sym(#f, NULL), __ATOMIC_RELAXED)
+#define RV(f, v) __atomic_store_n((void **)&real_##f, must_sym(#f, v), __ATOMIC_RELAXED)
+	R(pthread_create);
+	R(pthread_join);
+	R(pthread_tryjoin_np);
+	R(pthread_timedjoin_np);
+	R(pthread_mutex_lock);
+	R(pthread_mutex_trylock);
+	R(pthread_mutex_timedlock);
+	R(pthread_mutex_unlock);
+	R(pthread_spin_lock);
+	R(pthread_spin_trylock);
+	R(pthread_spin_unlock);
+	R(pthread_rwlock_rdlock);
+	R(pthread_rwlock_tryrdlock);
+	R(pthread_rwlock_timedrdlock);
+	R(pthread_rwlock_wrlock);
+	R(pthread_rwlock_trywrlock);
+	R(pthread_rwlock_timedwrlock);
+	R(pthread_rwlock_unlock);
+	RV(pthread_cond_wait, "GLIBC_2.3.2");
+	RV(pthread_cond_timedwait, "GLIBC_2.3.2");
+	R(pthread_cond_clockwait);
+	RV(pthread_cond_signal, "GLIBC_2.3.2");
+	RV(pthread_cond_broadcast, "GLIBC_2.3.2");
+	R(pthread_barrier_wait);
+	R(sem_post);
+	R(sem_wait);
+	R(sem_trywait);
+	R(sem_timedwait);
+#undef R
+#undef RV
+	__atomic_store_n(&g_resolved, 1, __ATOMIC_RELEASE);
+}
+
+#define ENSURE(f)                   \
+	do {                        \
+		if (UNLIKELY(!real_##f)) \
+			resolve();  \
+	} while (0)
+
+/* ---- start-up ---- */
+
+static int meta_fd = -1;
+
+static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	char line[PATH_MAX + 64];
+	char *end = line + sizeof line;
+	char *p = scat(line, end, "module ");
+	p = ucat(p, end, (uint64_t)info->dlpi_addr, 1);
+	p = scat(p, end, " ");
+	p = scat(p, end, info->dlpi_name ? info->dlpi_name : "");
+	p = scat(p, end, "\n");
+	writeall(meta_fd, line, (size_t)(p - line));
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint64_t lo = (uint64_t)info->dlpi_addr + ph->p_vaddr;
+		p = scat(line, end, "seg ");
+		p = ucat(p, end, lo, 1);
+		p = scat(p, end, " ");
+		p = ucat(p, end, lo + ph->p_memsz, 1);
+		p = scat(p, end, "\n");
+		writeall(meta_fd, line, (size_t)(p - line));
+	}
+	return 0;
+}
+
+static void thr_exit(void *p);
+
+static void at_fork_child(void)
+{
+	/* The child shares the parent's log windows; writing would corrupt
+	 * them. A child that execs starts recording afresh under its pid. */
+	__atomic_store_n(&g_state, G_OFF, __ATOMIC_RELEASE);
+	T.state = T_DONE;
+}
+
+static int write_meta(void)
+{
+	char path[PATH_MAX];
+	char *end = path + sizeof path;
+	scat(scat(path, end, g_prefix), end, ".meta");
+	meta_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (meta_fd < 0) {
+		warn("cannot create the trace log, recording off", path);
+		return -1;
+	}
+	char line[PATH_MAX + 64];
+	char *le = line + sizeof line;
+	char *p = scat(line, le, "mcprec ");
+	p = ucat(p, le, MCPREC_VERSION, 0);
+	p = scat(p, le, "\npid ");
+	p = ucat(p, le, (uint64_t)getpid(), 0);
+	p = scat(p, le, "\nexe ");
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	p = scat(p, le, exe);
+	p = scat(p, le, "\n");
+	writeall(meta_fd, line, (size_t)(p - line));
+	dl_iterate_phdr(module_cb, NULL);
+	close(meta_fd);
+	meta_fd = -1;
+	return 0;
+}
+
+static __thread int in_init __attribute__((tls_model("initial-exec")));
+
+static void rt_init(void)
+{
+	int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	if (s == G_READY || s == G_OFF)
+		return;
+	int expect = G_UNINIT;
+	if (!__atomic_compare_exchange_n(&g_state, &expect, G_INITIALIZING, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		if (in_init)
+			return; /* re-entered from our own start-up */
+		while (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == G_INITIALIZING)
+			sched_yield();
+		return;
+	}
+	in_init = 1;
+	resolve();
+	int next = G_OFF;
+	const char *dir = getenv("MCPREDICT_TRACE_DIR");
+	if (dir && *dir) {
+		const char *f = getenv("MCPREDICT_FUNCS");
+		if (f && f[0] == '0')
+			g_funcs = 0;
+		char *end = g_prefix + sizeof g_prefix;
+		char *p = g_prefix;
+		/* Absolute, so that a chdir() in the program does not move
+		 * the logs of threads started later. */
+		if (dir[0] != '/') {
+			if (!getcwd(g_prefix, sizeof g_prefix - 1))
+				g_prefix[0] = 0;
+			p = scat(g_prefix + slen(g_prefix), end, "/");
+		}
+		p = scat(p, end, dir);
+		p = scat(p, end, "/p");
+		ucat(p, end, (uint64_t)getpid(), 0);
+		if (write_meta() == 0 && pthread_key_create(&g_key, thr_exit) == 0) {
+			pthread_atfork(NULL, NULL, at_fork_child);
+			next = G_READY;
+		}
+	}
+	in_init = 0;
+	__atomic_store_n(&g_state, next, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor)) static void mcprec_ctor(void)
+{
+	rt_init();
+}
+
+/* ---- per-thread logs ---- */
+
+static char *log_path(char *buf, size_t n, uint64_t tok)
+{
+	char *end = buf + n;
+	char *p = scat(buf, end, g_prefix);
+	p = scat(p, end, ".t");
+	p = ucat(p, end, tok, 0);
+	scat(p, end, ".bin");
+	return buf;
+}
+
+/* map_window maps [off, off+CHUNK) of the thread's log, growing the file. */
+static char *map_window(uint64_t tok, uint64_t off, int create)
+{
+	char path[PATH_MAX];
+	log_path(path, sizeof path, tok);
+	int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0644);
+	if (fd < 0) {
+		warn("cannot open thread log, thread not recorded", path);
+		return NULL;
+	}
+	/* A sparse extension: only the pages written take disk space. */
+	void *w = MAP_FAILED;
+	if (ftruncate(fd, (off_t)(off + CHUNK)) == 0)
+		w = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	close(fd); /* the mapping keeps the file; no descriptor per thread */
+	if (w == MAP_FAILED) {
+		warn("cannot map thread log, thread not recorded", path);
+		return NULL;
+	}
+	return w;
+}
+
+static struct thr *thr_init(uint64_t tok, uint64_t parent)
+{
+	struct thr *t = &T;
+	t->state = T_INIT;
+	if (tok == 0)
+		tok = __atomic_add_fetch(&g_next_tok, 1, __ATOMIC_RELAXED);
+	t->tok = tok;
+	pthread_attr_t attr;
+	void *sa = NULL;
+	size_t ss = 0;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &sa, &ss) != 0) {
+			sa = NULL;
+			ss = 0;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	t->stk_lo = (uintptr_t)sa;
+	t->stk_size = ss;
+	t->win = map_window(tok, 0, 1);
+	if (!t->win) {
+		t->state = T_DONE;
+		return NULL;
+	}
+	struct mcprec_header *h = (struct mcprec_header *)t->win;
+	for (int i = 0; i < 8; i++)
+		h->magic[i] = MCPREC_MAGIC[i];
+	h->version = MCPREC_VERSION;
+	h->rec_size = sizeof(struct mcprec_rec);
+	h->token = tok;
+	h->parent = parent;
+	h->pthread = (uint64_t)pthread_self();
+	h->stack_lo = (uint64_t)t->stk_lo;
+	h->stack_hi = (uint64_t)(t->stk_lo + ss);
+	t->woff = 0;
+	t->pos = sizeof *h;
+	pthread_setspecific(g_key, t);
+	t->state = T_READY;
+	return t;
+}
+
+/* thr_exit runs as the thread ends (a pthread key destructor). */
+static void thr_exit(void *p)
+{
+	struct thr *t = p;
+	if (t != &T || t->state != T_READY)
+		return;
+	t->state = T_DONE;
+	munmap(t->win, CHUNK);
+	t->win = NULL;
+}
+
+static __attribute__((noinline)) int next_window(struct thr *t)
+{
+	uint64_t off = t->woff + CHUNK;
+	char *w = map_window(t->tok, off, 0);
+	if (!w) {
+		t->state = T_DONE;
+		return 0;
+	}
+	munmap(t->win, CHUNK);
+	t->win = w;
+	t->woff = off;
+	t->pos = 0;
+	return 1;
+}
+
+static inline uint64_t next_seq(void)
+{
+	return __atomic_add_fetch(&g_seq.v, 1, __ATOMIC_RELAXED);
+}
+
+/* put stores one record. The slot is reserved with a single load and store
+ * of pos, and seqkind is stored last, so a signal handler that records in
+ * between, or a kill, never leaves a hole or a half-written record. */
+static inline void put(struct thr *t, uint64_t seq, unsigned kind, uint64_t pc, uint64_t addr,
+		       uint64_t extra)
+{
+	if (UNLIKELY(t->pos >= CHUNK) && !next_window(t))
+		return;
+	uint32_t pos = t->pos;
+	t->pos = pos + sizeof(struct mcprec_rec);
+	struct mcprec_rec *r = (struct mcprec_rec *)(t->win + pos);
+	r->pc = pc;
+	r->addr = addr;
+	r->extra = extra;
+	__atomic_store_n(&r->seqkind, (uint64_t)kind << 56 | seq, __ATOMIC_RELEASE);
+}
+
+static __attribute__((noinline)) struct thr *cur_slow(int may_init)
+{
+	struct thr *t = &T;
+	if (t->state != T_NONE)
+		return NULL; /* starting up, finished, or failed */
+	int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	if (s == G_UNINIT && may_init) {
+		rt_init();
+		s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	}
+	if (s != G_READY)
+		return NULL;
+	return thr_init(0, 0);
+}
+
+/* cur returns the recording state of the calling thread, or NULL when the
+ * event must not be recorded. */
+static inline struct thr *cur(void)
+{
+	struct thr *t = &T;
+	if (LIKELY(t->state == T_READY))
+		return t->busy ? NULL : t;
+	return cur_slow(1);
+}
+
+static inline void ev(unsigned kind, const volatile void *addr, uint64_t extra, uint64_t pc)
+{
+	struct thr *t = cur();
+	if (t)
+		put(t, next_seq(), kind, pc, (uint64_t)(uintptr_t)addr, extra);
+}
+
+/* ---- memory accesses ---- */
+
+static inline void acc(const void *a, uint64_t size, unsigned kind, uint64_t pc)
+{
+	struct thr *t = cur();
+	if (!t || (uintptr_t)a - t->stk_lo < t->stk_size)
+		return;
+	put(t, next_seq(), kind, pc, (uint64_t)(uintptr_t)a, size);
+}
+
+static inline void acc8(const void *a, uint64_t pc)
+{
+	struct thr *t = cur();
+	if (!t || (uintptr_t)a - t->stk_lo < t->stk_size)
+		return;
+	/* The program is about to read these 8 bytes; their value lets the
+	 * converter name a heap block after the pointer it was reached
+	 * through (buf->outcnt). */
+	uint64_t v = *(const volatile uint64_t *)a;
+	put(t, next_seq(), MCPREC_READ8, pc, (uint64_t)(uintptr_t)a, v);
+}
+
+/* __mcprec_range is called by the --wrap'ed memcpy/memmove/memset. */
+void __mcprec_range(const void *a, uint64_t size, int write, void *pc)
+{
+	if (size > 0)
+		acc(a, size, write ? MCPREC_WRITE : MCPREC_READ, (uint64_t)(uintptr_t)pc);
+}
+
+#define DEF_ACCESS(n)                                                                   \
+	void __tsan_read##n(void *a) { acc(a, n, MCPREC_READ, RA()); }                  \
+	void __tsan_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA()); }                \
+	void __tsan_unaligned_read##n(void *a) { acc(a, n, MCPREC_READ, RA()); }        \
+	void __tsan_unaligned_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA()); }      \
+	void __tsan_volatile_read##n(void *a) { acc(a, n, MCPREC_READ, RA()); }         \
+	void __tsan_volatile_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA()); }
+
+void __tsan_read1(void *a) { acc(a, 1, MCPREC_READ, RA()); }
+void __tsan_write1(void *a) { acc(a, 1, MCPREC_WRITE, RA()); }
+void __tsan_volatile_read1(void *a) { acc(a, 1, MCPREC_READ, RA()); }
+void __tsan_volatile_write1(void *a) { acc(a, 1, MCPREC_WRITE, RA()); }
+DEF_ACCESS(2)
+DEF_ACCESS(4)
+DEF_ACCESS(16)
+void __tsan_read8(void *a) { acc8(a, RA()); }
+void __tsan_unaligned_read8(void *a) { acc8(a, RA()); }
+void __tsan_volatile_read8(void *a) { acc8(a, RA()); }
+void __tsan_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA()); }
+void __tsan_unaligned_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA()); }
+void __tsan_volatile_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA()); }
+void __tsan_read_range(void *a, size_t n) { if (n) acc(a, n, MCPREC_READ, RA()); }
+void __tsan_write_range(void *a, size_t n) { if (n) acc(a, n, MCPREC_WRITE, RA()); }
+
+void __tsan_vptr_update(void **p, void *v)
+{
+	/* Constructors store the same vtable pointer again and again; only a
+	 * change is a write that matters. */
+	if (*p != v)
+		acc(p, 8, MCPREC_WRITE, RA());
+}
+
+void __tsan_vptr_read(void **p) { acc(p, 8, MCPREC_READ, RA()); }
+
+void __tsan_init(void) { rt_init(); }
+
+void __tsan_func_entry(void *caller)
+{
+	if (!g_funcs)
+		return;
+	struct thr *t = cur();
+	if (t)
+		put(t, next_seq(), MCPREC_ENTER, (uint64_t)(uintptr_t)caller, RA(), 0);
+}
+
+void __tsan_func_exit(void)
+{
+	if (!g_funcs)
+		return;
+	struct thr *t = cur();
+	if (t)
+		put(t, next_seq(), MCPREC_EXIT, RA(), 0, 0);
+}
+
+/* Annotations some libraries use (LLVM's interface); cheap to honour. */
+void __tsan_acquire(void *a) { ev(MCPREC_AACQ, a, 0, RA()); }
+void __tsan_release(void *a) { ev(MCPREC_AREL, a, 0, RA()); }
+
+/* ---- atomics ----
+ *
+ * An atomic operation is synchronisation, never a data access: a release
+ * (store, or read-modify-write, with release or stronger order) is recorded
+ * as a Signal on the atomic's address and an acquire (load or RMW with
+ * acquire or stronger) as a Wait on it; an acq_rel/seq_cst RMW gives both,
+ * Wait first. The predictor then orders every acquire after the latest
+ * release before it in the trace — exactly the reads-from edge when that
+ * release is the store the load read — so the data that a flag or a
+ * user-level spinlock publishes is not reported as racy, and the atomic
+ * variable itself, being a synchronisation object, is never reported.
+ * A pseudo-lock around each atomic would instead give mutual exclusion
+ * without order, and every message passed through an atomic flag would be
+ * reported as a violation.
+ *
+ * For the trace order to be the order of the operations on one address, the
+ * operation and its sequence number are taken together under a striped
+ * spinlock (hashed by address; held for a few instructions only, never
+ * while blocking). Relaxed operations carry no order and take no lock; they
+ * record nothing. Fences record nothing either.
+ */
+
+#define STRIPES 1024
+static uint32_t g_stripes[STRIPES];
+
+static inline uint32_t *stripe(const volatile void *a)
+{
+	uintptr_t x = (uintptr_t)a >> 3;
+	return &g_stripes[(x ^ (x >> 10)) & (STRIPES - 1)];
+}
+
+static inline void spin_lock(uint32_t *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		}
+	}
+}
+
+static inline void spin_unlock(uint32_t *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+
+/* gcc passes its memory model, possibly with flag bits above the low 3. */
+static inline int mo_acq(int mo)
+{
+	mo &= 7;
+	return mo == __ATOMIC_CONSUME || mo == __ATOMIC_ACQUIRE || mo == __ATOMIC_ACQ_REL ||
+	       mo == __ATOMIC_SEQ_CST;
+}
+
+static inline int mo_rel(int mo)
+{
+	mo &= 7;
+	return mo == __ATOMIC_RELEASE || mo == __ATOMIC_ACQ_REL || mo == __ATOMIC_SEQ_CST;
+}
+
+/* atomic_pre returns the thread, with the address's stripe locked, when the
+ * operation must be recorded. busy is set meanwhile, so that a signal
+ * handler interrupting us does its atomics without the lock (no
+ * self-deadlock) and unrecorded. */
+static inline struct thr *atomic_pre(const volatile void *a, int sync, uint32_t **lk)
+{
+	if (!sync)
+		return NULL;
+	struct thr *t = cur();
+	if (!t)
+		return NULL;
+	t->busy = 1;
+	*lk = stripe(a);
+	spin_lock(*lk);
+	return t;
+}
+
+static inline void atomic_post(struct thr *t, uint32_t *lk, const volatile void *a, int acq, int rel,
+			       uint64_t pc)
+{
+	if (acq)
+		put(t, next_seq(), MCPREC_AACQ, pc, (uint64_t)(uintptr_t)a, 0);
+	if (rel)
+		put(t, next_seq(), MCPREC_AREL, pc, (uint64_t)(uintptr_t)a, 0);
+	spin_unlock(lk);
+	t->busy = 0;
+}
+
+#define SC __ATOMIC_SEQ_CST
+
+#define DEF_RMW(N, T, OP)                                                           \
+	T __tsan_atomic##N##_##OP(volatile T *a, T v, int mo)                      \
+	{                                                                           \
+		uint64_t pc = RA();                                                 \
+		uint32_t *lk = NULL;                                                \
+		struct thr *t = atomic_pre(a, mo_acq(mo) || mo_rel(mo), &lk);       \
+		T old = __atomic_##OP(a, v, SC);                                    \
+		if (t)                                                              \
+			atomic_post(t, lk, a, mo_acq(mo), mo_rel(mo), pc);          \
+		return old;                                                         \
+	}
+
+#define DEF_ATOMICS(N, T)                                                                  \
+	T __tsan_atomic##N##_load(const volatile T *a, int mo)                             \
+	{                                                                                  \
+		uint64_t pc = RA();                                                        \
+		uint32_t *lk = NULL;                                                       \
+		struct thr *t = atomic_pre(a, mo_acq(mo), &lk);                            \
+		T v = __atomic_load_n(a, SC);                                              \
+		if (t)                                                                     \
+			atomic_post(t, lk, a, 1, 0, pc);                                   \
+		return v;                                                                  \
+	}                                                                                  \
+	void __tsan_atomic##N##_store(volatile T *a, T v, int mo)                          \
+	{                                                                                  \
+		uint64_t pc = RA();                                                        \
+		uint32_t *lk = NULL;                                                       \
+		struct thr *t = atomic_pre(a, mo_rel(mo), &lk);                            \
+		__atomic_store_n(a, v, SC);                                                \
+		if (t)                                                                     \
+			atomic_post(t, lk, a, 0, 1, pc);                                   \
+	}                                                                                  \
+	DEF_RMW(N, T, fetch_add)                                                           \
+	DEF_RMW(N, T, fetch_sub)                                                           \
+	DEF_RMW(N, T, fetch_and)                                                           \
+	DEF_RMW(N, T, fetch_or)                                                            \
+	DEF_RMW(N, T, fetch_xor)                                                           \
+	DEF_RMW(N, T, fetch_nand)                                                          \
+	T __tsan_atomic##N##_exchange(volatile T *a, T v, int mo)                          \
+	{                                                                                  \
+		uint64_t pc = RA();                                                        \
+		uint32_t *lk = NULL;                                                       \
+		struct thr *t = atomic_pre(a, mo_acq(mo) || mo_rel(mo), &lk);              \
+		T old = __atomic_exchange_n(a, v, SC);                                     \
+		if (t)                                                                     \
+			atomic_post(t, lk, a, mo_acq(mo), mo_rel(mo), pc);                 \
+		return old;                                                                \
+	}                                                                                  \
+	static inline int cas##N(volatile T *a, T *c, T v, int mo, int fmo, uint64_t pc)   \
+	{                                                                                  \
+		uint32_t *lk = NULL;                                                       \
+		struct thr *t = atomic_pre(a, mo_acq(mo) || mo_rel(mo) || mo_acq(fmo), &lk); \
+		int ok = __atomic_compare_exchange_n(a, c, v, 0, SC, SC);                  \
+		if (t)                                                                     \
+			atomic_post(t, lk, a, ok ? mo_acq(mo) : mo_acq(fmo), ok && mo_rel(mo), \
+				    pc);                                                   \
+		return ok;                                                                 \
+	}                                                                                  \
+	int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo,  \
+						       int fmo)                            \
+	{                                                                                  \
+		return cas##N(a, c, v, mo, fmo, RA());                                     \
+	}                                                                                  \
+	int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, int mo,    \
+						     int fmo)                              \
+	{                                                                                  \
+		return cas##N(a, c, v, mo, fmo, RA());                                     \
+	}                                                                                  \
+	T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo) \
+	{                                                                                  \
+		cas##N(a, &c, v, mo, fmo, RA());                                           \
+		return c;                                                                  \
+	}
+
+DEF_ATOMICS(8, uint8_t)
+DEF_ATOMICS(16, uint16_t)
+DEF_ATOMICS(32, uint32_t)
+DEF_ATOMICS(64, uint64_t)
+
+#ifdef __SIZEOF_INT128__
+/* 16-byte atomics would need libatomic; the program only reaches such a
+ * location through these hooks, so doing them under the stripe lock
+ * (always taken here) keeps them atomic with respect to each other. */
+typedef unsigned __int128 u128;
+
+static inline struct thr *lock128(const volatile void *a, uint32_t **lk)
+{
+	struct thr *t = cur();
+	if (t)
+		t->busy = 1;
+	*lk = stripe(a);
+	spin_lock(*lk);
+	return t;
+}
+
+static inline void unlock128(struct thr *t, uint32_t *lk, const volatile void *a, int acq, int rel,
+			     uint64_t pc)
+{
+	if (t) {
+		atomic_post(t, lk, a, acq, rel, pc);
+		return;
+	}
+	spin_unlock(lk);
+}
+
+#define DEF_RMW128(OP, EXPR)                                                  \
+	u128 __tsan_atomic128_##OP(volatile u128 *a, u128 v, int mo)         \
+	{                                                                     \
+		uint64_t pc = RA();                                           \
+		uint32_t *lk;                                                 \
+		struct thr *t = lock128(a, &lk);                              \
+		u128 old = *a;                                                \
+		*a = (EXPR);                                                  \
+		unlock128(t, lk, a, mo_acq(mo), mo_rel(mo), pc);              \
+		return old;                                                   \
+	}
+
+u128 __tsan_atomic128_load(const volatile u128 *a, int mo)
+{
+	uint64_t pc = RA();
+	uint32_t *lk;
+	struct thr *t = lock128(a, &lk);
+	u128 v = *a;
+	unlock128(t, lk, a, mo_acq(mo), 0, pc);
+	return v;
+}
+
+void __tsan_atomic128_store(volatile u128 *a, u128 v, int mo)
+{
+	uint64_t pc = RA();
+	uint32_t *lk;
+	struct thr *t = lock128(a, &lk);
+	*a = v;
+	unlock128(t, lk, a, 0, mo_rel(mo), pc);
+}
+
+DEF_RMW128(exchange, v)
+DEF_RMW128(fetch_add, old + v)
+DEF_RMW128(fetch_sub, old - v)
+DEF_RMW128(fetch_and, old &v)
+DEF_RMW128(fetch_or, old | v)
+DEF_RMW128(fetch_xor, old ^ v)
+DEF_RMW128(fetch_nand, ~(old & v))
+
+static int cas128(volatile u128 *a, u128 *c, u128 v, int mo, int fmo, uint64_t pc)
+{
+	uint32_t *lk;
+	struct thr *t = lock128(a, &lk);
+	int ok = *a == *c;
+	if (ok)
+		*a = v;
+	else
+		*c = *a;
+	unlock128(t, lk, a, ok ? mo_acq(mo) : mo_acq(fmo), ok && mo_rel(mo), pc);
+	return ok;
+}
+
+int __tsan_atomic128_compare_exchange_strong(volatile u128 *a, u128 *c, u128 v, int mo, int fmo)
+{
+	return cas128(a, c, v, mo, fmo, RA());
+}
+
+int __tsan_atomic128_compare_exchange_weak(volatile u128 *a, u128 *c, u128 v, int mo, int fmo)
+{
+	return cas128(a, c, v, mo, fmo, RA());
+}
+
+u128 __tsan_atomic128_compare_exchange_val(volatile u128 *a, u128 c, u128 v, int mo, int fmo)
+{
+	cas128(a, &c, v, mo, fmo, RA());
+	return c;
+}
+#endif
+
+void __tsan_atomic_thread_fence(int mo)
+{
+	(void)mo;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void __tsan_atomic_signal_fence(int mo)
+{
+	(void)mo;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* ---- threads ---- */
+
+/* tidmap maps pthread_t to tokens, for Join. Joins are rare: one spinlock. */
+struct tident {
+	uint64_t pt, tok;
+	struct tident *next;
+};
+
+#define TIDBUCKETS 1024
+static struct tident *g_tid[TIDBUCKETS];
+static uint32_t g_tid_lock;
+
+static void tidmap_put(uint64_t pt, uint64_t tok)
+{
+	struct tident **b = &g_tid[(pt >> 12 ^ pt) % TIDBUCKETS];
+	spin_lock(&g_tid_lock);
+	for (struct tident *e = *b; e; e = e->next) {
+		if (e->pt == pt) {
+			e->tok = tok; /* a pthread_t reused after its thread ended */
+			spin_unlock(&g_tid_lock);
+			return;
+		}
+	}
+	struct tident *e = __libc_malloc(sizeof *e);
+	if (e) {
+		e->pt = pt;
+		e->tok = tok;
+		e->next = *b;
+		*b = e;
+	}
+	spin_unlock(&g_tid_lock);
+}
+
+static uint64_t tidmap_take(uint64_t pt)
+{
+	struct tident **b = &g_tid[(pt >> 12 ^ pt) % TIDBUCKETS];
+	uint64_t tok = 0;
+	struct tident *gone = NULL;
+	spin_lock(&g_tid_lock);
+	for (struct tident **p = b; *p; p = &(*p)->next) {
+		if ((*p)->pt == pt) {
+			gone = *p;
+			tok = gone->tok;
+			*p = gone->next;
+			break;
+		}
+	}
+	spin_unlock(&g_tid_lock);
+	__libc_free(gone);
+	return tok;
+}
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	uint64_t tok, parent;
+};
+
+static void *trampoline(void *p)
+{
+	struct start s = *(struct start *)p;
+	__libc_free(p);
+	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == G_READY && T.state == T_NONE) {
+		thr_init(s.tok, s.parent);
+		tidmap_put((uint64_t)pthread_self(), s.tok);
+	}
+	return s.fn(s.arg);
+}
+
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	uint64_t pc = RA();
+	ENSURE(pthread_create);
+	struct thr *t = cur();
+	if (!t)
+		return real_pthread_create(th, attr, fn, arg);
+	struct start *s = __libc_malloc(sizeof *s);
+	if (!s)
+		return EAGAIN;
+	uint64_t tok = __atomic_add_fetch(&g_next_tok, 1, __ATOMIC_RELAXED);
+	s->fn = fn;
+	s->arg = arg;
+	s->tok = tok;
+	s->parent = t->tok;
+	/* The Create's number is taken before the child exists, so it is below
+	 * every event of the child; it is stored only if the create works. */
+	uint64_t seq = next_seq();
+	t->busy = 1;
+	int rc = real_pthread_create(th, attr, trampoline, s);
+	t->busy = 0;
+	if (rc != 0) {
+		__libc_free(s);
+		return rc;
+	}
+	put(t, seq, MCPREC_CREATE, pc, tok, 0);
+	tidmap_put((uint64_t)*th, tok);
+	return 0;
+}
+
+static void joined(pthread_t th, uint64_t pc)
+{
+	uint64_t tok = tidmap_take((uint64_t)th);
+	if (tok)
+		ev(MCPREC_JOIN, (void *)(uintptr_t)tok, 0, pc);
+	else
+		ev(MCPREC_JOIN, (void *)(uintptr_t)th, 1, pc);
+}
+
+int pthread_join(pthread_t th, void **ret)
+{
+	uint64_t pc = RA();
+	ENSURE(pthread_join);
+	int rc = real_pthread_join(th, ret);
+	if (rc == 0)
+		joined(th, pc);
+	return rc;
+}
+
+int pthread_tryjoin_np(pthread_t th, void **ret)
+{
+	uint64_t pc = RA();
+	ENSURE(pthread_tryjoin_np);
+	int rc = real_pthread_tryjoin_np(th, ret);
+	if (rc == 0)
+		joined(th, pc);
+	return rc;
+}
+
+int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
+{
+	uint64_t pc = RA();
+	ENSURE(pthread_timedjoin_np);
+	int rc = real_pthread_timedjoin_np(th, ret, ts);
+	if (rc == 0)
+		joined(th, pc);
+	return rc;
+}
+
+/* ---- locks: the event after acquiring, before releasing ---- */
+
+#define ACQUIRE(name, type, kind)                       \
+	int name(type *m)                               \
+	{                                               \
+		uint64_t pc = RA();                     \
+		ENSURE(name);                           \
+		int rc = real_##name(m);                \
+		if (rc == 0)                            \
+			ev(kind, m, 0, pc);             \
+		return rc;                              \
+	}
+
+#define ACQUIRE_TIMED(name, type, kind)                            \
+	int name(type *m, const struct timespec *ts)               \
+	{                                                          \
+		uint64_t pc = RA();                                \
+		ENSURE(name);                                      \
+		int rc = real_##name(m, ts);                       \
+		if (rc == 0)                                       \
+			ev(kind, m, 0, pc);                        \
+		return rc;                                         \
+	}
+
+#define RELEASE(name, type, kind)              \
+	int name(type *m)                      \
+	{                                      \
+		uint64_t pc = RA();            \
+		ENSURE(name);                  \
+		ev(kind, m, 0, pc);            \
+		return real_##name(m);         \
+	}
+
+ACQUIRE(pthread_mutex_lock, pthread_mutex_t, MCPREC_LOCK)
+ACQUIRE(pthread_mutex_trylock, pthread_mutex_t, MCPREC_TRYLOCK)
+ACQUIRE_TIMED(pthread_mutex_timedlock, pthread_mutex_t, MCPREC_LOCK)
+RELEASE(pthread_mutex_unlock, pthread_mutex_t, MCPREC_UNLOCK)
+ACQUIRE(pthread_spin_lock, pthread_spinlock_t, MCPREC_LOCK)
+ACQUIRE(pthread_spin_trylock, pthread_spinlock_t, MCPREC_TRYLOCK)
+RELEASE(pthread_spin_unlock, pthread_spinlock_t, MCPREC_UNLOCK)
+ACQUIRE(pthread_rwlock_rdlock, pthread_rwlock_t, MCPREC_RDLOCK)
+ACQUIRE(pthread_rwlock_tryrdlock, pthread_rwlock_t, MCPREC_RDLOCK)
+ACQUIRE_TIMED(pthread_rwlock_timedrdlock, pthread_rwlock_t, MCPREC_RDLOCK)
+ACQUIRE(pthread_rwlock_wrlock, pthread_rwlock_t, MCPREC_WRLOCK)
+ACQUIRE(pthread_rwlock_trywrlock, pthread_rwlock_t, MCPREC_WRLOCK)
+ACQUIRE_TIMED(pthread_rwlock_timedwrlock, pthread_rwlock_t, MCPREC_WRLOCK)
+RELEASE(pthread_rwlock_unlock, pthread_rwlock_t, MCPREC_RWUNLOCK)
+
+/* ---- condition variables ---- */
+
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	uint64_t pc = RA();
+	ENSURE(pthread_cond_wait);
+	int rc = real_pthread_cond_wait(c, m);
+	/* At wake-up, with the mutex held again: the trace's Wait implies the
+	 * Unlock before and the Lock after. */
+	if (rc == 0)
+		ev(MCPREC_WAIT, c, (uint64_t)(uintptr_t)m, pc);
+	return rc;
+}
+
+/* timed_waited records a timed wait that returned rc. A wait that timed
+ * out was woken by no Signal: it is the Unlock (numbered before blocking)
+ * and the Lock of its mutex, not a Wait. */
+static void timed_waited(struct thr *t, uint64_t before, int rc, pthread_cond_t *c,
+			 pthread_mutex_t *m, uint64_t pc)
+{
+	if (!t)
+		return;
+	if (rc == 0) {
+		put(t, next_seq(), MCPREC_WAIT, pc, (uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)m);
+	} else if (rc == ETIMEDOUT) {
+		put(t, before, MCPREC_UNLOCK, pc, (uint64_t)(uintptr_t)m, 0);
+		put(t, next_seq(), MCPREC_LOCK, pc, (uint64_t)(uintptr_t)m, 0);
+	}
+}
+
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts)
+{
+	uint64_t pc = RA();
+	ENSURE(pthread_cond_timedwait);
+	struct thr *t = cur();
+	uint64_t before = t ? next_seq() : 0;
+	int rc = real_pthread_cond_timedwait(c, m, ts);
+	timed_waited(t, before, rc, c, m, pc);
+	return rc;
+}
+
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+			   const struct timespec *ts)
+{
+	uint64_t pc = RA();
+	ENSURE(pthread_cond_clockwait);
+	struct thr *t = cur();
+	uint64_t before = t ? next_seq() : 0;
+	int rc = real_pthread_cond_clockwait(c, m, clk, ts);
+	timed_waited(t, before, rc, c, m, pc);
+	return rc;
+}
+
+RELEASE(pthread_cond_signal, pthread_cond_t, MCPREC_SIGNAL)
+RELEASE(pthread_cond_broadcast, pthread_cond_t, MCPREC_BROADCAST)
+
+/* At arrival: every arrival of an episode then precedes every event after
+ * the barrier, which is how the predictor orders barrier phases. */
+RELEASE(pthread_barrier_wait, pthread_barrier_t, MCPREC_BARRIER)
+
+/* ---- semaphores ---- */
+
+RELEASE(sem_post, sem_t, MCPREC_SEMPOST)
+ACQUIRE(sem_wait, sem_t, MCPREC_SEMWAIT)
+ACQUIRE(sem_trywait, sem_t, MCPREC_SEMWAIT)
+ACQUIRE_TIMED(sem_timedwait, sem_t, MCPREC_SEMWAIT)
+
+/* ---- heap ----
+ *
+ * Alloc after the allocation, Free before the release, so that a block
+ * reused by another thread is numbered after the Free of its last owner.
+ * malloc may be called by the dynamic linker before anything is set up:
+ * these never start the recorder themselves.
+ */
+
+static inline struct thr *cur_heap(void)
+{
+	struct thr *t = &T;
+	if (LIKELY(t->state == T_READY))
+		return t->busy ? NULL : t;
+	return cur_slow(0);
+}
+
+static inline void heap_ev(unsigned kind, void *p, uint64_t n, uint64_t pc)
+{
+	struct thr *t = cur_heap();
+	if (t)
+		put(t, next_seq(), kind, pc, (uint64_t)(uintptr_t)p, n);
+}
+
+void *malloc(size_t n)
+{
+	void *p = __libc_malloc(n);
+	if (p)
+		heap_ev(MCPREC_ALLOC, p, n, RA());
+	return p;
+}
+
+void *calloc(size_t a, size_t b)
+{
+	void *p = __libc_calloc(a, b);
+	if (p)
+		heap_ev(MCPREC_ALLOC, p, (uint64_t)a * b, RA());
+	return p;
+}
+
+void free(void *p)
+{
+	if (p)
+		heap_ev(MCPREC_FREE, p, 0, RA());
+	__libc_free(p);
+}
+
+void *realloc(void *p, size_t n)
+{
+	uint64_t pc = RA();
+	if (!p) {
+		void *q = __libc_malloc(n);
+		if (q)
+			heap_ev(MCPREC_ALLOC, q, n, pc);
+		return q;
+	}
+	struct thr *t = cur_heap();
+	uint64_t before = t ? next_seq() : 0;
+	void *q = __libc_realloc(p, n);
+	if (!t)
+		return q;
+	if (q == p) {
+		put(t, before, MCPREC_ALLOC, pc, (uint64_t)(uintptr_t)q, n); /* resized in place */
+	} else if (q || n == 0) {
+		put(t, before, MCPREC_FREE, pc, (uint64_t)(uintptr_t)p, 0);
+		if (q)
+			put(t, next_seq(), MCPREC_ALLOC, pc, (uint64_t)(uintptr_t)q, n);
+	}
+	return q;
+}
+
+static int pow2(size_t a) { return a && !(a & (a - 1)); }
+
+void *memalign(size_t al, size_t n)
+{
+	void *p = __libc_memalign(al, n);
+	if (p)
+		heap_ev(MCPREC_ALLOC, p, n, RA());
+	return p;
+}
+
+void *aligned_alloc(size_t al, size_t n)
+{
+	if (!pow2(al)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	void *p = __libc_memalign(al, n);
+	if (p)
+		heap_ev(MCPREC_ALLOC, p, n, RA());
+	return p;
+}
+
+int posix_memalign(void **out, size_t al, size_t n)
+{
+	if (!pow2(al) || al % sizeof(void *) != 0)
+		return EINVAL;
+	void *p = __libc_memalign(al, n);
+	if (!p)
+		return ENOMEM;
+	heap_ev(MCPREC_ALLOC, p, n, RA());
+	*out = p;
+	return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * mcprec.h — the raw log format shared by the recorder runtime (C) and the
+ * converter (Go, recorder/raw.go). Change both together and bump
+ * MCPREC_VERSION.
+ *
+ * The runtime writes, into $MCPREDICT_TRACE_DIR:
+ *
+ *   p<pid>.meta         text: "mcprec 1", "pid N", "exe PATH", then for each
+ *                       loaded ELF object "module 0xBIAS PATH" followed by
+ *                       its PT_LOAD segments "seg 0xSTART 0xEND" (run-time
+ *                       addresses). Written once at start-up.
+ *   p<pid>.t<tok>.bin   one file per thread: a 64-byte header, then 32-byte
+ *                       records, in the thread's program order. The file is
+ *                       written through a MAP_SHARED mapping, so whatever
+ *                       the thread stored survives a crash or kill -9 of the
+ *                       process; the first record whose seqkind is 0 ends
+ *                       the log.
+ */
+#ifndef MCPREC_H
+#define MCPREC_H
+
+#include <stdint.h>
+
+#define MCPREC_VERSION 1
+#define MCPREC_MAGIC "MCPRT001"
+
+struct mcprec_header {
+	char magic[8];      /* MCPREC_MAGIC, no NUL */
+	uint32_t version;   /* MCPREC_VERSION */
+	uint32_t rec_size;  /* sizeof(struct mcprec_rec) */
+	uint64_t token;     /* thread token, unique in the process, 1-based */
+	uint64_t parent;    /* token of the creating thread, 0 if unknown */
+	uint64_t pthread;   /* pthread_self() */
+	uint64_t stack_lo;  /* the thread's stack: [stack_lo, stack_hi) */
+	uint64_t stack_hi;
+	uint64_t flags;     /* reserved, 0 */
+};
+
+/*
+ * One event. seqkind = kind << 56 | seq; seq is the global event number
+ * (1, 2, 3 … in the observed total order) and is stored last, so a record
+ * interrupted by a kill reads as 0 (end of log).
+ */
+struct mcprec_rec {
+	uint64_t seqkind;
+	uint64_t pc;    /* return address into the program (the call site + 1) */
+	uint64_t addr;  /* object address, or a thread token (Create, Join) */
+	uint64_t extra; /* see the kinds */
+};
+
+#define MCPREC_SEQ_MASK ((1ULL << 56) - 1)
+
+enum mcprec_kind {
+	MCPREC_READ = 1,       /* extra = size in bytes */
+	MCPREC_WRITE = 2,      /* extra = size in bytes */
+	MCPREC_READ8 = 3,      /* 8-byte read; extra = the value read (names heap blocks) */
+	MCPREC_LOCK = 4,       /* addr = mutex or spinlock */
+	MCPREC_TRYLOCK = 5,    /* a successful trylock */
+	MCPREC_UNLOCK = 6,
+	MCPREC_RDLOCK = 7,     /* addr = rwlock */
+	MCPREC_WRLOCK = 8,
+	MCPREC_RWUNLOCK = 9,
+	MCPREC_WAIT = 10,      /* addr = cond, extra = mutex; at wake-up */
+	MCPREC_SIGNAL = 11,    /* addr = cond */
+	MCPREC_BROADCAST = 12, /* addr = cond */
+	MCPREC_BARRIER = 13,   /* addr = barrier; at arrival */
+	MCPREC_CREATE = 14,    /* addr = child token */
+	MCPREC_JOIN = 15,      /* addr = child token, or pthread_t if extra = 1 */
+	MCPREC_SEMPOST = 16,   /* addr = sem */
+	MCPREC_SEMWAIT = 17,   /* addr = sem */
+	MCPREC_ALLOC = 18,     /* addr = block, extra = size */
+	MCPREC_FREE = 19,      /* addr = block */
+	MCPREC_ENTER = 20,     /* pc = call site, addr = a pc inside the function */
+	MCPREC_EXIT = 21,      /* pc = a pc inside the function */
+	MCPREC_AACQ = 22,      /* atomic operation with acquire semantics on addr */
+	MCPREC_AREL = 23,      /* atomic operation with release semantics on addr */
+};
+
+#endif

@@ -1,0 +1,14 @@
+// Package tracemodel parses McPatom/Pin-style execution traces and builds the
+// partial-order thread model of DESIGN §3: events in observed order, threads,
+// vector clocks for the causal order (signal/wait, barriers, create/join,
+// semaphores; locks are not causal), shared variables and candidate thread
+// pairs, and the projection of the model onto one (variable, thread pair) as a
+// PairModel.
+//
+// It does not know about Promela, LTL or Spin: a PairModel is plain data that
+// later stages (promela, native checking, spinrunner) consume.
+//
+// Memory is proportional to the number of events kept (a fixed-size Event of
+// 28 bytes plus a 4-byte per-thread index entry), never to the text of the
+// trace: names and source locations are interned.
+package tracemodel

@@ -1,0 +1,118 @@
+package tracemodel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind is the action of a trace event (DESIGN §2).
+type Kind uint8
+
+// The actions of the trace format.
+const (
+	Invalid Kind = iota
+	Read
+	Write
+	Lock
+	TryLock // a successful pthread_mutex_trylock
+	Unlock
+	RdLock
+	WrLock
+	RwUnlock
+	Signal
+	Broadcast
+	Wait // cond[, mutex]
+	BarrierWait
+	Create
+	Join
+	SemPost
+	SemWait
+	Alloc
+	Free
+	Enter
+	Exit
+	Begin
+	End
+	numKinds
+)
+
+var kindNames = [numKinds]string{
+	Invalid: "Invalid", Read: "Read", Write: "Write", Lock: "Lock", TryLock: "TryLock",
+	Unlock: "Unlock", RdLock: "RdLock", WrLock: "WrLock", RwUnlock: "RwUnlock",
+	Signal: "Signal", Broadcast: "Broadcast", Wait: "Wait", BarrierWait: "BarrierWait",
+	Create: "Create", Join: "Join", SemPost: "SemPost", SemWait: "SemWait",
+	Alloc: "Alloc", Free: "Free", Enter: "Enter", Exit: "Exit", Begin: "Begin", End: "End",
+}
+
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// ParseKind returns the Kind named s, case-insensitively. "Barrier" is an
+// alias of BarrierWait.
+func ParseKind(s string) (Kind, bool) {
+	for k := Read; k < numKinds; k++ {
+		if strings.EqualFold(s, kindNames[k]) {
+			return k, true
+		}
+	}
+	if strings.EqualFold(s, "Barrier") {
+		return BarrierWait, true
+	}
+	return Invalid, false
+}
+
+// IsAccess reports whether k is a shared-memory access.
+func (k Kind) IsAccess() bool { return k == Read || k == Write }
+
+// IsSync reports whether k is a synchronization action whose object becomes
+// a synchronization variable (its Read/Write events are dropped).
+func (k Kind) IsSync() bool {
+	switch k {
+	case Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait,
+		BarrierWait, SemPost, SemWait:
+		return true
+	}
+	return false
+}
+
+// Blocking reports whether a thread performing k waits for other threads to
+// change shared state: these are the region boundaries of DESIGN §3.
+func (k Kind) Blocking() bool {
+	switch k {
+	case Wait, BarrierWait, Join, SemWait:
+		return true
+	}
+	return false
+}
+
+// Event is one trace line. It is deliberately small: names and locations are
+// interned in the Model.
+type Event struct {
+	Line   int32 // 1-based line number in the trace file
+	Thread int32 // model thread id, 1-based
+	// Obj is the object: for Read and Write the variable id (index into
+	// Model.Vars), for Create and Join the model id of the other thread,
+	// otherwise the object id (index into Model.Objects).
+	Obj  int32
+	Obj2 int32 // the mutex of a Wait (object id), 0 if none
+	Loc  int32 // index into Model.Locs; 0 = unknown
+	Func int32 // object id of the innermost function entered (Enter/Exit), 0 = unknown
+	Kind Kind
+}
+
+// Loc is a source location.
+type Loc struct {
+	File string
+	Line int // 0 = unknown
+}
+
+func (l Loc) String() string {
+	if l.File == "" && l.Line == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%s:%d", l.File, l.Line)
+}

@@ -1,0 +1,177 @@
+package tracemodel
+
+import (
+	"sort"
+)
+
+// Model is a parsed trace: every event in observed order plus the indexes the
+// projection needs. Build one with Parse or Open.
+type Model struct {
+	Name    string   // the trace file name, for messages
+	Events  []Event  // in trace order
+	Threads []Thread // index = model id - 1
+	Objects []string // interned object names; index 0 is ""
+	Locs    []Loc    // interned locations; index 0 is unknown
+	Vars    []Var    // variables (object + generation); index 0 unused
+
+	// Skipped counts malformed lines skipped in lenient mode; Problems
+	// keeps the messages of the first of them.
+	Skipped  int
+	Problems []string
+	// Warnings are oddities that do not stop the analysis.
+	Warnings []string
+
+	syncObj  []bool                 // by object id: used by a synchronization action
+	lockOps  map[lockThread][]lockOp // per (lock object, thread): its lock operations
+	rwObj    []bool                 // by object id: used as a rwlock
+	blocking    [][]int32              // per thread: positions of blocking events
+	threadLocks [][]int32              // per thread: sorted lock objects it uses
+}
+
+// Thread is one thread of the trace.
+type Thread struct {
+	ID     int     // model id, 1-based, in order of first appearance
+	Handle string  // the token of the trace (pthread handle)
+	Events []int32 // indexes into Model.Events, program order
+
+	clocks []clockSnap // vector-clock snapshots, increasing Pos
+}
+
+// Var is a variable: an accessed object, split into generations by Free.
+type Var struct {
+	Name     string  // object name, with "#g" for generation g ≥ 2
+	Obj      int32   // object id
+	Accesses []int32 // indexes into Model.Events of its Read/Write events
+}
+
+// clockSnap is the vector clock of a thread from event position Pos (1-based,
+// in the thread) until the next snapshot. VC[i] is the number of events of
+// thread i+1 that happen before (or are) that event.
+type clockSnap struct {
+	Pos int32
+	VC  []int32
+}
+
+type lockThread struct {
+	lock   int32
+	thread int32
+}
+
+// lockOp is an operation on a lock by one thread, as the model sees it
+// (recursive re-acquisitions are folded away: only outermost ones remain).
+type lockOp struct {
+	Pos  int32 // position in the thread
+	Kind StepKind
+	// Start is the position of the Lock that opened the hold this op belongs
+	// to (for a Lock: its own position).
+	Start int32
+	// Wait marks the implicit release/reacquire of a cond Wait.
+	Wait bool
+}
+
+// ThreadByHandle returns the model id of the thread with the given handle, or 0.
+func (m *Model) ThreadByHandle(h string) int {
+	for i := range m.Threads {
+		if m.Threads[i].Handle == h {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// VarByName returns the id of the variable with the given name, or 0.
+func (m *Model) VarByName(name string) int {
+	for i := 1; i < len(m.Vars); i++ {
+		if m.Vars[i].Name == name {
+			return i
+		}
+	}
+	return 0
+}
+
+// IsSyncVar reports whether variable v is a synchronization object, whose
+// accesses are not analysed (paper §2.1).
+func (m *Model) IsSyncVar(v int) bool { return m.syncObj[m.Vars[v].Obj] }
+
+// Position returns the 1-based position in its thread of event index ev.
+func (m *Model) Position(ev int32) int32 {
+	t := &m.Threads[m.Events[ev].Thread-1]
+	return int32(sort.Search(len(t.Events), func(i int) bool { return t.Events[i] >= ev })) + 1
+}
+
+// EventAt returns the event at 1-based position pos of thread tid.
+func (m *Model) EventAt(tid int, pos int32) *Event {
+	return &m.Events[m.Threads[tid-1].Events[pos-1]]
+}
+
+// Clock returns how many events of thread other happen before (or at)
+// position pos of thread tid: the position in other of the latest event
+// that is causally before it, 0 if none.
+func (m *Model) Clock(tid int, pos int32, other int) int32 {
+	if pos <= 0 {
+		return 0
+	}
+	cs := m.Threads[tid-1].clocks
+	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
+	if i < 0 || other-1 >= len(cs[i].VC) {
+		return 0
+	}
+	return cs[i].VC[other-1]
+}
+
+// SharedVar is a variable accessed by at least two threads, at least one of
+// which writes it, with the candidate pairs of DESIGN §3.
+type SharedVar struct {
+	Var   int
+	Name  string
+	Pairs [][2]int // model thread ids, t1 < t2, both access it and one writes
+}
+
+// SharedVars returns the shared variables of the trace, in order of first
+// access, with their candidate thread pairs. Synchronization objects are
+// excluded.
+func (m *Model) SharedVars() []SharedVar {
+	var out []SharedVar
+	for v := 1; v < len(m.Vars); v++ {
+		if m.IsSyncVar(v) {
+			continue
+		}
+		// threads -> (reads, writes)
+		type rw struct{ r, w bool }
+		seen := map[int32]*rw{}
+		var order []int32
+		for _, ev := range m.Vars[v].Accesses {
+			e := &m.Events[ev]
+			s := seen[e.Thread]
+			if s == nil {
+				s = &rw{}
+				seen[e.Thread] = s
+				order = append(order, e.Thread)
+			}
+			if e.Kind == Write {
+				s.w = true
+			} else {
+				s.r = true
+			}
+		}
+		if len(order) < 2 {
+			continue
+		}
+		sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+		var pairs [][2]int
+		for i, a := range order {
+			for _, b := range order[i+1:] {
+				if seen[a].w || seen[b].w {
+					pairs = append(pairs, [2]int{int(a), int(b)})
+				}
+			}
+		}
+		if len(pairs) > 0 {
+			out = append(out, SharedVar{Var: v, Name: m.Vars[v].Name, Pairs: pairs})
+		}
+	}
+	return out
+}
+
+// EventCount returns the number of events kept.
+func (m *Model) EventCount() int { return len(m.Events) }

@@ -1,0 +1,714 @@
+package tracemodel
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Options control parsing.
+type Options struct {
+	// Lenient skips malformed lines and inconsistent events (counting them
+	// in Model.Skipped) instead of failing.
+	Lenient bool
+}
+
+// ParseError is a problem in the trace text, with its location.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// maxProblems bounds the skipped-line messages kept in lenient mode.
+const maxProblems = 20
+
+// Open parses the trace in the named file ("-" is standard input). Gzip and
+// zstd input are detected by their magic bytes.
+func Open(ctx context.Context, path string, opts Options) (*Model, error) {
+	if path == "-" {
+		return Parse(ctx, os.Stdin, "<stdin>", opts)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(ctx, f, path, opts)
+}
+
+// Parse reads a trace from r. name is used in messages.
+func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	in, closeIn, err := decompress(br, name)
+	if err != nil {
+		return nil, err
+	}
+	defer closeIn()
+	b := newBuilder(name, opts)
+	lr := bufio.NewReaderSize(in, 1<<16)
+	var long []byte
+	lineNo := 0
+	for {
+		line, err := lr.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = lr.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(line) > 0 {
+			lineNo++
+			if lineNo&0xffff == 0 {
+				if cerr := ctx.Err(); cerr != nil {
+					return nil, cerr
+				}
+			}
+			if perr := b.line(lineNo, line); perr != nil {
+				return nil, perr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, &ParseError{File: name, Line: lineNo + 1, Msg: "reading trace: " + readErrText(err)}
+		}
+	}
+	return b.finish(), nil
+}
+
+func readErrText(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "truncated input (unexpected end of compressed data)"
+	}
+	return err.Error()
+}
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+func decompress(br *bufio.Reader, name string) (io.Reader, func(), error) {
+	head, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, &ParseError{File: name, Line: 1, Msg: "reading gzip: " + readErrText(err)}
+		}
+		return zr, func() { zr.Close() }, nil
+	case bytes.HasPrefix(head, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, nil, &ParseError{File: name, Line: 1, Msg: "reading zstd: " + err.Error()}
+		}
+		return zr, zr.Close, nil
+	}
+	return br, func() {}, nil
+}
+
+// builder holds the state of one parse.
+type builder struct {
+	m    *Model
+	opts Options
+
+	objIndex    map[string]int32
+	locIndex    map[Loc]int32
+	threadIndex map[string]int32
+	varOf       []int32 // by object: current variable id, 0 if none
+	genOf       []int32 // by object: generation of the next variable
+	threads     []*tstate
+	release     map[int32][]int32 // cond/semaphore object -> VC of its latest Signal/Broadcast/SemPost
+	barrier     map[int32][]int32 // barrier object -> join of all BarrierWaits so far
+	locks       map[int32]*lockState
+	lockKind    map[int32]StepKind // object -> Lock or RdLock (mutex vs rwlock)
+}
+
+type tstate struct {
+	vc             []int32
+	n              int32   // events so far
+	pendingCreate  []int32 // VC of the Create of this thread, joined at its first event
+	pendingBarrier int32   // barrier object to join at the next event, 0 if none
+	joinedAt       int     // trace line of the Join of this thread, 0 if not joined
+	funcs          []int32 // Enter/Exit stack
+	waitFor        int32   // mutex a Wait must release next (see lockState.suspended), 0 if none
+	seen           bool    // has had an event of its own
+	createdAt      int     // trace line of its Create, 0 if none
+}
+
+type lockState struct {
+	holder  int32 // thread holding it exclusively, 0 if none
+	depth   int32
+	since   int // trace line where the outermost hold began
+	start   int32
+	readers map[int32]*readHold
+	// A Wait is recorded when it returns, so a mutex that another thread
+	// locks while its holder is blocked in pthread_cond_wait looks held.
+	// The holder's hold is then suspended until its next event, which must
+	// be that Wait.
+	suspended      int32 // thread whose hold is suspended, 0 if none
+	suspendedStart int32 // position where that hold began
+	takenAt        int   // trace line of the Lock that suspended it
+	taker          int32 // thread of that Lock
+}
+
+type readHold struct {
+	depth int32
+	start int32
+}
+
+func newBuilder(name string, opts Options) *builder {
+	return &builder{
+		m: &Model{
+			Name:    name,
+			Objects: []string{""},
+			Locs:    []Loc{{}},
+			Vars:    []Var{{}},
+			lockOps: map[lockThread][]lockOp{},
+		},
+		opts:        opts,
+		objIndex:    map[string]int32{"": 0},
+		locIndex:    map[Loc]int32{{}: 0},
+		threadIndex: map[string]int32{},
+		varOf:       []int32{0},
+		genOf:       []int32{0},
+		release:     map[int32][]int32{},
+		barrier:     map[int32][]int32{},
+		locks:       map[int32]*lockState{},
+		lockKind:    map[int32]StepKind{},
+	}
+}
+
+func (b *builder) obj(name []byte) int32 {
+	if id, ok := b.objIndex[string(name)]; ok {
+		return id
+	}
+	s := string(name)
+	id := int32(len(b.m.Objects))
+	b.m.Objects = append(b.m.Objects, s)
+	b.objIndex[s] = id
+	b.varOf = append(b.varOf, 0)
+	b.genOf = append(b.genOf, 1)
+	return id
+}
+
+func (b *builder) loc(file []byte, line int) int32 {
+	if id, ok := b.locIndex[Loc{File: string(file), Line: line}]; ok {
+		return id
+	}
+	l := Loc{File: string(file), Line: line}
+	id := int32(len(b.m.Locs))
+	b.m.Locs = append(b.m.Locs, l)
+	b.locIndex[l] = id
+	return id
+}
+
+func (b *builder) thread(handle []byte) int32 {
+	if id, ok := b.threadIndex[string(handle)]; ok {
+		return id
+	}
+	h := string(handle)
+	id := int32(len(b.m.Threads) + 1)
+	b.m.Threads = append(b.m.Threads, Thread{ID: int(id), Handle: h})
+	b.m.blocking = append(b.m.blocking, nil)
+	b.threads = append(b.threads, &tstate{})
+	b.threadIndex[h] = id
+	return id
+}
+
+// line handles one line of text. It returns an error only when parsing
+// must stop.
+func (b *builder) line(n int, text []byte) error {
+	text = bytes.TrimRight(text, "\r\n")
+	t := bytes.TrimSpace(text)
+	if len(t) == 0 || t[0] == '#' {
+		return nil
+	}
+	if msg := b.event(n, t); msg != "" {
+		if !b.opts.Lenient {
+			return &ParseError{File: b.m.Name, Line: n, Msg: msg}
+		}
+		b.m.Skipped++
+		if len(b.m.Problems) < maxProblems {
+			b.m.Problems = append(b.m.Problems, fmt.Sprintf("%s:%d: %s", b.m.Name, n, msg))
+		}
+	}
+	return nil
+}
+
+// fields splits a line at commas, trimming spaces, into dst.
+func fields(dst [][]byte, t []byte) [][]byte {
+	dst = dst[:0]
+	for {
+		i := bytes.IndexByte(t, ',')
+		if i < 0 {
+			return append(dst, bytes.TrimSpace(t))
+		}
+		dst = append(dst, bytes.TrimSpace(t[:i]))
+		t = t[i+1:]
+	}
+}
+
+var fieldNames = [...]string{"thread", "timestamp", "location", "action", "object"}
+
+// parseLoc splits "file-line", "file:line" or "?".
+func parseLoc(f []byte) (file []byte, line int, msg string) {
+	if len(f) == 1 && f[0] == '?' {
+		return nil, 0, ""
+	}
+	i := bytes.LastIndexByte(f, ':')
+	if j := bytes.LastIndexByte(f, '-'); i < 0 || (j > i && isDigits(f[j+1:])) {
+		i = j
+	}
+	if i <= 0 || i == len(f)-1 {
+		return nil, 0, fmt.Sprintf("bad location %q: want file-line, file:line or ?", f)
+	}
+	num := f[i+1:]
+	if !isDigits(num) || len(num) > 9 {
+		return nil, 0, fmt.Sprintf("bad line number %q in location %q", num, f)
+	}
+	for _, c := range num {
+		line = line*10 + int(c-'0')
+	}
+	return f[:i], line, ""
+}
+
+func isDigits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// event validates and applies one event line; it returns a problem message
+// or "". Nothing is changed when a problem is returned.
+func (b *builder) event(n int, t []byte) string {
+	var buf [8][]byte
+	f := fields(buf[:0], t)
+	if len(f) < 5 {
+		return fmt.Sprintf("missing field %s: want <thread>, <timestamp>, <file>-<line>, <action>, <object>[, <object2>]", fieldNames[len(f)])
+	}
+	for i := 0; i < 5; i++ {
+		if len(f[i]) == 0 {
+			return fmt.Sprintf("empty %s field", fieldNames[i])
+		}
+	}
+	kind, ok := ParseKind(string(f[3]))
+	if !ok {
+		return fmt.Sprintf("unknown action %q (want one of Read, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End)", f[3])
+	}
+	if len(f) > 6 || (len(f) == 6 && kind != Wait) {
+		return fmt.Sprintf("too many fields for %s: want %d", kind, 5+boolInt(kind == Wait))
+	}
+	if len(f) == 6 && len(f[5]) == 0 {
+		return "empty mutex field of Wait"
+	}
+	file, lineNo, msg := parseLoc(f[2])
+	if msg != "" {
+		return msg
+	}
+
+	// Validate against the current state before changing anything.
+	tid, known := b.threadIndex[string(f[0])]
+	var ts *tstate
+	if known {
+		ts = b.threads[tid-1]
+		if ts.joinedAt != 0 {
+			return fmt.Sprintf("event of thread %s after it was joined at line %d", f[0], ts.joinedAt)
+		}
+	}
+	objName := f[4]
+	if known && ts.waitFor != 0 {
+		mutex := b.m.Objects[ts.waitFor]
+		if kind != Wait || len(f) < 6 || string(f[5]) != mutex {
+			ls := b.locks[ts.waitFor]
+			return fmt.Sprintf("thread %s held %s when thread %s locked it at line %d, and its next event is not a Wait with that mutex",
+				f[0], mutex, b.m.Threads[ls.taker-1].Handle, ls.takenAt)
+		}
+	}
+	switch kind {
+	case Join, Create:
+		if bytes.Equal(objName, f[0]) {
+			return fmt.Sprintf("thread %s cannot %s itself", f[0], kind)
+		}
+		if kind == Join {
+			id, ok := b.threadIndex[string(objName)]
+			if !ok {
+				return fmt.Sprintf("Join of unknown thread %s (it never appeared and was never created)", objName)
+			}
+			if b.threads[id-1].joinedAt != 0 {
+				return fmt.Sprintf("Join of thread %s, already joined at line %d", objName, b.threads[id-1].joinedAt)
+			}
+		}
+	case Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Wait:
+		if msg := b.checkLock(kind, tid, f); msg != "" {
+			return msg
+		}
+	}
+
+	// Apply.
+	if !known {
+		tid = b.thread(f[0])
+		ts = b.threads[tid-1]
+	}
+	if !ts.seen {
+		ts.seen = true
+	}
+	ts.n++
+	pos := ts.n
+	changed := false
+	if ts.pendingCreate != nil {
+		changed = join(&ts.vc, ts.pendingCreate) || changed
+		ts.pendingCreate = nil
+	}
+	if ts.pendingBarrier != 0 {
+		changed = join(&ts.vc, b.barrier[ts.pendingBarrier]) || changed
+		ts.pendingBarrier = 0
+	}
+
+	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: b.loc(file, lineNo)}
+	if len(ts.funcs) > 0 {
+		ev.Func = ts.funcs[len(ts.funcs)-1]
+	}
+	switch kind {
+	case Create, Join:
+		other := b.thread(objName)
+		ev.Obj = other
+		os := b.threads[other-1]
+		if kind == Create {
+			if os.seen {
+				b.warn(fmt.Sprintf("%s:%d: Create of thread %s after its first event: no order from the Create", b.m.Name, n, objName))
+			} else {
+				os.pendingCreate = b.releaseVC(ts, tid, pos)
+				os.createdAt = n
+			}
+		} else {
+			child := make([]int32, len(os.vc))
+			copy(child, os.vc)
+			if len(child) >= int(other) {
+				child[other-1] = os.n
+			} else if os.n > 0 {
+				child = grow(child, int(other))
+				child[other-1] = os.n
+			}
+			changed = join(&ts.vc, child) || changed
+			os.joinedAt = n
+		}
+	default:
+		obj := b.obj(objName)
+		ev.Obj = obj
+		if kind.IsSync() {
+			b.markSync(obj)
+		}
+		switch kind {
+		case Read, Write:
+			v := b.varOf[obj]
+			if v == 0 {
+				name := string(objName)
+				if g := b.genOf[obj]; g > 1 {
+					name = fmt.Sprintf("%s#%d", objName, g)
+				}
+				v = int32(len(b.m.Vars))
+				b.m.Vars = append(b.m.Vars, Var{Name: name, Obj: obj})
+				b.varOf[obj] = v
+			}
+			ev.Obj = v
+			b.m.Vars[v].Accesses = append(b.m.Vars[v].Accesses, int32(len(b.m.Events)))
+		case Free:
+			if b.varOf[obj] != 0 || b.genOf[obj] > 1 {
+				b.genOf[obj]++
+			} else {
+				b.genOf[obj] = 2
+			}
+			b.varOf[obj] = 0
+		case Enter:
+			ts.funcs = append(ts.funcs, obj)
+			ev.Func = obj
+		case Exit:
+			if k := len(ts.funcs); k > 0 {
+				ts.funcs = ts.funcs[:k-1]
+			}
+		case Signal, Broadcast, SemPost:
+			b.release[obj] = b.releaseVC(ts, tid, pos)
+		case Wait, SemWait:
+			if rel, ok := b.release[obj]; ok {
+				changed = join(&ts.vc, rel) || changed
+			}
+			if len(f) == 6 {
+				ev.Obj2 = b.obj(f[5])
+				b.markSync(ev.Obj2)
+			}
+		case BarrierWait:
+			acc := b.barrier[obj]
+			join(&acc, b.releaseVC(ts, tid, pos))
+			b.barrier[obj] = acc
+			ts.pendingBarrier = obj
+		}
+		if kind.IsSync() && kind != Signal && kind != Broadcast && kind != SemPost &&
+			kind != SemWait && kind != BarrierWait {
+			b.applyLock(kind, tid, pos, n, ev.Obj, ev.Obj2)
+		}
+	}
+	if kind.Blocking() {
+		b.m.blocking[tid-1] = append(b.m.blocking[tid-1], pos)
+	}
+	th := &b.m.Threads[tid-1] // only now: b.thread above may grow m.Threads
+	if changed {
+		snap := make([]int32, len(ts.vc))
+		copy(snap, ts.vc)
+		th.clocks = append(th.clocks, clockSnap{Pos: pos, VC: snap})
+	}
+	th.Events = append(th.Events, int32(len(b.m.Events)))
+	b.m.Events = append(b.m.Events, ev)
+	return ""
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (b *builder) warn(s string) {
+	if len(b.m.Warnings) < maxProblems {
+		b.m.Warnings = append(b.m.Warnings, s)
+	}
+}
+
+func (b *builder) markSync(obj int32) {
+	for int(obj) >= len(b.m.syncObj) {
+		b.m.syncObj = append(b.m.syncObj, false)
+	}
+	b.m.syncObj[obj] = true
+}
+
+// releaseVC returns a copy of the thread's clock including its event at pos.
+func (b *builder) releaseVC(ts *tstate, tid int32, pos int32) []int32 {
+	vc := make([]int32, max(len(ts.vc), int(tid)))
+	copy(vc, ts.vc)
+	vc[tid-1] = pos
+	return vc
+}
+
+func grow(vc []int32, n int) []int32 {
+	for len(vc) < n {
+		vc = append(vc, 0)
+	}
+	return vc
+}
+
+// join sets *dst to the component-wise maximum of *dst and src and reports
+// whether *dst changed.
+func join(dst *[]int32, src []int32) bool {
+	changed := false
+	if len(*dst) < len(src) {
+		*dst = grow(*dst, len(src))
+	}
+	d := *dst
+	for i, x := range src {
+		if x > d[i] {
+			d[i] = x
+			changed = true
+		}
+	}
+	return changed
+}
+
+// lockKindOf classifies a lock action as mutex (Lock) or rwlock (RdLock).
+func lockKindOf(k Kind) StepKind {
+	switch k {
+	case RdLock, WrLock, RwUnlock:
+		return StepRdLock
+	}
+	return StepLock
+}
+
+// checkLock validates a lock action against the current lock state.
+func (b *builder) checkLock(kind Kind, tid int32, f [][]byte) string {
+	name := f[4]
+	if kind == Wait {
+		if len(f) < 6 {
+			return ""
+		}
+		name = f[5]
+	}
+	id, ok := b.objIndex[string(name)]
+	var ls *lockState
+	if ok {
+		ls = b.locks[id]
+		if want, used := b.lockKind[id]; used && want != lockKindOf(kind) {
+			what := "a mutex"
+			if want == StepRdLock {
+				what = "a rwlock"
+			}
+			return fmt.Sprintf("%s on %s, which is used as %s elsewhere", kind, name, what)
+		}
+	}
+	holds := func() bool {
+		if ls == nil || tid == 0 {
+			return false
+		}
+		if ls.holder == tid {
+			return true
+		}
+		_, r := ls.readers[tid]
+		return r
+	}
+	switch kind {
+	case Unlock, RwUnlock:
+		if !holds() {
+			return fmt.Sprintf("%s of %s, which thread %s does not hold", kind, name, f[0])
+		}
+	case Wait:
+		switch {
+		case ls != nil && tid != 0 && ls.suspended == tid && ls.holder != 0:
+			return fmt.Sprintf("Wait on %s returns holding %s while thread %s holds it (since line %d)", f[4], name, b.m.Threads[ls.holder-1].Handle, ls.since)
+		case ls == nil || tid == 0 || (ls.holder != tid && ls.suspended != tid):
+			return fmt.Sprintf("Wait on %s with mutex %s, which thread %s does not hold", f[4], name, f[0])
+		}
+	case Lock, TryLock, WrLock:
+		if ls != nil && ls.holder != 0 && ls.holder != tid {
+			// Allowed once if the holder is about to report a cond Wait.
+			if kind == WrLock || ls.suspended != 0 || b.threads[ls.holder-1].waitFor != 0 {
+				return fmt.Sprintf("%s of %s while thread %s holds it (since line %d)", kind, name, b.m.Threads[ls.holder-1].Handle, ls.since)
+			}
+		}
+		if kind == WrLock && ls != nil {
+			for r := range ls.readers {
+				if r != tid {
+					return fmt.Sprintf("WrLock of %s while thread %s holds it for reading", name, b.m.Threads[r-1].Handle)
+				}
+			}
+			if _, r := ls.readers[tid]; r && tid != 0 {
+				return fmt.Sprintf("WrLock of %s by thread %s, which already holds it for reading", name, f[0])
+			}
+		}
+	case RdLock:
+		if ls != nil && ls.holder != 0 && ls.holder != tid {
+			return fmt.Sprintf("RdLock of %s while thread %s holds it for writing (since line %d)", name, b.m.Threads[ls.holder-1].Handle, ls.since)
+		}
+	}
+	return ""
+}
+
+// applyLock updates lock state and records the operations the model keeps
+// (outermost acquisitions and final releases).
+func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int32) {
+	lock := obj
+	if kind == Wait {
+		if mutex == 0 {
+			return
+		}
+		lock = mutex
+	}
+	b.lockKind[lock] = lockKindOf(kind)
+	ls := b.locks[lock]
+	if ls == nil {
+		ls = &lockState{readers: map[int32]*readHold{}}
+		b.locks[lock] = ls
+	}
+	key := lockThread{lock: lock, thread: tid}
+	add := func(k StepKind, start int32, wait bool) {
+		b.m.lockOps[key] = append(b.m.lockOps[key], lockOp{Pos: pos, Kind: k, Start: start, Wait: wait})
+	}
+	switch kind {
+	case Lock, TryLock, WrLock:
+		sk := StepLock
+		if kind == WrLock {
+			sk = StepWrLock
+		}
+		if ls.holder == tid {
+			ls.depth++
+			return
+		}
+		if ls.holder != 0 { // the holder is blocked in a cond Wait (checked)
+			ls.suspended, ls.suspendedStart, ls.takenAt, ls.taker = ls.holder, ls.start, line, tid
+			b.threads[ls.holder-1].waitFor = lock
+		}
+		ls.holder, ls.depth, ls.since, ls.start = tid, 1, line, pos
+		add(sk, pos, false)
+	case RdLock:
+		if h, ok := ls.readers[tid]; ok {
+			h.depth++
+			return
+		}
+		if ls.holder == tid { // read lock under own write lock: nested
+			ls.depth++
+			return
+		}
+		ls.readers[tid] = &readHold{depth: 1, start: pos}
+		add(StepRdLock, pos, false)
+	case Unlock, RwUnlock:
+		sk := StepUnlock
+		if kind == RwUnlock {
+			sk = StepRwUnlock
+		}
+		if ls.holder == tid {
+			ls.depth--
+			if ls.depth == 0 {
+				add(sk, ls.start, false)
+				ls.holder = 0
+			}
+			return
+		}
+		h := ls.readers[tid]
+		h.depth--
+		if h.depth == 0 {
+			add(sk, h.start, false)
+			delete(ls.readers, tid)
+		}
+	case Wait:
+		// pthread_cond_wait releases the mutex completely and reacquires it.
+		start := ls.start
+		if ls.suspended == tid {
+			start = ls.suspendedStart
+			ls.suspended = 0
+			b.threads[tid-1].waitFor = 0
+			ls.holder, ls.depth = tid, 1
+		}
+		add(StepUnlock, start, true)
+		ls.start = pos
+		ls.since = line
+		add(StepLock, pos, true)
+	}
+}
+
+// finish builds the derived indexes.
+func (b *builder) finish() *Model {
+	m := b.m
+	for len(m.syncObj) < len(m.Objects) {
+		m.syncObj = append(m.syncObj, false)
+	}
+	m.rwObj = make([]bool, len(m.Objects))
+	for obj, k := range b.lockKind {
+		m.rwObj[obj] = k == StepRdLock
+	}
+	m.threadLocks = make([][]int32, len(m.Threads))
+	for k := range m.lockOps {
+		m.threadLocks[k.thread-1] = append(m.threadLocks[k.thread-1], k.lock)
+	}
+	for _, ls := range m.threadLocks {
+		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
+	}
+	return m
+}

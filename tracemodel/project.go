@@ -1,0 +1,401 @@
+package tracemodel
+
+import (
+	"fmt"
+	"sort"
+)
+
+// StepKind is the kind of a PairModel statement.
+type StepKind uint8
+
+// Statement kinds of a PairModel.
+const (
+	StepRead StepKind = iota + 1
+	StepWrite
+	StepLock     // mutex acquire
+	StepUnlock   // mutex release
+	StepRdLock   // rwlock shared acquire
+	StepWrLock   // rwlock exclusive acquire
+	StepRwUnlock // rwlock release
+	StepBoundary // blocking synchronization: the thread's accesses before and after are not one atomic region
+)
+
+var stepNames = [...]string{"", "Read", "Write", "Lock", "Unlock", "RdLock", "WrLock", "RwUnlock", "Boundary"}
+
+func (k StepKind) String() string {
+	if int(k) < len(stepNames) && k > 0 {
+		return stepNames[k]
+	}
+	return fmt.Sprintf("StepKind(%d)", k)
+}
+
+// MarshalText makes StepKind readable in JSON.
+func (k StepKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText parses the names of MarshalText.
+func (k *StepKind) UnmarshalText(b []byte) error {
+	for i := 1; i < len(stepNames); i++ {
+		if stepNames[i] == string(b) {
+			*k = StepKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown step kind %q", b)
+}
+
+// IsAccess reports whether k is a Read or Write.
+func (k StepKind) IsAccess() bool { return k == StepRead || k == StepWrite }
+
+// IsAcquire reports whether k acquires a lock.
+func (k StepKind) IsAcquire() bool { return k == StepLock || k == StepRdLock || k == StepWrLock }
+
+// IsRelease reports whether k releases a lock.
+func (k StepKind) IsRelease() bool { return k == StepUnlock || k == StepRwUnlock }
+
+// PairModel is the projection of the partial-order thread model onto one
+// shared variable and two threads (DESIGN §3). It is plain data: it can be
+// serialized (for example to send it to a remote worker) and it determines
+// the verdicts by itself.
+type PairModel struct {
+	Trace   string       `json:"trace"`
+	Var     string       `json:"var"`
+	Threads [2]ThreadRef `json:"threads"` // model thread 1 and 2 of the pair
+	Locks   []LockRef    `json:"locks"`   // the common locks the steps use
+	Steps   [2][]Step    `json:"steps"`   // per thread, program order
+}
+
+// StepRef identifies a step of a PairModel: Thread is 0 or 1 (model thread 1
+// or 2), Index the position in PairModel.Steps[Thread].
+type StepRef struct {
+	Thread int `json:"thread"`
+	Index  int `json:"index"`
+}
+
+// ThreadRef names a thread of the trace.
+type ThreadRef struct {
+	ID     int    `json:"id"`     // model id in the whole trace
+	Handle string `json:"handle"` // the trace's token
+}
+
+// LockRef names a lock of the model.
+type LockRef struct {
+	Name string `json:"name"`
+	RW   bool   `json:"rw,omitempty"` // a rwlock
+}
+
+// Step is one statement of a thread of a PairModel.
+type Step struct {
+	Kind StepKind `json:"kind"`
+	Lock int      `json:"lock,omitempty"` // index into PairModel.Locks, for lock steps
+	// Guard: the step may run only once the other thread's progress
+	// counter is at least Guard (0: no constraint). Encodes causal order.
+	Guard int `json:"guard,omitempty"`
+	// Progress: after the step, the thread's own progress counter is set to
+	// Progress (0: unchanged).
+	Progress int        `json:"progress,omitempty"`
+	Events   []EventRef `json:"events"` // the trace events this step stands for
+}
+
+// EventRef is a trace event, as reports show it.
+type EventRef struct {
+	TraceLine int    `json:"trace_line"`
+	Action    string `json:"action"`
+	File      string `json:"file,omitempty"`
+	Line      int    `json:"line,omitempty"`
+	Func      string `json:"func,omitempty"`
+}
+
+// Loc returns the source location of the event.
+func (e EventRef) Loc() Loc { return Loc{File: e.File, Line: e.Line} }
+
+// ProjectOptions tune Project.
+type ProjectOptions struct {
+	// NoBoundaries omits region boundaries (the paper's literal semantics).
+	NoBoundaries bool
+}
+
+// rawStep is a step before merging, with its positions in the thread.
+type rawStep struct {
+	Step
+	pos      int32 // position of the (last) event
+	first    int32 // position of the first event (merged steps)
+	guardPos int32 // position whose clock gives the guard
+	order    int8  // tie-break at equal positions (Wait: unlock, boundary, lock)
+	k        int32 // causal requirement: position in the other thread
+}
+
+// Project builds the PairModel of variable v for threads t1 and t2 (model
+// ids). Both threads must access v.
+func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) {
+	if v <= 0 || v >= len(m.Vars) {
+		return nil, fmt.Errorf("trace %s: no variable #%d", m.Name, v)
+	}
+	if t1 == t2 || t1 <= 0 || t2 <= 0 || t1 > len(m.Threads) || t2 > len(m.Threads) {
+		return nil, fmt.Errorf("trace %s: bad thread pair %d,%d", m.Name, t1, t2)
+	}
+	tids := [2]int{t1, t2}
+	var acc [2][]int32 // positions of accesses
+	var accEv [2][]int32
+	for _, ev := range m.Vars[v].Accesses {
+		for x := 0; x < 2; x++ {
+			if int(m.Events[ev].Thread) == tids[x] {
+				acc[x] = append(acc[x], m.Position(ev))
+				accEv[x] = append(accEv[x], ev)
+			}
+		}
+	}
+	for x := 0; x < 2; x++ {
+		if len(acc[x]) == 0 {
+			return nil, fmt.Errorf("trace %s: thread %s does not access %s", m.Name, m.Threads[tids[x]-1].Handle, m.Vars[v].Name)
+		}
+	}
+	common := intersect(m.threadLocks[t1-1], m.threadLocks[t2-1])
+
+	// Windows [start, end] of positions that matter (see DESIGN §3 and the
+	// comments in window).
+	var start, end [2]int32
+	for x := 0; x < 2; x++ {
+		c := acc[x][0]
+		if d := m.firstDependence(tids[x], tids[1-x]); d > 0 && d < c {
+			c = d
+		}
+		start[x] = m.openAt(tids[x], common, c)
+		end[x] = acc[x][len(acc[x])-1]
+	}
+	for changed := true; changed; {
+		changed = false
+		for x := 0; x < 2; x++ {
+			e := end[x]
+			if k := m.Clock(tids[1-x], end[1-x], tids[x]); k > e {
+				e = k
+			}
+			e = m.closeAfter(tids[x], common, e)
+			if e > end[x] {
+				end[x], changed = e, true
+			}
+		}
+	}
+
+	// Raw steps.
+	lockIndex := map[int32]int{}
+	var raw [2][]rawStep
+	for x := 0; x < 2; x++ {
+		tid := tids[x]
+		for i, pos := range acc[x] {
+			e := &m.Events[accEv[x][i]]
+			k := StepRead
+			if e.Kind == Write {
+				k = StepWrite
+			}
+			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Events: []EventRef{m.ref(e)}}, pos: pos, guardPos: pos})
+		}
+		for _, l := range common {
+			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= start[x] })
+			for ; i < len(ops) && ops[i].Pos <= end[x]; i++ {
+				op := ops[i]
+				e := m.EventAt(tid, op.Pos)
+				rs := rawStep{Step: Step{Kind: op.Kind, Events: []EventRef{m.ref(e)}}, pos: op.Pos, guardPos: op.Pos}
+				if op.Wait {
+					if op.Kind.IsRelease() {
+						rs.guardPos, rs.order = op.Pos-1, -1
+					} else {
+						rs.order = 1
+					}
+				}
+				idx, ok := lockIndex[l]
+				if !ok {
+					idx = len(lockIndex)
+					lockIndex[l] = idx
+				}
+				rs.Lock = idx
+				raw[x] = append(raw[x], rs)
+			}
+		}
+		if !opts.NoBoundaries {
+			bl := m.blocking[tid-1]
+			first, last := acc[x][0], acc[x][len(acc[x])-1]
+			i := sort.Search(len(bl), func(i int) bool { return bl[i] > first })
+			for ; i < len(bl) && bl[i] < last; i++ {
+				e := m.EventAt(tid, bl[i])
+				raw[x] = append(raw[x], rawStep{Step: Step{Kind: StepBoundary, Events: []EventRef{m.ref(e)}}, pos: bl[i], guardPos: bl[i] - 1})
+			}
+		}
+		sort.SliceStable(raw[x], func(i, j int) bool {
+			a, b := &raw[x][i], &raw[x][j]
+			if a.pos != b.pos {
+				return a.pos < b.pos
+			}
+			return a.order < b.order
+		})
+		for i := range raw[x] {
+			raw[x][i].first = raw[x][i].pos
+			raw[x][i].k = m.Clock(tid, raw[x][i].guardPos, tids[1-x])
+		}
+	}
+
+	// needed[x]: positions of thread x that the other thread waits for.
+	var needed [2][]int32
+	for x := 0; x < 2; x++ {
+		for _, s := range raw[1-x] {
+			if s.k > 0 && (len(needed[x]) == 0 || needed[x][len(needed[x])-1] != s.k) {
+				needed[x] = append(needed[x], s.k)
+			}
+		}
+	}
+	// slot(x, k): number of raw steps of thread x at or before position k.
+	slot := func(x int, k int32) int {
+		return sort.Search(len(raw[x]), func(i int) bool { return raw[x][i].pos > k })
+	}
+	var steps [2][]rawStep
+	for x := 0; x < 2; x++ {
+		for _, s := range raw[x] {
+			if n := len(steps[x]); n > 0 {
+				p := &steps[x][n-1]
+				if mergeable(p, &s) && !anyIn(needed[x], p.pos, s.first) && slot(1-x, p.k) == slot(1-x, s.k) {
+					p.Events = append(p.Events, s.Events...)
+					p.pos = s.pos
+					continue
+				}
+			}
+			steps[x] = append(steps[x], s)
+		}
+	}
+	// Progress marks and guards.
+	var rank [2][]int // per step: its progress value, 0 if unmarked
+	for x := 0; x < 2; x++ {
+		rank[x] = make([]int, len(steps[x]))
+		for _, k := range needed[x] {
+			i := sort.Search(len(steps[x]), func(i int) bool { return steps[x][i].pos > k }) - 1
+			if i >= 0 {
+				rank[x][i] = 1
+			}
+		}
+		r := 0
+		for i := range rank[x] {
+			if rank[x][i] != 0 {
+				r++
+				rank[x][i] = r
+				steps[x][i].Progress = r
+			}
+		}
+	}
+	pm := &PairModel{
+		Trace:   m.Name,
+		Var:     m.Vars[v].Name,
+		Threads: [2]ThreadRef{{ID: t1, Handle: m.Threads[t1-1].Handle}, {ID: t2, Handle: m.Threads[t2-1].Handle}},
+		Locks:   make([]LockRef, len(lockIndex)),
+	}
+	for l, i := range lockIndex {
+		pm.Locks[i] = LockRef{Name: m.Objects[l], RW: m.rwObj[l]}
+	}
+	for x := 0; x < 2; x++ {
+		other := steps[1-x]
+		last := 0
+		for _, s := range steps[x] {
+			g := 0
+			if s.k > 0 {
+				i := sort.Search(len(other), func(i int) bool { return other[i].pos > s.k }) - 1
+				for ; i >= 0 && g == 0; i-- {
+					g = rank[1-x][i]
+				}
+			}
+			if g > last {
+				s.Guard = g
+				last = g
+			} else {
+				s.Guard = 0
+			}
+			pm.Steps[x] = append(pm.Steps[x], s.Step)
+		}
+	}
+	return pm, nil
+}
+
+// mergeable reports whether two consecutive steps can be one statement.
+// Only region boundaries merge: two accesses of a thread, even of the same
+// kind, must stay separate statements, since the other thread may run
+// between them (R1 W2 R1 between two reads is P1, W1 W2 W1 between two
+// writes is P5).
+func mergeable(a, b *rawStep) bool {
+	return a.Kind == StepBoundary && b.Kind == StepBoundary
+}
+
+// anyIn reports whether a sorted list has a value in [lo, hi).
+func anyIn(sorted []int32, lo, hi int32) bool {
+	i := sort.Search(len(sorted), func(i int) bool { return sorted[i] >= lo })
+	return i < len(sorted) && sorted[i] < hi
+}
+
+func intersect(a, b []int32) []int32 {
+	var out []int32
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			out = append(out, a[i])
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return out
+}
+
+func (m *Model) ref(e *Event) EventRef {
+	l := m.Locs[e.Loc]
+	r := EventRef{TraceLine: int(e.Line), Action: e.Kind.String(), File: l.File, Line: l.Line}
+	if e.Func != 0 {
+		r.Func = m.Objects[e.Func]
+	}
+	return r
+}
+
+// firstDependence returns the first position of thread tid that causally
+// depends on an event of thread other, 0 if none. Before it, the thread's
+// lock-only prefix can run before anything of other and is left out.
+func (m *Model) firstDependence(tid, other int) int32 {
+	cs := m.Threads[tid-1].clocks
+	i := sort.Search(len(cs), func(i int) bool { return len(cs[i].VC) >= other && cs[i].VC[other-1] > 0 })
+	if i == len(cs) {
+		return 0
+	}
+	return cs[i].Pos
+}
+
+// openAt moves position c back to the start of every hold (of the given
+// locks) that is open at c, so that the window never cuts a critical
+// section in two.
+func (m *Model) openAt(tid int, locks []int32, c int32) int32 {
+	for moved := true; moved; {
+		moved = false
+		for _, l := range locks {
+			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= c }) - 1
+			if i >= 0 && ops[i].Kind.IsAcquire() && ops[i].Start < c {
+				c, moved = ops[i].Start, true
+			}
+		}
+	}
+	return c
+}
+
+// closeAfter moves position e forward to the release of every hold open at e.
+func (m *Model) closeAfter(tid int, locks []int32, e int32) int32 {
+	for moved := true; moved; {
+		moved = false
+		for _, l := range locks {
+			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos > e })
+			if i > 0 && ops[i-1].Kind.IsAcquire() && i < len(ops) {
+				// the release that ends this hold is the next op
+				if ops[i].Pos > e {
+					e, moved = ops[i].Pos, true
+				}
+			}
+		}
+	}
+	return e
+}
