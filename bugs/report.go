@@ -19,6 +19,9 @@ type Report struct {
 	Skipped  int      `json:"skipped_lines,omitempty"`
 	Problems []string `json:"problems,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Baseline names the report whose bugs were left out (--baseline);
+	// Stats.Baseline counts them.
+	Baseline string `json:"baseline,omitempty"`
 
 	Bugs       []Bug       `json:"bugs"`
 	Violations []Violation `json:"violations"`
@@ -36,13 +39,14 @@ type Stats struct {
 	Events     int           `json:"events"`
 	Threads    int           `json:"threads"`
 	SharedVars int           `json:"shared_vars"`
-	Models     int           `json:"models"`       // (variable, thread pair) models checked
-	Claims     int           `json:"claims"`       // claims decided
-	SpinModels int           `json:"spin_models"`  // models sent to Spin
-	CacheHits  int           `json:"cache_hits"`   // models answered from the verdict cache
-	Suppressed int           `json:"suppressed"`   // bugs matched by a suppression rule
-	Elapsed    time.Duration `json:"elapsed_ns"`   // wall time
-	Patterns   []string      `json:"patterns"`     // pattern ids checked
+	Models     int           `json:"models"`      // (variable, thread pair) models checked
+	Claims     int           `json:"claims"`      // claims decided
+	SpinModels int           `json:"spin_models"` // models sent to Spin
+	CacheHits  int           `json:"cache_hits"`  // models answered from the verdict cache
+	Suppressed int           `json:"suppressed"`  // bugs matched by a suppression rule
+	Baseline   int           `json:"baseline"`    // bugs left out because the baseline has them
+	Elapsed    time.Duration `json:"elapsed_ns"`  // wall time
+	Patterns   []string      `json:"patterns"`    // pattern ids checked
 }
 
 // Active returns the bugs that are not suppressed.
@@ -63,7 +67,9 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// ReadJSON reads a report written by WriteJSON, checking its schema.
+// ReadJSON reads a report written by WriteJSON, checking its schema and that
+// every bug's instances exist, so that renderers and diff can index without
+// checks.
 func ReadJSON(rd io.Reader, name string) (*Report, error) {
 	var r Report
 	dec := json.NewDecoder(rd)
@@ -73,20 +79,45 @@ func ReadJSON(rd io.Reader, name string) (*Report, error) {
 	if r.Schema != SchemaVersion {
 		return nil, fmt.Errorf("%s: report schema %q, want %q", name, r.Schema, SchemaVersion)
 	}
+	for _, b := range r.Bugs {
+		if b.ID == "" || len(b.Instances) == 0 {
+			return nil, fmt.Errorf("%s: bug %q has no id or no instances", name, b.ID)
+		}
+		for _, i := range b.Instances {
+			if i < 0 || i >= len(r.Violations) {
+				return nil, fmt.Errorf("%s: bug %s: instance %d out of range (%d violations)", name, b.ID, i, len(r.Violations))
+			}
+		}
+	}
 	return &r, nil
 }
 
-// WriteText writes the human-readable report: bugs grouped by source file,
-// each with its locations and one interleaving, then a summary line.
+// TextOptions change how WriteTextOptions renders.
+type TextOptions struct {
+	// Color marks up the text with ANSI escape sequences, for a terminal.
+	Color bool
+}
+
+// WriteText writes the human-readable report without color.
 func WriteText(w io.Writer, r *Report) error {
+	return WriteTextOptions(w, r, TextOptions{})
+}
+
+// WriteTextOptions writes the human-readable report: the active bugs grouped
+// by the source file of their first location, each with the interleaving of
+// one instance in two columns (local thread left, remote thread right), then
+// a summary. Warnings are not part of it: they are diagnostics, which the
+// caller shows where it shows diagnostics.
+func WriteTextOptions(w io.Writer, r *Report, o TextOptions) error {
 	ew := &errWriter{w: w}
+	st := styler(o.Color)
 	active := r.Active()
 	byFile := map[string][]Bug{}
 	var files []string
 	for _, b := range active {
-		f := b.Locations[0].File
-		if f == "" {
-			f = "?"
+		f := "?"
+		if len(b.Locations) > 0 && b.Locations[0].File != "" {
+			f = b.Locations[0].File
 		}
 		if _, ok := byFile[f]; !ok {
 			files = append(files, f)
@@ -95,63 +126,185 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		ew.printf("%s\n", f)
+		ew.printf("%s\n", st(styleFile, f))
 		for _, b := range byFile[f] {
-			v := r.Violations[b.Instances[0]]
-			ew.printf("  %s %s (%s) on %s", b.ID, b.Pattern, b.PatternName, strings.Join(b.Vars, ", "))
-			if b.Count > 1 {
-				ew.printf(" — %d instances", b.Count)
-			}
-			ew.printf("\n")
-			ew.printf("    local thread %s, remote thread %s:\n", v.Local.Handle, v.Remote.Handle)
-			for _, a := range v.Accesses {
-				fn := ""
-				if a.Func != "" {
-					fn = " in " + a.Func
-				}
-				ew.printf("      %-6s %-5s %s%s (trace line %d)\n", a.Role, a.Action, a.Location(), fn, a.TraceLine)
-			}
-			ew.printf("    interleaving: %s\n", compact(v))
+			writeTextBug(ew, st, r, b)
 		}
 		ew.printf("\n")
 	}
+	writeTextSummary(ew, r, len(active))
+	return ew.err
+}
+
+func writeTextBug(ew *errWriter, st func(style, string) string, r *Report, b Bug) {
+	ew.printf("  %s  %s on %s", st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
+	if b.Count == 1 {
+		ew.printf(" (1 instance)\n")
+	} else {
+		ew.printf(" (%d instances)\n", b.Count)
+	}
+	v := r.Violations[b.Instances[0]]
+	// Two lanes: the local thread on the left, the remote one on the right.
+	// A lane whose accesses are all in one function names it in its header
+	// instead of on every line.
+	localFn, remoteFn := laneFunc(v.Accesses, "local"), laneFunc(v.Accesses, "remote")
+	left := laneHeader(v.Local.Handle, "local", localFn)
+	right := laneHeader(v.Remote.Handle, "remote", remoteFn)
+	cell := func(a Access) (string, string) {
+		fn := a.Func
+		if (a.Role == "local" && localFn != "") || (a.Role == "remote" && remoteFn != "") {
+			fn = ""
+		}
+		rest := " " + a.Location()
+		if fn != "" {
+			rest += " " + fn + "()"
+		}
+		return fmt.Sprintf("%-5s", a.Action), rest
+	}
+	width := len(left)
+	for _, a := range v.Accesses {
+		if a.Role == "local" {
+			action, rest := cell(a)
+			width = max(width, len(action)+len(rest))
+		}
+	}
+	width += 4
+	ew.printf("    %s%s%s\n", st(styleThread, left), strings.Repeat(" ", width-len(left)), st(styleThread, right))
+	for _, a := range v.Accesses {
+		action, rest := cell(a)
+		styled := st(actionStyle(a.Action), action) + rest
+		if a.Role == "local" {
+			ew.printf("    %s\n", styled)
+		} else {
+			ew.printf("    %s%s\n", strings.Repeat(" ", width), styled)
+		}
+	}
+}
+
+// laneFunc returns the function of every access of the role, or "" when
+// they are in different functions or in none known.
+func laneFunc(as []Access, role string) string {
+	fn, first := "", true
+	for _, a := range as {
+		if a.Role != role {
+			continue
+		}
+		if first {
+			fn, first = a.Func, false
+		} else if a.Func != fn {
+			return ""
+		}
+	}
+	return fn
+}
+
+func laneHeader(handle, role, fn string) string {
+	h := fmt.Sprintf("thread %s (%s)", handle, role)
+	if fn != "" {
+		h += " in " + fn + "()"
+	}
+	return h
+}
+
+func writeTextSummary(ew *errWriter, r *Report, active int) {
 	s := r.Stats
-	ew.printf("%s: %d events, %d threads, %d shared variables, %d models, %d claims",
-		r.Trace, s.Events, s.Threads, s.SharedVars, s.Models, s.Claims)
+	ew.printf("%s: %d events, %d threads, %d shared %s, %d %s, %d claims",
+		r.Trace, s.Events, s.Threads, s.SharedVars, plural(s.SharedVars, "variable", "variables"),
+		s.Models, plural(s.Models, "model", "models"), s.Claims)
 	if s.CacheHits > 0 {
 		ew.printf(" (%d models from cache)", s.CacheHits)
 	}
-	ew.printf(", %s\n", s.Elapsed.Round(time.Millisecond))
+	if s.Elapsed > 0 {
+		ew.printf(", %s", s.Elapsed.Round(time.Millisecond))
+	}
+	ew.printf("\n")
 	if r.Skipped > 0 {
-		ew.printf("skipped %d malformed lines (--lenient); first: %s\n", r.Skipped, r.Problems[0])
+		ew.printf("skipped %d malformed lines (--lenient)", r.Skipped)
+		if len(r.Problems) > 0 {
+			ew.printf("; first: %s", r.Problems[0])
+		}
+		ew.printf("\n")
 	}
-	for _, wn := range r.Warnings {
-		ew.printf("warning: %s\n", wn)
+	newWord := ""
+	if r.Baseline != "" {
+		newWord = "new "
 	}
-	switch n := len(active); {
-	case n == 0:
-		ew.printf("no atomicity violation predicted")
-	default:
-		ew.printf("%d bug(s) predicted from %d violation instance(s)", n, len(r.Violations))
+	if active == 0 {
+		ew.printf("no %satomicity violation predicted", newWord)
+	} else {
+		instances := 0
+		for _, b := range r.Active() {
+			instances += b.Count
+		}
+		ew.printf("%d %s%s predicted from %d violation %s", active, newWord, plural(active, "bug", "bugs"),
+			instances, plural(instances, "instance", "instances"))
 	}
 	if s.Suppressed > 0 {
 		ew.printf(", %d suppressed", s.Suppressed)
 	}
+	if r.Baseline != "" {
+		ew.printf(", %d known from baseline %s", s.Baseline, r.Baseline)
+	}
 	ew.printf("\n")
-	return ew.err
 }
 
-// compact renders the instance part of an interleaving on one line, e.g.
-// "t1 R:bank.c:10 → t2 W:bank.c:20 → t1 W:bank.c:12".
-func compact(v Violation) string {
-	var parts []string
-	for _, a := range v.Interleaving {
-		if !a.Instance {
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s %s:%s", a.Handle, a.Action[:1], a.Location()))
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
 	}
-	return strings.Join(parts, " → ")
+	return many
+}
+
+// style is a kind of text that color marks up.
+type style int
+
+const (
+	styleFile style = iota
+	styleID
+	stylePattern
+	styleThread
+	styleRead
+	styleWrite
+	styleOther
+)
+
+// ansiCode is the SGR sequence of a style: only bold, dim, underline and
+// the basic eight colors, which every terminal and both light and dark
+// themes render.
+func ansiCode(k style) string {
+	switch k {
+	case styleFile:
+		return "\x1b[1;4m"
+	case styleID, styleOther:
+		return "\x1b[2m"
+	case stylePattern:
+		return "\x1b[1;33m"
+	case styleThread:
+		return "\x1b[1m"
+	case styleRead:
+		return "\x1b[36m"
+	case styleWrite:
+		return "\x1b[1;31m"
+	}
+	return ""
+}
+
+func actionStyle(action string) style {
+	switch action {
+	case "Read":
+		return styleRead
+	case "Write":
+		return styleWrite
+	}
+	return styleOther
+}
+
+// styler returns a function that marks up text, or leaves it as is.
+func styler(color bool) func(style, string) string {
+	if !color {
+		return func(_ style, s string) string { return s }
+	}
+	return func(k style, s string) string { return ansiCode(k) + s + "\x1b[0m" }
 }
 
 type errWriter struct {

@@ -188,26 +188,11 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 	if err != nil {
 		return nil, err
 	}
-	rep := &bugs.Report{
-		Schema:   bugs.SchemaVersion,
-		Tool:     bugs.Tool{Name: "mcpredict", Version: opts.Version, Engine: string(opts.Engine)},
-		Trace:    m.Name,
-		Skipped:  m.Skipped,
-		Problems: m.Problems,
-		Warnings: m.Warnings,
-	}
-	rep.Stats.Events = m.EventCount()
-	rep.Stats.Threads = len(m.Threads)
-	rep.Stats.SharedVars = len(m.SharedVars())
-	for _, p := range opts.Patterns {
-		rep.Stats.Patterns = append(rep.Stats.Patterns, p.ID)
-	}
 	checker := NewChecker(opts)
 	results := make([]PairResult, len(tasks))
 	var (
-		mu       sync.Mutex
-		firstErr error
-		prog     = Progress{Total: len(tasks), Started: start}
+		mu   sync.Mutex
+		prog = Progress{Total: len(tasks), Started: start}
 	)
 	err = forEach(ctx, len(tasks), opts.Jobs, func(ctx context.Context, i int) error {
 		t := tasks[i]
@@ -230,10 +215,30 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		return nil
 	})
 	if err != nil {
-		if firstErr == nil {
-			firstErr = err
-		}
-		return nil, firstErr
+		return nil, err
+	}
+	rep := Assemble(m, opts, results)
+	rep.Stats.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// Assemble builds the report of a trace from the results of its tasks (in
+// any order; violations are sorted). Elapsed is left to the caller.
+func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Report {
+	opts.defaults()
+	rep := &bugs.Report{
+		Schema:   bugs.SchemaVersion,
+		Tool:     bugs.Tool{Name: "mcpredict", Version: opts.Version, Engine: string(opts.Engine)},
+		Trace:    m.Name,
+		Skipped:  m.Skipped,
+		Problems: m.Problems,
+		Warnings: m.Warnings,
+	}
+	rep.Stats.Events = m.EventCount()
+	rep.Stats.Threads = len(m.Threads)
+	rep.Stats.SharedVars = len(m.SharedVars())
+	for _, p := range opts.Patterns {
+		rep.Stats.Patterns = append(rep.Stats.Patterns, p.ID)
 	}
 	for _, r := range results {
 		rep.Violations = append(rep.Violations, r.Violations...)
@@ -245,7 +250,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 			rep.Stats.CacheHits++
 		}
 	}
-	rep.Stats.Models = len(tasks)
+	rep.Stats.Models = len(results)
 	sortViolations(rep.Violations)
 	rep.Bugs = bugs.Dedupe(rep.Violations)
 	if rep.Violations == nil {
@@ -254,8 +259,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 	if rep.Bugs == nil {
 		rep.Bugs = []bugs.Bug{}
 	}
-	rep.Stats.Elapsed = time.Since(start)
-	return rep, nil
+	return rep
 }
 
 // sortViolations orders violations deterministically whatever the order in

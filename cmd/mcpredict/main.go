@@ -34,6 +34,9 @@ func commands() map[string]command {
 		"run":      {"predict atomicity violations in a trace", cmdRun},
 		"model":    {"print the Promela model of one (variable, thread pair)", cmdModel},
 		"patterns": {"list the atomicity-violation patterns and their LTL", cmdPatterns},
+		"diff":     {"compare two JSON reports: new, fixed and unchanged bugs", cmdDiff},
+		"cc":       {"compile and link a C/C++ program so that it can be recorded", cmdCC},
+		"record":   {"run a program built with mcpredict cc and write its trace", cmdRecord},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/spinrunner"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
@@ -30,8 +31,18 @@ including violations that did not happen in the recorded run.
 TRACE is a Pin-style CSV trace (see README "Trace format"), optionally gzip
 or zstd compressed, or - for standard input.
 
-Exit status: 0 no violation, 1 violations found, 2 bad usage or bad input,
-3 internal or tool failure (spin or gcc missing or failing).`
+The report goes to standard output (or -o FILE) as --format text (bugs
+grouped by source file, each with its interleaving), json (the versioned
+schema mcpredict.report/v1, input of mcpredict diff and --baseline), sarif
+(SARIF 2.1.0 for code scanning) or html (one self-contained page with a
+swimlane diagram per bug; --src-root adds source snippets). --baseline
+leaves out the bugs a previous JSON report has; --suppressions silences
+the bugs its rules match (docs/formats.md). Both are counted in the
+summary. On a terminal, standard error shows a progress bar (--quiet: none).
+
+Exit status: 0 no violation, 1 violations found (not counting the bugs left
+out by --baseline or --suppressions), 2 bad usage or bad input, 3 internal
+or tool failure (spin or gcc missing or failing).`
 
 // checkFlags are the flags shared by the commands that check traces.
 type checkFlags struct {
@@ -124,11 +135,16 @@ func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
 	return out, nil
 }
 
-// formats are the report renderers by --format name.
-func formats() map[string]func(io.Writer, *bugs.Report) error {
+// formats are the report renderers by --format name; o configures sarif
+// and html, color the text.
+func formats(o report.Options, color bool) map[string]func(io.Writer, *bugs.Report) error {
 	return map[string]func(io.Writer, *bugs.Report) error{
-		"text": bugs.WriteText,
-		"json": bugs.WriteJSON,
+		"text": func(w io.Writer, r *bugs.Report) error {
+			return bugs.WriteTextOptions(w, r, bugs.TextOptions{Color: color})
+		},
+		"json":  bugs.WriteJSON,
+		"sarif": func(w io.Writer, r *bugs.Report) error { return report.WriteSARIF(w, r, o) },
+		"html":  func(w io.Writer, r *bugs.Report) error { return report.WriteHTML(w, r, o) },
 	}
 }
 
@@ -136,8 +152,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", "[flags] TRACE", runDescription, stderr)
 	var cf checkFlags
 	cf.register(fs)
-	format := fs.String("format", "text", "report format: text or json")
-	out := fs.String("o", "", "write the report to `FILE` instead of standard output")
+	var of outputFlags
+	of.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -149,10 +165,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpredict run: want exactly one TRACE argument (see mcpredict run -h)")
 		return exitUsage
 	}
-	render, ok := formats()[*format]
-	if !ok {
-		fmt.Fprintf(stderr, "mcpredict run: unknown --format %q\n", *format)
-		return exitUsage
+	filt, err := of.load()
+	if err != nil {
+		return fail(stderr, "run", err)
 	}
 	opts, err := cf.options()
 	if err != nil {
@@ -162,11 +177,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
+	var endProgress func()
+	opts.Progress, endProgress = of.progress(stderr)
 	rep, err := predict.Run(ctx, m, opts)
+	endProgress()
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
-	if err := writeOutput(*out, stdout, func(w io.Writer) error { return render(w, rep) }); err != nil {
+	filt.apply(rep)
+	of.warn(stderr, "run", rep)
+	if err := of.write(stdout, rep, opts.Patterns); err != nil {
 		return fail(stderr, "run", fmt.Errorf("writing report: %w", err))
 	}
 	if len(rep.Active()) > 0 {

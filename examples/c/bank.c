@@ -2,25 +2,28 @@
  * bank.c — lost update on a bank account balance.
  *
  * Two tellers deposit into one account. deposit() reads the balance and
- * writes it back without a lock, so another deposit can slip in between
- * (pattern P3, lost update: R1 W2 W1). The recorded run may or may not
- * lose an update; the predictor finds the bug either way.
+ * writes it back without a lock, so the other teller's deposit can come
+ * in between and be lost (pattern P3, lost update: R1 W2 W1).
  *
- * Build and check:
+ * With a stagger (second argument, in microseconds) the second teller
+ * starts after the first has finished: the recorded run then loses no
+ * update, and mcpredict still predicts the bug from it.
+ *
  *   mcpredict cc -O1 -o bank bank.c
- *   mcpredict record -o bank.csv -- ./bank
+ *   mcpredict record -o bank.csv -- ./bank 2 20000
  *   mcpredict run bank.csv
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static long balance;
 
-static void deposit(long amount)
+__attribute__((noinline)) static void deposit(long amount)
 {
-	long b = balance;        /* BUG: read ... */
-	balance = b + amount;    /* ... and write are not one atomic step */
+	long b = balance;     /* @read: BUG, the read ... */
+	balance = b + amount; /* @write: ... and the write are not one atomic step */
 }
 
 static void *teller(void *arg)
@@ -34,8 +37,11 @@ static void *teller(void *arg)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 2;
+	long stagger = argc > 2 ? atol(argv[2]) : 0;
 	pthread_t a, b;
 	pthread_create(&a, NULL, teller, (void *)n);
+	if (stagger > 0)
+		usleep((useconds_t)stagger); /* not synchronisation: no order in the model */
 	pthread_create(&b, NULL, teller, (void *)n);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);

@@ -94,6 +94,10 @@ struct thr {
 	uint64_t woff; /* file offset of win */
 	uint32_t pos;  /* next free byte in win */
 	uintptr_t stk_lo, stk_size;
+	/* The last atomic acquire recorded, to fold spin loops (atomic_post). */
+	uintptr_t acq_addr;
+	uint64_t acq_end; /* log offset just after it */
+	uint32_t acq_rel; /* releases on its stripe at that time */
 };
 
 static __thread struct thr T __attribute__((tls_model("initial-exec")));
@@ -648,6 +652,7 @@ void __tsan_release(void *a) { ev(MCPREC_AREL, a, 0, RA()); }
 
 #define STRIPES 1024
 static uint32_t g_stripes[STRIPES];
+static uint32_t g_releases[STRIPES]; /* releases recorded per stripe */
 
 static inline uint32_t *stripe(const volatile void *a)
 {
@@ -699,13 +704,29 @@ static inline struct thr *atomic_pre(const volatile void *a, int sync, uint32_t 
 	return t;
 }
 
+/* atomic_post records the operation, with the stripe still locked. A spin
+ * loop (while (!atomic_load(&ready));) would record one Wait per turn; an
+ * acquire that directly follows the thread's previous one on the same
+ * address, with no release on it in between, adds no order and no new
+ * region boundary, and is left out. */
 static inline void atomic_post(struct thr *t, uint32_t *lk, const volatile void *a, int acq, int rel,
 			       uint64_t pc)
 {
-	if (acq)
-		put(t, next_seq(), MCPREC_AACQ, pc, (uint64_t)(uintptr_t)a, 0);
-	if (rel)
+	uint32_t *releases = &g_releases[lk - g_stripes];
+	if (acq) {
+		uint64_t at = t->woff + t->pos;
+		if (rel || t->acq_addr != (uintptr_t)a || t->acq_end != at || t->acq_rel != *releases) {
+			put(t, next_seq(), MCPREC_AACQ, pc, (uint64_t)(uintptr_t)a, 0);
+			t->acq_addr = (uintptr_t)a;
+			t->acq_end = t->woff + t->pos;
+			t->acq_rel = *releases;
+		}
+	}
+	if (rel) {
 		put(t, next_seq(), MCPREC_AREL, pc, (uint64_t)(uintptr_t)a, 0);
+		(*releases)++;
+		t->acq_addr = 0;
+	}
 	spin_unlock(lk);
 	t->busy = 0;
 }
@@ -1084,34 +1105,42 @@ ACQUIRE(pthread_rwlock_trywrlock, pthread_rwlock_t, MCPREC_WRLOCK)
 ACQUIRE_TIMED(pthread_rwlock_timedwrlock, pthread_rwlock_t, MCPREC_WRLOCK)
 RELEASE(pthread_rwlock_unlock, pthread_rwlock_t, MCPREC_RWUNLOCK)
 
-/* ---- condition variables ---- */
+/* ---- condition variables ----
+ *
+ * A wait is recorded as three events: Unlock of the mutex, numbered and
+ * stored before blocking; at wake-up, with the mutex held again, Wait on
+ * the cond (only if woken, not on a time-out) and Lock of the mutex. The
+ * trace's "Wait, cond, mutex" form would put the release of the mutex at
+ * the wake-up, after the other threads that took the mutex meanwhile —
+ * in a bounded buffer, where both sides wait on one mutex, the trace
+ * would then show two threads holding it at once.
+ */
+
+static inline void wait_begin(struct thr *t, pthread_mutex_t *m, uint64_t pc)
+{
+	if (t)
+		put(t, next_seq(), MCPREC_UNLOCK, pc, (uint64_t)(uintptr_t)m, 0);
+}
+
+static void wait_end(struct thr *t, int woken, pthread_cond_t *c, pthread_mutex_t *m, uint64_t pc)
+{
+	if (!t || t->state != T_READY)
+		return;
+	if (woken)
+		put(t, next_seq(), MCPREC_WAIT, pc, (uint64_t)(uintptr_t)c, 0);
+	put(t, next_seq(), MCPREC_LOCK, pc, (uint64_t)(uintptr_t)m, 0);
+}
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	uint64_t pc = RA();
 	ENSURE(pthread_cond_wait);
+	struct thr *t = cur();
+	wait_begin(t, m, pc);
 	int rc = real_pthread_cond_wait(c, m);
-	/* At wake-up, with the mutex held again: the trace's Wait implies the
-	 * Unlock before and the Lock after. */
 	if (rc == 0)
-		ev(MCPREC_WAIT, c, (uint64_t)(uintptr_t)m, pc);
+		wait_end(t, 1, c, m, pc);
 	return rc;
-}
-
-/* timed_waited records a timed wait that returned rc. A wait that timed
- * out was woken by no Signal: it is the Unlock (numbered before blocking)
- * and the Lock of its mutex, not a Wait. */
-static void timed_waited(struct thr *t, uint64_t before, int rc, pthread_cond_t *c,
-			 pthread_mutex_t *m, uint64_t pc)
-{
-	if (!t)
-		return;
-	if (rc == 0) {
-		put(t, next_seq(), MCPREC_WAIT, pc, (uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)m);
-	} else if (rc == ETIMEDOUT) {
-		put(t, before, MCPREC_UNLOCK, pc, (uint64_t)(uintptr_t)m, 0);
-		put(t, next_seq(), MCPREC_LOCK, pc, (uint64_t)(uintptr_t)m, 0);
-	}
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts)
@@ -1119,9 +1148,12 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	uint64_t pc = RA();
 	ENSURE(pthread_cond_timedwait);
 	struct thr *t = cur();
-	uint64_t before = t ? next_seq() : 0;
+	wait_begin(t, m, pc);
 	int rc = real_pthread_cond_timedwait(c, m, ts);
-	timed_waited(t, before, rc, c, m, pc);
+	/* A wait that timed out was woken by no Signal; it still holds the
+	 * mutex again. */
+	if (rc == 0 || rc == ETIMEDOUT)
+		wait_end(t, rc == 0, c, m, pc);
 	return rc;
 }
 
@@ -1131,9 +1163,10 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
 	uint64_t pc = RA();
 	ENSURE(pthread_cond_clockwait);
 	struct thr *t = cur();
-	uint64_t before = t ? next_seq() : 0;
+	wait_begin(t, m, pc);
 	int rc = real_pthread_cond_clockwait(c, m, clk, ts);
-	timed_waited(t, before, rc, c, m, pc);
+	if (rc == 0 || rc == ETIMEDOUT)
+		wait_end(t, rc == 0, c, m, pc);
 	return rc;
 }
 

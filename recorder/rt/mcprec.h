@@ -60,7 +60,7 @@ enum mcprec_kind {
 	MCPREC_RDLOCK = 7,     /* addr = rwlock */
 	MCPREC_WRLOCK = 8,
 	MCPREC_RWUNLOCK = 9,
-	MCPREC_WAIT = 10,      /* addr = cond, extra = mutex; at wake-up */
+	MCPREC_WAIT = 10,      /* addr = cond, extra = mutex or 0; at wake-up */
 	MCPREC_SIGNAL = 11,    /* addr = cond */
 	MCPREC_BROADCAST = 12, /* addr = cond */
 	MCPREC_BARRIER = 13,   /* addr = barrier; at arrival */

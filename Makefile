@@ -1,0 +1,36 @@
+# mcpredict — see README.md.
+#   make run    set up (installs spin/gcc if missing), build, predict on an example
+#   make test   set up, then vet, format check, go test -race ./... (unit + end-to-end)
+#   make bench  benchmarks, printed as a table
+
+GO      ?= go
+BIN     := bin/mcpredict
+EXAMPLE ?= examples/bank.csv
+
+.PHONY: setup build run test bench generate clean
+
+setup:
+	./scripts/setup.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/mcpredict
+
+# mcpredict exits 1 when it predicts violations: that is the expected outcome here.
+run: setup build
+	./$(BIN) run $(EXAMPLE); status=$$?; [ $$status -le 1 ] || exit $$status
+
+test: setup build
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -race -timeout 20m ./...
+
+bench: setup build
+	./scripts/bench.sh
+
+# Regenerates the ANTLR parser of the pattern language (needs Node/npm).
+generate:
+	$(GO) generate ./...
+
+clean:
+	rm -rf bin

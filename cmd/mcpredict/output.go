@@ -1,0 +1,134 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/report"
+)
+
+// outputFlags choose how a report is filtered (baseline, suppressions) and
+// rendered, and what the user sees while it is made.
+type outputFlags struct {
+	format, out, srcRoot, color string
+	baseline, suppressions      string
+	quiet                       bool
+}
+
+func (o *outputFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.format, "format", "text", "report format: text, json, sarif or html")
+	fs.StringVar(&o.out, "o", "", "write the report to `FILE` instead of standard output")
+	fs.StringVar(&o.srcRoot, "src-root", "", "`DIR` the trace's source paths are relative to: source snippets in html, base URI in sarif")
+	fs.StringVar(&o.color, "color", report.ColorAuto, "color the text report: auto (when writing to a terminal), always or never")
+	fs.StringVar(&o.baseline, "baseline", "", "report only bugs that are not in the JSON report `BASE.json` (counted in the summary)")
+	fs.StringVar(&o.suppressions, "suppressions", "", "suppress the bugs matched by the rules in `FILE` (see docs/formats.md)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar and no warnings on standard error")
+}
+
+// filters are the baseline and suppression rules, loaded before the run so
+// that a bad file fails fast.
+type filters struct {
+	base     *bugs.Report
+	baseName string
+	rules    []bugs.SuppressionRule
+}
+
+// load checks the flags and reads the baseline and suppressions files. Any
+// problem is the user's: a *predict.UsageError (exit status 2).
+func (o *outputFlags) load() (filters, error) {
+	var f filters
+	if _, ok := formats(report.Options{}, false)[o.format]; !ok {
+		return f, &predict.UsageError{Msg: fmt.Sprintf("unknown --format %q: want text, json, sarif or html", o.format)}
+	}
+	if _, err := report.UseColor(o.color, io.Discard, func(string) string { return "" }); err != nil {
+		return f, &predict.UsageError{Msg: "--color: " + err.Error()}
+	}
+	if o.srcRoot != "" {
+		if fi, err := os.Stat(o.srcRoot); err != nil || !fi.IsDir() {
+			return f, &predict.UsageError{Msg: fmt.Sprintf("--src-root %s: not a directory", o.srcRoot)}
+		}
+	}
+	if o.baseline != "" {
+		base, err := readReport(o.baseline)
+		if err != nil {
+			return f, &predict.UsageError{Msg: "--baseline: " + err.Error()}
+		}
+		f.base, f.baseName = base, o.baseline
+	}
+	if o.suppressions != "" {
+		file, err := os.Open(o.suppressions)
+		if err != nil {
+			return f, &predict.UsageError{Msg: "--suppressions: " + err.Error()}
+		}
+		defer file.Close()
+		f.rules, err = bugs.ParseSuppressions(file, o.suppressions)
+		if err != nil {
+			return f, &predict.UsageError{Msg: "--suppressions: " + err.Error()}
+		}
+	}
+	return f, nil
+}
+
+// apply leaves the baseline's bugs out of rep, then marks the suppressed
+// ones (in that order, so that the suppressed count is about new bugs).
+func (f filters) apply(rep *bugs.Report) {
+	if f.base != nil {
+		bugs.ApplyBaseline(rep, f.base, f.baseName)
+	}
+	if len(f.rules) > 0 {
+		bugs.Suppress(rep, f.rules)
+	}
+}
+
+// progress returns the callback that draws a progress bar on stderr, and
+// the function that erases it; both do nothing unless stderr is a terminal
+// and --quiet is off.
+func (o *outputFlags) progress(stderr io.Writer) (func(predict.Progress), func()) {
+	if o.quiet || !report.IsTerminal(stderr) {
+		return nil, func() {}
+	}
+	bar := report.NewProgress(stderr, time.Now)
+	return func(p predict.Progress) { bar.Update(p.Done, p.Total, p.Violations, p.Started) }, bar.Done
+}
+
+// warn prints the report's warnings to stderr unless --quiet.
+func (o *outputFlags) warn(stderr io.Writer, cmd string, rep *bugs.Report) {
+	if o.quiet {
+		return
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(stderr, "mcpredict %s: warning: %s\n", cmd, w)
+	}
+}
+
+// write renders rep in the chosen format to -o FILE or stdout.
+func (o *outputFlags) write(stdout io.Writer, rep *bugs.Report, pats []ltl.Pattern) error {
+	color := false
+	if o.format == "text" {
+		toFile := o.out != "" && o.out != "-"
+		switch {
+		case o.color == report.ColorAlways:
+			color = true
+		case o.color == report.ColorAuto && !toFile:
+			color, _ = report.UseColor(report.ColorAuto, stdout, os.Getenv)
+		}
+	}
+	render := formats(report.Options{Patterns: pats, SrcRoot: o.srcRoot}, color)[o.format]
+	return writeOutput(o.out, stdout, func(w io.Writer) error { return render(w, rep) })
+}
+
+// readReport reads a JSON report written by mcpredict run --format json.
+func readReport(path string) (*bugs.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return bugs.ReadJSON(f, path)
+}

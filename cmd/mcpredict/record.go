@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/mcpredict/mcpredict/recorder"
+)
+
+const ccDescription = `
+Runs gcc (g++ for C++ sources) with the flags that make a program record
+its execution: compiles with ThreadSanitizer instrumentation
+(-fsanitize=thread, and -g unless a -g level is given) and links against
+the mcpredict recorder runtime instead of libtsan. Use it as CC/CXX:
+
+  mcpredict cc -O1 -o bank bank.c
+  make CC="mcpredict cc" CXX="mcpredict cc --compiler=g++"
+
+The program runs normally; it records only under "mcpredict record".
+The runtime is built from source with gcc on first use, into the user's
+cache directory (or given prebuilt by MCPREDICT_RUNTIME=path/libmcprec.a).
+
+Options of mcpredict cc come first; every other argument goes to gcc:
+  --compiler=NAME   the compiler driver (default $MCPREDICT_CC, else gcc or g++)
+  --cache-dir=DIR   where the runtime is built (default the user cache dir)
+  --print-runtime   build the runtime if needed and print its path
+  --show            print each command before running it
+
+Exit status: that of a failing compile is 2; 3 if gcc or the runtime
+build is missing or broken.`
+
+func cmdCC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	compiler := os.Getenv("MCPREDICT_CC")
+	cacheDir := ""
+	show, printRuntime := false, false
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "-h" || a == "--help" || a == "-help":
+			fmt.Fprintf(stdout, "Usage: mcpredict cc [options] GCC-ARGUMENTS...\n\n%s\n", strings.TrimSpace(ccDescription))
+			return exitOK
+		case strings.HasPrefix(a, "--compiler="):
+			compiler = strings.TrimPrefix(a, "--compiler=")
+		case strings.HasPrefix(a, "--cache-dir="):
+			cacheDir = strings.TrimPrefix(a, "--cache-dir=")
+		case a == "--print-runtime":
+			printRuntime = true
+		case a == "--show":
+			show = true
+		case a == "--":
+			args = args[1:]
+			goto done
+		default:
+			goto done
+		}
+		args = args[1:]
+	}
+done:
+	if cacheDir == "" {
+		cacheDir = recorder.DefaultCacheDir()
+	}
+	if printRuntime {
+		c := compiler
+		if c == "" {
+			c = "gcc"
+		}
+		lib, err := recorder.RuntimeLib(ctx, c, cacheDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpredict cc: %v\n", err)
+			return exitInternal
+		}
+		fmt.Fprintln(stdout, lib)
+		return exitOK
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "mcpredict cc: no compiler arguments (see mcpredict cc -h)")
+		return exitUsage
+	}
+	err := recorder.CC(ctx, args, compiler, cacheDir, show, stdout, stderr)
+	if err == nil {
+		return exitOK
+	}
+	var ce *recorder.CompileError
+	var ee *exec.ExitError
+	if errors.As(err, &ce) && errors.As(err, &ee) {
+		// The compiler has said why on stderr already.
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "mcpredict cc: %v\n", err)
+	return exitInternal
+}
+
+const recordDescription = `
+Runs PROGRAM (built with "mcpredict cc") with recording on and writes the
+trace of its execution, in the observed order, to the -o file (DESIGN §2
+format; check it with "mcpredict run"). The program's input and output pass
+through. A program that fails, crashes or is killed still leaves the trace
+of what it did until then.
+
+With -from-raw DIR, no program is run: the raw log that a program wrote
+into DIR (run with MCPREDICT_TRACE_DIR=DIR) is converted.
+
+Exit status: 0 when the trace was written, whatever the program's own
+status (it is printed); 2 for bad usage or when the program left no log;
+3 when the log cannot be read.`
+
+func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("record", "[flags] [--] PROGRAM [ARGS...]", recordDescription, stderr)
+	out := fs.String("o", "trace.csv", "write the trace to `FILE` (- for standard output)")
+	rawDir := fs.String("raw", "", "keep the raw log in `DIR` (default: a temporary directory, removed)")
+	fromRaw := fs.String("from-raw", "", "convert the raw log in `DIR` instead of running a program")
+	pid := fs.Int("pid", 0, "with -from-raw: the process to convert, when DIR holds several")
+	timeout := fs.Duration("timeout", 0, "stop the program after this long (the trace is kept; 0: no limit)")
+	noFuncs := fs.Bool("no-funcs", false, "do not record function Enter/Exit events")
+	fullPaths := fs.Bool("full-paths", false, "write source files with their DWARF paths, not base names")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	rest := fs.Args()
+	if len(rest) > 0 && rest[0] == "--" {
+		rest = rest[1:]
+	}
+	warn := func(s string) { fmt.Fprintf(stderr, "mcpredict record: warning: %s\n", s) }
+	copts := recorder.ConvertOptions{PID: *pid, FullPaths: *fullPaths, NoFuncs: *noFuncs, Warn: warn}
+
+	if *fromRaw != "" {
+		if len(rest) > 0 {
+			fmt.Fprintln(stderr, "mcpredict record: -from-raw takes no PROGRAM")
+			return exitUsage
+		}
+		var st recorder.Stats
+		err := writeOutput(*out, stdout, func(w io.Writer) error {
+			var err error
+			st, err = recorder.Convert(*fromRaw, w, copts)
+			return err
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpredict record: %v\n", err)
+			return exitInternal
+		}
+		fmt.Fprintf(stderr, "mcpredict record: %d events of %d threads written to %s\n", st.Events, st.Threads, outName(*out))
+		return exitOK
+	}
+	if len(rest) == 0 {
+		fmt.Fprintln(stderr, "mcpredict record: no PROGRAM (see mcpredict record -h)")
+		return exitUsage
+	}
+	progOut := stdout
+	if *out == "-" {
+		// The trace owns standard output; the program's goes to stderr.
+		progOut = stderr
+	}
+	opts := recorder.RecordOptions{
+		Program: rest[0], Args: rest[1:],
+		Stdin: os.Stdin, Stdout: progOut, Stderr: stderr,
+		RawDir: *rawDir, Timeout: *timeout, NoFuncs: *noFuncs,
+		Convert: copts,
+	}
+	var res recorder.RecordResult
+	started := false
+	err := writeOutput(*out, stdout, func(w io.Writer) error {
+		var err error
+		res, err = recorder.Record(ctx, w, opts)
+		started = res.Exit != ""
+		return err
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpredict record: %v\n", err)
+		if !started || strings.Contains(err.Error(), "left no trace log") {
+			return exitUsage
+		}
+		return exitInternal
+	}
+	fmt.Fprintf(stderr, "mcpredict record: %s %s; %d events of %d threads written to %s\n",
+		rest[0], res.Exit, res.Events, res.Threads, outName(*out))
+	if res.RawDir != "" {
+		fmt.Fprintf(stderr, "mcpredict record: raw log kept in %s\n", res.RawDir)
+	}
+	return exitOK
+}
+
+func outName(path string) string {
+	if path == "-" || path == "" {
+		return "standard output"
+	}
+	return path
+}

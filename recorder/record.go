@@ -1,0 +1,166 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RecordOptions configure Record.
+type RecordOptions struct {
+	Program string   // the program, built with mcpredict cc
+	Args    []string // its arguments
+	Env     []string // added to the environment ("NAME=value")
+	Dir     string   // its working directory ("" = ours)
+
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+
+	// RawDir keeps the raw log there (it is created); "" uses a temporary
+	// directory removed afterwards.
+	RawDir string
+	// Timeout stops the program (SIGTERM, then SIGKILL 2 s later) after
+	// this long; the trace up to that point is still written. 0: none.
+	Timeout time.Duration
+	// NoFuncs does not record Enter/Exit (less overhead).
+	NoFuncs bool
+
+	// Convert configures the conversion; its Comments are added after
+	// the ones Record writes, and its PID defaults to the started process.
+	Convert ConvertOptions
+}
+
+// RecordResult describes a recorded run.
+type RecordResult struct {
+	Stats
+	// Exit describes how the program ended: "exit status 0",
+	// "killed by signal 9 (killed)", "timed out (killed by …)".
+	Exit string
+	// ExitCode is the program's exit status, or -1 if a signal ended it.
+	ExitCode int
+	// RawDir is where the raw log is, if it was kept.
+	RawDir string
+}
+
+// Record runs a program built with mcpredict cc with recording on and
+// writes its trace to out. A program that fails, crashes or is killed
+// still gives the trace of what it did until then; Record fails only when
+// the program cannot be started, left no log, or the log cannot be read.
+func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResult, error) {
+	var res RecordResult
+	raw := opts.RawDir
+	if raw == "" {
+		tmp, err := os.MkdirTemp("", "mcpredict-raw-")
+		if err != nil {
+			return res, err
+		}
+		defer os.RemoveAll(tmp)
+		raw = tmp
+	} else {
+		if err := os.MkdirAll(raw, 0o755); err != nil {
+			return res, err
+		}
+		res.RawDir = raw
+	}
+	abs, err := filepath.Abs(raw)
+	if err != nil {
+		return res, err
+	}
+	prog := opts.Program
+	if !strings.Contains(prog, "/") {
+		if p, err := exec.LookPath(prog); err == nil {
+			prog = p
+		}
+	}
+
+	runCtx := ctx
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, prog, opts.Args...)
+	cmd.Dir = opts.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.Stdin, opts.Stdout, opts.Stderr
+	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.Env = append(cmd.Env, TraceDirEnv+"="+abs)
+	if opts.NoFuncs {
+		cmd.Env = append(cmd.Env, FuncsEnv+"=0")
+	}
+	// Stop politely first so that the program's own cleanup runs; the
+	// trace survives SIGKILL anyway.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 2 * time.Second
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("starting %s: %w", opts.Program, err)
+	}
+	waitErr := cmd.Wait()
+	res.ExitCode, res.Exit = describeExit(cmd.ProcessState, waitErr)
+	if runCtx.Err() != nil && ctx.Err() == nil {
+		res.Exit = "timed out after " + opts.Timeout.String() + " (" + res.Exit + ")"
+	}
+
+	copts := opts.Convert
+	if copts.PID == 0 {
+		pids, err := rawPIDs(raw)
+		if err != nil {
+			return res, err
+		}
+		for _, p := range pids {
+			if p == cmd.Process.Pid {
+				copts.PID = p
+			}
+		}
+		if len(pids) == 0 {
+			return res, fmt.Errorf("%s left no trace log (%s): was it built with mcpredict cc?", opts.Program, res.Exit)
+		}
+	}
+	quoted := make([]string, 0, len(opts.Args)+1)
+	for _, a := range append([]string{opts.Program}, opts.Args...) {
+		if a == "" || strings.ContainsAny(a, " \t\"'\\,") {
+			a = strconv.Quote(a)
+		}
+		quoted = append(quoted, a)
+	}
+	copts.Comments = append([]string{
+		"mcpredict trace (DESIGN §2 format: thread, sequence number, file-line, action, object[, object2])",
+		"program: " + strings.Join(quoted, " "),
+		"date: " + start.UTC().Format(time.RFC3339),
+		"ended: " + res.Exit,
+	}, copts.Comments...)
+	st, err := Convert(raw, out, copts)
+	res.Stats = st
+	return res, err
+}
+
+// describeExit says how a process ended.
+func describeExit(ps *os.ProcessState, err error) (int, string) {
+	if ps == nil {
+		if err != nil {
+			return -1, err.Error()
+		}
+		return -1, "unknown"
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		s := fmt.Sprintf("killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+		if ws.CoreDump() {
+			s += ", core dumped"
+		}
+		return -1, s
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return ps.ExitCode(), fmt.Sprintf("exit status %d (%v)", ps.ExitCode(), err)
+	}
+	return ps.ExitCode(), fmt.Sprintf("exit status %d", ps.ExitCode())
+}

@@ -1,0 +1,10 @@
+// Package report renders prediction reports for people and for CI: SARIF
+// 2.1.0 for code-scanning services, a self-contained HTML page with one
+// swimlane diagram per bug, and the terminal helpers of the command line (a
+// progress bar and the choice of color).
+//
+// It only renders: the report itself, its JSON form, the plain-text
+// rendering, baselines and suppressions belong to package bugs, and it never
+// runs a checker. Nothing it writes depends on the clock or the machine, so
+// its output can be compared with golden files.
+package report

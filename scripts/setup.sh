@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what mcpredict needs on a Debian/Ubuntu machine, only what is
+# missing: Debian's spin and gcc (Spin compiles its verifier with gcc),
+# Chromium for the HTML report test, and the Go modules. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v spin >/dev/null 2>&1 || need+=(spin)
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+# tcc compiles Spin verifiers ~20x faster than gcc; the differential tests use it.
+command -v tcc >/dev/null 2>&1 || need+=(tcc)
+command -v make >/dev/null 2>&1 || need+=(make)
+if [ "${MCPREDICT_SETUP_BROWSER:-1}" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]} with apt-get" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! command -v go >/dev/null 2>&1; then
+  echo "setup: Go is not installed (want Go 1.26 or later: https://go.dev/dl/)" >&2
+  exit 1
+fi
+go mod download

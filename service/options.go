@@ -1,0 +1,74 @@
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/mcpredict/mcpredict/predict"
+)
+
+// JobOptions are the check options a client may set per job; the rest
+// (tools, time and memory limits) is the server's. Field names follow the
+// flags of `mcpredict run`.
+type JobOptions struct {
+	Vars         []string `json:"vars,omitempty"`
+	Threads      []string `json:"threads,omitempty"`
+	Patterns     []string `json:"patterns,omitempty"` // built-in pattern ids, e.g. P1,P3
+	UserPatterns []string `json:"pattern,omitempty"`  // patterns in the pattern language
+	Engine       string   `json:"engine,omitempty"`   // auto, spin or native; "" = the server's
+	NoBoundaries bool     `json:"no_boundaries,omitempty"`
+	Lenient      bool     `json:"lenient,omitempty"`
+}
+
+// Resolver turns a job's options into the options of its run. It returns a
+// *predict.UsageError for options that are the client's mistake.
+type Resolver func(JobOptions) (predict.Options, error)
+
+// optionsFromQuery reads JobOptions from URL query parameters, for uploads
+// whose body is the trace itself: list parameters may be repeated or
+// comma-separated.
+func optionsFromQuery(q url.Values) (JobOptions, error) {
+	var o JobOptions
+	list := func(key string) []string {
+		var out []string
+		for _, v := range q[key] {
+			for _, x := range strings.Split(v, ",") {
+				if x = strings.TrimSpace(x); x != "" {
+					out = append(out, x)
+				}
+			}
+		}
+		return out
+	}
+	o.Vars = list("vars")
+	o.Threads = list("threads")
+	o.Patterns = list("patterns")
+	o.UserPatterns = q["pattern"] // a pattern contains spaces, never commas: not split
+	o.Engine = q.Get("engine")
+	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient} {
+		if v := q.Get(key); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return o, &predict.UsageError{Msg: fmt.Sprintf("%s: want true or false, got %q", key, v)}
+			}
+			*dst = b
+		}
+	}
+	return o, nil
+}
+
+func (o JobOptions) encode() string {
+	b, _ := json.Marshal(o) // plain data: cannot fail
+	return string(b)
+}
+
+func decodeOptions(s string) (JobOptions, error) {
+	var o JobOptions
+	if err := json.Unmarshal([]byte(s), &o); err != nil {
+		return o, fmt.Errorf("stored job options: %w", err)
+	}
+	return o, nil
+}

@@ -1,0 +1,516 @@
+// Package service is the mcpredict prediction service: an HTTP JSON API to
+// submit traces, follow their jobs and fetch their reports, backed by an
+// embedded SQLite job store so that a restart loses nothing.
+//
+// A job is one trace. When it starts, its (variable, thread pair) models are
+// planned with predict.Plan and each becomes a work item (package
+// service/work). Items run on the server's own worker pool, or, when a
+// queue.Queue is configured, go to NATS JetStream where `mcpredict worker`
+// processes on any machine take them. Results come back keyed by (job, task)
+// and are stored idempotently; when every task of a job has a result the
+// report is assembled with predict.Assemble, exactly as `mcpredict run`
+// builds it, and stored.
+//
+// On start the server resumes the jobs that were queued or running: it
+// re-parses their stored traces, re-plans them, and dispatches only the tasks
+// that have no result yet.
+//
+// The package does not parse command lines (cmd/mcpredict does) and does not
+// check models itself (package predict does).
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/service/queue"
+	"github.com/mcpredict/mcpredict/service/store"
+	"github.com/mcpredict/mcpredict/service/work"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// Renderer writes a report in one format.
+type Renderer func(io.Writer, *bugs.Report) error
+
+// Config configures a Server.
+type Config struct {
+	// DataDir holds the job database (jobs.db) and the stored traces.
+	DataDir string
+	// Resolve turns a job's options into run options (required).
+	Resolve Resolver
+	// Formats are the report formats by name; "json" is always available.
+	Formats map[string]Renderer
+	// Token, if set, is the bearer token every /v1 request must carry.
+	Token string
+	// MaxUpload bounds an uploaded trace in bytes (default 256 MiB).
+	MaxUpload int64
+	// AllowPaths are the directories under which clients may name
+	// server-side trace files; none: only uploads.
+	AllowPaths []string
+	// Queue, if set, sends work items to NATS workers; otherwise they run
+	// on a pool of Workers goroutines in this process.
+	Queue *queue.Queue
+	// Workers is the size of the local pool (default: number of CPUs).
+	Workers int
+	// Checkers check the local pool's items (default: tools of Resolve's
+	// options are not known up front, so the zero Checkers with the tools
+	// of each item's job is used).
+	Checkers *work.Checkers
+	Log      *slog.Logger
+}
+
+// Server runs jobs and serves the API. Create it with Start.
+type Server struct {
+	cfg     Config
+	st      *store.Store
+	metrics *metrics
+	log     *slog.Logger
+	// epoch distinguishes this run's NATS publications from earlier runs'.
+	epoch string
+
+	ctx    context.Context // the server's lifetime; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	items  chan localItem // local pool input
+
+	mu     sync.Mutex
+	active map[string]*activeJob
+}
+
+// activeJob is a queued or running job in memory.
+type activeJob struct {
+	id     string
+	ctx    context.Context // cancelled when the job is cancelled or the server stops
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	model   *tracemodel.Model // nil until loaded
+	opts    predict.Options
+	tasks   []predict.Task
+	loadErr error
+	final   bool // being or already finished: later results are ignored
+}
+
+type localItem struct {
+	ctx  context.Context
+	item *work.Item
+}
+
+// Start opens the store under cfg.DataDir, starts the workers (or the result
+// consumer) and resumes unfinished jobs. Close stops it.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Resolve == nil {
+		return nil, errors.New("service: Config.Resolve is required")
+	}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = 256 << 20
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Checkers == nil {
+		cfg.Checkers = &work.Checkers{}
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "traces"), 0o755); err != nil {
+		return nil, fmt.Errorf("service: data directory: %w", err)
+	}
+	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, "jobs.db"))
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Server{
+		cfg: cfg, st: st, log: cfg.Log, epoch: newID()[:8],
+		ctx: sctx, cancel: cancel,
+		active: map[string]*activeJob{},
+	}
+	s.metrics = newMetrics(s)
+	// Register unfinished jobs before any result can arrive, so that none
+	// is mistaken for a late duplicate and dropped.
+	jobs, err := st.Jobs(ctx, 0, store.Queued, store.Running)
+	if err != nil {
+		cancel()
+		st.Close()
+		return nil, err
+	}
+	var resumed []*activeJob
+	for i := len(jobs) - 1; i >= 0; i-- { // oldest first
+		j := jobs[i]
+		s.log.Info("resuming job", "job", j.ID, "name", j.Name, "state", j.State, "done", j.Done, "total", j.Total)
+		resumed = append(resumed, s.register(j.ID, nil))
+	}
+	if cfg.Queue != nil {
+		s.wg.Go(func() {
+			if err := cfg.Queue.ConsumeResults(sctx, s.onResult); err != nil {
+				s.log.Error("result consumer stopped", "err", err)
+			}
+		})
+	} else {
+		s.items = make(chan localItem)
+		for range cfg.Workers {
+			s.wg.Go(s.localWorker)
+		}
+	}
+	for _, aj := range resumed {
+		s.launch(aj)
+	}
+	return s, nil
+}
+
+// Close stops the workers and waits for them. Jobs that are not finished
+// stay queued or running in the store and resume at the next Start.
+func (s *Server) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	return s.st.Close()
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// register adds a job to the active set; model may be nil (loaded later
+// from the stored trace).
+func (s *Server) register(id string, m *tracemodel.Model) *activeJob {
+	jctx, cancel := context.WithCancel(s.ctx)
+	aj := &activeJob{id: id, ctx: jctx, cancel: cancel, model: m}
+	s.mu.Lock()
+	s.active[id] = aj
+	s.mu.Unlock()
+	return aj
+}
+
+func (s *Server) activeJob(id string) *activeJob {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active[id]
+}
+
+func (s *Server) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if aj := s.active[id]; aj != nil {
+		aj.cancel()
+		delete(s.active, id)
+	}
+}
+
+// launch runs a job in the background.
+func (s *Server) launch(aj *activeJob) {
+	s.wg.Go(func() {
+		if err := s.runJob(aj); err != nil && s.ctx.Err() == nil {
+			s.fail(aj, err)
+		}
+	})
+}
+
+// load returns the job's model, options and tasks, parsing the stored
+// trace the first time after a restart.
+func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, predict.Options, []predict.Task, error) {
+	aj.mu.Lock()
+	defer aj.mu.Unlock()
+	if aj.tasks != nil || aj.loadErr != nil {
+		return aj.model, aj.opts, aj.tasks, aj.loadErr
+	}
+	j, err := s.st.Job(ctx, aj.id)
+	if err != nil {
+		return nil, predict.Options{}, nil, err
+	}
+	aj.loadErr = func() error {
+		jo, err := decodeOptions(j.Options)
+		if err != nil {
+			return err
+		}
+		if aj.model == nil {
+			if aj.model, err = parseStored(ctx, j.TracePath, j.Name, jo.Lenient); err != nil {
+				return err
+			}
+		}
+		if aj.opts, err = s.cfg.Resolve(jo); err != nil {
+			return err
+		}
+		tasks, err := predict.Plan(aj.model, aj.opts)
+		if err != nil {
+			return err
+		}
+		aj.tasks = append(make([]predict.Task, 0, len(tasks)), tasks...)
+		return nil
+	}()
+	if aj.loadErr != nil && ctx.Err() != nil {
+		// Interrupted, not broken: try again next time.
+		err := aj.loadErr
+		aj.loadErr = nil
+		return nil, predict.Options{}, nil, err
+	}
+	return aj.model, aj.opts, aj.tasks, aj.loadErr
+}
+
+func parseStored(ctx context.Context, path, name string, lenient bool) (*tracemodel.Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("stored trace: %w", err)
+	}
+	defer f.Close()
+	return tracemodel.Parse(ctx, f, name, tracemodel.Options{Lenient: lenient})
+}
+
+// runJob plans a job and dispatches the tasks that have no result yet.
+// Completion is driven by the results (onResult).
+func (s *Server) runJob(aj *activeJob) error {
+	ctx := aj.ctx
+	m, opts, tasks, err := s.load(ctx, aj)
+	if err != nil {
+		return err
+	}
+	ok, err := s.st.Start(ctx, aj.id, len(tasks))
+	if err != nil || !ok {
+		return err
+	}
+	done, err := s.st.DoneTasks(ctx, aj.id)
+	if err != nil {
+		return err
+	}
+	if len(done) == len(tasks) {
+		return s.complete(ctx, aj)
+	}
+	spec := work.SpecOf(opts)
+	if q := s.cfg.Queue; q != nil {
+		// Items of an earlier run may still be queued: drop them so that
+		// each remaining task is queued once. Items being checked right
+		// now still deliver their (idempotent) results.
+		if err := q.PurgeJob(ctx, aj.id); err != nil {
+			return err
+		}
+	}
+	for i, t := range tasks {
+		if done[i] {
+			continue
+		}
+		pm, err := m.Project(t.Var, t.T1, t.T2, opts.Project)
+		if err != nil {
+			return fmt.Errorf("projecting %s threads %d,%d: %w", t.VarName, t.T1, t.T2, err)
+		}
+		it := &work.Item{Job: aj.id, Task: i, Spec: spec, Model: pm}
+		if q := s.cfg.Queue; q != nil {
+			if err := q.Publish(ctx, it, s.epoch); err != nil {
+				return err
+			}
+			continue
+		}
+		select {
+		case s.items <- localItem{ctx: ctx, item: it}:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// localWorker checks items of the local pool.
+func (s *Server) localWorker() {
+	for {
+		var li localItem
+		select {
+		case li = <-s.items:
+		case <-s.ctx.Done():
+			return
+		}
+		if li.ctx.Err() != nil {
+			continue // cancelled job
+		}
+		checkers := s.cfg.Checkers
+		res, err := checkers.Do(li.ctx, li.item)
+		if err != nil {
+			continue // cancelled mid-check; resumed at the next start if the server stopped
+		}
+		if err := s.onResult(li.ctx, res); err != nil && li.ctx.Err() == nil {
+			s.log.Error("storing result", "job", res.Job, "task", res.Task, "err", err)
+		}
+	}
+}
+
+// onResult stores a result and completes or fails its job. It is called
+// for every delivery, duplicates included.
+func (s *Server) onResult(ctx context.Context, r work.Result) error {
+	s.metrics.models.Inc()
+	s.metrics.checkSeconds.Observe(r.Elapsed.Seconds())
+	if r.Result.Spin {
+		s.metrics.spinSeconds.Add(r.Elapsed.Seconds())
+	}
+	aj := s.activeJob(r.Job)
+	if aj == nil {
+		return nil // finished, cancelled or unknown job: a late duplicate
+	}
+	if r.Err != "" {
+		s.fail(aj, fmt.Errorf("task %d: %s", r.Task, r.Err))
+		return nil
+	}
+	data, err := work.Encode(&r)
+	if err != nil {
+		return fmt.Errorf("encoding result: %w", err)
+	}
+	done, ok, err := s.st.PutResult(ctx, r.Job, r.Task, data)
+	if err != nil || !ok {
+		return err
+	}
+	j, err := s.st.Job(ctx, r.Job)
+	if err != nil {
+		return err
+	}
+	if j.Total > 0 && done >= j.Total {
+		return s.complete(ctx, aj)
+	}
+	return nil
+}
+
+// complete assembles and stores the report of a job whose tasks all have
+// results. It runs once per job even when duplicates race.
+func (s *Server) complete(ctx context.Context, aj *activeJob) error {
+	m, opts, tasks, err := s.load(ctx, aj)
+	if err != nil {
+		return err
+	}
+	aj.mu.Lock()
+	if aj.final {
+		aj.mu.Unlock()
+		return nil
+	}
+	aj.final = true
+	aj.mu.Unlock()
+	results := make([]predict.PairResult, len(tasks))
+	have := 0
+	var taskErr string
+	err = s.st.Results(ctx, aj.id, func(task int, b []byte) error {
+		var r work.Result
+		if err := work.Decode(b, &r); err != nil {
+			return err
+		}
+		if task < 0 || task >= len(results) {
+			return fmt.Errorf("result for task %d of %d", task, len(results))
+		}
+		if r.Err != "" && taskErr == "" {
+			taskErr = fmt.Sprintf("task %d: %s", task, r.Err)
+		}
+		results[task] = r.Result
+		have++
+		return nil
+	})
+	if err == nil && have != len(tasks) {
+		err = fmt.Errorf("%d of %d results stored", have, len(tasks))
+	}
+	if err != nil {
+		aj.mu.Lock()
+		aj.final = false
+		aj.mu.Unlock()
+		return fmt.Errorf("completing job %s: %w", aj.id, err)
+	}
+	if taskErr != "" {
+		s.fail(aj, errors.New(taskErr))
+		return nil
+	}
+	j, err := s.st.Job(ctx, aj.id)
+	if err != nil {
+		return err
+	}
+	rep := predict.Assemble(m, opts, results)
+	if !j.Started.IsZero() {
+		rep.Stats.Elapsed = time.Since(j.Started)
+	}
+	data, err := work.Encode(rep)
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	sum := store.Summary{Events: rep.Stats.Events, SharedVars: rep.Stats.SharedVars,
+		Bugs: len(rep.Active()), Violations: len(rep.Violations)}
+	ok, err := s.st.Finish(ctx, aj.id, store.Done, "", data, sum)
+	if err != nil {
+		aj.mu.Lock()
+		aj.final = false
+		aj.mu.Unlock()
+		return err
+	}
+	if ok {
+		s.metrics.finished.WithLabelValues(string(store.Done)).Inc()
+		s.metrics.violations.Add(float64(len(rep.Violations)))
+		s.log.Info("job done", "job", aj.id, "models", len(tasks), "bugs", sum.Bugs)
+		s.dropTrace(j)
+	}
+	s.forget(aj.id)
+	return nil
+}
+
+// fail ends a job with an error.
+func (s *Server) fail(aj *activeJob, cause error) {
+	s.finishWith(aj, store.Failed, cause.Error())
+}
+
+func (s *Server) finishWith(aj *activeJob, state store.State, msg string) bool {
+	aj.mu.Lock()
+	if aj.final {
+		aj.mu.Unlock()
+		return false
+	}
+	aj.final = true
+	aj.mu.Unlock()
+	// The server may be stopping: finishing must still be recorded.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(aj.ctx), 30*time.Second)
+	defer cancel()
+	ok, err := s.st.Finish(ctx, aj.id, state, msg, nil, store.Summary{})
+	if err != nil {
+		s.log.Error("recording the end of a job", "job", aj.id, "state", state, "err", err)
+	}
+	if ok {
+		s.metrics.finished.WithLabelValues(string(state)).Inc()
+		s.log.Info("job ended", "job", aj.id, "state", state, "reason", msg)
+		if j, err := s.st.Job(ctx, aj.id); err == nil {
+			s.dropTrace(j)
+		}
+	}
+	if q := s.cfg.Queue; q != nil {
+		if err := q.PurgeJob(ctx, aj.id); err != nil {
+			s.log.Warn("purging items", "job", aj.id, "err", err)
+		}
+	}
+	s.forget(aj.id)
+	return ok
+}
+
+// dropTrace removes the stored trace of a finished job: the report holds
+// everything a client can ask for.
+func (s *Server) dropTrace(j store.Job) {
+	if j.TracePath != "" {
+		if err := os.Remove(j.TracePath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("removing stored trace", "job", j.ID, "err", err)
+		}
+	}
+}
+
+// Cancel cancels a job that is not finished. It returns store.ErrNotFound
+// for an unknown job and reports false if the job had already finished.
+func (s *Server) Cancel(ctx context.Context, id string) (bool, error) {
+	if _, err := s.st.Job(ctx, id); err != nil {
+		return false, err
+	}
+	aj := s.activeJob(id)
+	if aj == nil {
+		return false, nil
+	}
+	return s.finishWith(aj, store.Canceled, "cancelled by a client"), nil
+}

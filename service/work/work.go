@@ -1,0 +1,204 @@
+// Package work defines the unit of distributed prediction work — one
+// (trace, variable, thread pair) model — and how a worker checks it.
+//
+// An Item carries everything a worker needs (the PairModel, the patterns and
+// the engine settings), so that workers never see the trace. A Result is
+// keyed by (job, task index): storing it twice under that key is harmless,
+// which is what makes at-least-once delivery safe.
+//
+// The package does not move items anywhere (see packages service and
+// service/queue) and does not plan or assemble reports (package predict does).
+package work
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/spinrunner"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// Spec is the part of predict.Options that decides the verdicts of a
+// PairModel. Projection options are not part of it: they are applied before
+// the PairModel exists.
+type Spec struct {
+	Patterns []ltl.Pattern `json:"patterns"`
+	Engine   predict.Engine `json:"engine"`
+	// Timeout is the Spin time limit per model (0: none); MemoryMB is pan's
+	// memory limit (0: spinrunner's default).
+	Timeout  time.Duration `json:"timeout_ns,omitempty"`
+	MemoryMB int           `json:"memory_mb,omitempty"`
+}
+
+// SpecOf extracts the Spec of run options. Pattern help texts are dropped:
+// they are long and never reach a report.
+func SpecOf(o predict.Options) Spec {
+	s := Spec{Engine: o.Engine, Timeout: o.Spin.Timeout, MemoryMB: o.Spin.MemoryMB}
+	if s.Engine == "" {
+		s.Engine = predict.EngineAuto
+	}
+	pats := o.Patterns
+	if len(pats) == 0 {
+		pats = ltl.Builtin()
+	}
+	for _, p := range pats {
+		p.Help = ""
+		s.Patterns = append(s.Patterns, p)
+	}
+	return s
+}
+
+// Key identifies a Spec: two specs with the same key give the same verdicts.
+func (s Spec) Key() string {
+	b, _ := json.Marshal(s) // plain data: cannot fail
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}
+
+// Item is one model to check.
+type Item struct {
+	Job   string                `json:"job"`
+	Task  int                   `json:"task"`
+	Spec  Spec                  `json:"spec"`
+	Model *tracemodel.PairModel `json:"model"`
+}
+
+// Result is the outcome of an Item. Exactly one of Err and Result is
+// meaningful: a tool failure makes the job fail, as it makes `mcpredict run`
+// fail.
+type Result struct {
+	Job     string             `json:"job"`
+	Task    int                `json:"task"`
+	Result  predict.PairResult `json:"result"`
+	Err     string             `json:"error,omitempty"`
+	Elapsed time.Duration      `json:"elapsed_ns"` // time spent checking
+	Worker  string             `json:"worker,omitempty"`
+}
+
+// Checkers builds and keeps one predict.Checker per Spec, so that a worker
+// serving many jobs does not rebuild claims for every item. It is safe for
+// concurrent use.
+type Checkers struct {
+	// Tools are the local spin and C compiler; they are found by the worker,
+	// not sent with the item, because paths differ between machines.
+	Tools    spinrunner.Tools
+	KeepDir  string // spinrunner.Options.KeepDir, for debugging
+	MemoryMB int    // used when the Spec leaves it 0
+
+	mu sync.Mutex
+	m  map[string]*predict.Checker
+}
+
+// maxCheckers bounds the cache: specs differ only by user patterns and
+// engine settings, so a handful is normal; past the bound the cache is reset.
+const maxCheckers = 64
+
+// For returns the checker of a spec.
+func (c *Checkers) For(s Spec) *predict.Checker {
+	key := s.Key()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.m[key]; ok {
+		return ch
+	}
+	if c.m == nil || len(c.m) >= maxCheckers {
+		c.m = map[string]*predict.Checker{}
+	}
+	mem := s.MemoryMB
+	if mem == 0 {
+		mem = c.MemoryMB
+	}
+	ch := predict.NewChecker(predict.Options{
+		Patterns: s.Patterns,
+		Engine:   s.Engine,
+		Jobs:     1,
+		Spin:     spinrunner.Options{Timeout: s.Timeout, MemoryMB: mem, KeepDir: c.KeepDir},
+		Tools:    c.Tools,
+	})
+	c.m[key] = ch
+	return ch
+}
+
+// Do checks an item. Errors of the check are returned in Result.Err, so the
+// caller always has a result to deliver; only a cancelled ctx gives a
+// non-nil error, because then the item was not checked and must be retried.
+func (c *Checkers) Do(ctx context.Context, it *Item) (Result, error) {
+	start := time.Now()
+	r := Result{Job: it.Job, Task: it.Task}
+	if it.Model == nil {
+		r.Err = "work item without a model"
+		return r, nil
+	}
+	if it.Spec.Engine != predict.EngineNative && c.Tools.Spin == "" {
+		r.Err = fmt.Sprintf("engine %s needs spin and gcc, which this worker has not found", it.Spec.Engine)
+		return r, nil
+	}
+	res, err := c.For(it.Spec).Check(ctx, it.Model)
+	r.Elapsed = time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r, fmt.Errorf("checking %s task %d: %w", it.Job, it.Task, ctx.Err())
+		}
+		r.Err = err.Error()
+		return r, nil
+	}
+	r.Result = res
+	return r, nil
+}
+
+// gzipMagic starts every encoded payload that was compressed.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// compressAbove is the payload size from which Encode compresses: models of
+// big traces repeat file names and actions, which gzip shrinks ~10x, and a
+// NATS message is limited to the server's max_payload (1 MiB by default).
+const compressAbove = 16 << 10
+
+// Encode marshals v as JSON, gzipped when large.
+func Encode(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < compressAbove {
+		return b, nil
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // valid level: cannot fail
+	if _, err := zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode unmarshals a payload written by Encode.
+func Decode(data []byte, v any) error {
+	if bytes.HasPrefix(data, gzipMagic) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("decoding payload: %w", err)
+		}
+		defer zr.Close()
+		if data, err = io.ReadAll(zr); err != nil {
+			return fmt.Errorf("decoding payload: %w", err)
+		}
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decoding payload: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,259 @@
+package tracemodel
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+func parse(t *testing.T, text string) *Model {
+	t.Helper()
+	m, err := Parse(context.Background(), strings.NewReader(text), "t.csv", Options{})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return m
+}
+
+func TestParseActions(t *testing.T) {
+	text := `# every action
+1, 1, a.c-1, Enter, main
+1, 2, a.c-2, Create, 2
+2, 3, a.c-3, Lock, m
+2, 4, a.c-4, TryLock, m
+2, 5, a.c-5, Unlock, m
+2, 6, a.c-6, Unlock, m
+2, 7, a.c-7, RdLock, rw
+2, 8, a.c-8, RwUnlock, rw
+2, 9, a.c-9, WrLock, rw
+2, 10, a.c-10, RwUnlock, rw
+2, 11, a.c-11, Signal, c
+2, 12, a.c-12, Broadcast, c
+1, 13, a.c-13, Lock, m
+1, 14, a.c-14, Wait, c, m
+1, 15, a.c-15, Unlock, m
+1, 16, a.c-16, Wait, c
+1, 17, a.c-17, BarrierWait, b
+2, 18, a.c-18, Barrier, b
+2, 19, a.c-19, SemPost, s
+1, 20, a.c-20, SemWait, s
+1, 21, a.c-21, Alloc, 0x10
+1, 22, a.c-22, Write, 0x10
+1, 23, a.c-23, Free, 0x10
+1, 24, a.c-24, Begin, region
+1, 25, a.c-25, End, region
+1, 26, my-file.c-26, Read, x
+1, 27, dir/b.c:27, Write, x
+1, 28, ?, read, x
+1, 29, a.c-29, Join, 2
+1, 30, a.c-30, Exit, main
+`
+	m := parse(t, text)
+	if got, want := len(m.Events), 30; got != want {
+		t.Fatalf("events = %d, want %d", got, want)
+	}
+	kinds := []Kind{Enter, Create, Lock, TryLock, Unlock, Unlock, RdLock, RwUnlock, WrLock, RwUnlock, Signal, Broadcast,
+		Lock, Wait, Unlock, Wait, BarrierWait, BarrierWait, SemPost, SemWait, Alloc, Write, Free, Begin, End, Read, Write, Read, Join, Exit}
+	for i, k := range kinds {
+		if m.Events[i].Kind != k {
+			t.Errorf("event %d kind = %v, want %v", i, m.Events[i].Kind, k)
+		}
+	}
+	locs := map[int]Loc{25: {"my-file.c", 26}, 26: {"dir/b.c", 27}, 27: {}}
+	for i, want := range locs {
+		if got := m.Locs[m.Events[i].Loc]; got != want {
+			t.Errorf("event %d loc = %v, want %v", i, got, want)
+		}
+	}
+	if m.Events[0].Func == 0 || m.Objects[m.Events[25].Func] != "main" {
+		t.Errorf("function of events not tracked: %v", m.Events[25])
+	}
+	for _, name := range []string{"m", "c", "rw", "b", "s"} {
+		id := m.objIndexForTest(name)
+		if !m.syncObj[id] {
+			t.Errorf("%s not a synchronization object", name)
+		}
+	}
+	if m.Events[13].Obj2 == 0 || m.Objects[m.Events[13].Obj2] != "m" {
+		t.Errorf("Wait mutex not recorded")
+	}
+}
+
+func (m *Model) objIndexForTest(name string) int32 {
+	for i, o := range m.Objects {
+		if o == name {
+			return int32(i)
+		}
+	}
+	return -1
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+		line             int
+	}{
+		{"unknown action", "1, 1, a.c-1, Jump, x\n", "unknown action \"Jump\"", 1},
+		{"missing field", "1, 1, a.c-1, Read\n", "missing field object", 1},
+		{"missing location", "# c\n1, 1\n", "missing field location", 2},
+		{"empty field", "1, , a.c-1, Read, x\n", "empty timestamp field", 1},
+		{"bad line number", "1, 1, a.c-x1, Read, x\n", "bad line number \"x1\"", 1},
+		{"no line number", "1, 1, a.c, Read, x\n", "bad location", 1},
+		{"extra field", "1, 1, a.c-1, Read, x, y\n", "too many fields for Read", 1},
+		{"join unknown", "1, 1, a.c-1, Read, x\n1, 2, a.c-2, Join, 9\n", "Join of unknown thread 9", 2},
+		{"unlock not held", "1, 1, a.c-1, Lock, m\n2, 2, a.c-2, Unlock, m\n", "Unlock of m, which thread 2 does not hold", 2},
+		{"unlock never locked", "\n\n1, 1, a.c-1, Unlock, m\n", "Unlock of m, which thread 1 does not hold", 3},
+		{"lock held by other", "1, 1, a.c-1, Lock, m\n2, 2, a.c-2, Lock, m\n1, 3, a.c-3, Read, x\n", "next event is not a Wait", 3},
+		{"wait without mutex held", "1, 1, a.c-1, Wait, c, m\n", "Wait on c with mutex m, which thread 1 does not hold", 1},
+		{"event after join", "1, 1, a.c-1, Create, 2\n2, 2, a.c-2, Read, x\n1, 3, a.c-3, Join, 2\n2, 4, a.c-4, Read, x\n", "event of thread 2 after it was joined at line 3", 4},
+		{"rwlock as mutex", "1, 1, a.c-1, RdLock, l\n1, 2, a.c-2, RwUnlock, l\n1, 3, a.c-3, Lock, l\n", "used as a rwlock", 3},
+		{"self join", "1, 1, a.c-1, Join, 1\n", "cannot Join itself", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(context.Background(), strings.NewReader(tc.text), "bad.csv", Options{})
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want *ParseError", err)
+			}
+			if pe.File != "bad.csv" || pe.Line != tc.line || !strings.Contains(pe.Msg, tc.want) {
+				t.Errorf("err = %q, want bad.csv:%d: ...%s...", err, tc.line, tc.want)
+			}
+			// Lenient mode skips it and counts it.
+			m, err := Parse(context.Background(), strings.NewReader(tc.text), "bad.csv", Options{Lenient: true})
+			if err != nil {
+				t.Fatalf("lenient: %v", err)
+			}
+			if m.Skipped == 0 || !strings.Contains(m.Problems[0], tc.want) {
+				t.Errorf("lenient: skipped %d, problems %q", m.Skipped, m.Problems)
+			}
+		})
+	}
+}
+
+func TestCondWaitTakeover(t *testing.T) {
+	// The consumer's Wait is recorded when it returns, after the producer
+	// locked and unlocked the mutex.
+	text := `c, 1, a.c-1, Lock, m
+c, 2, a.c-2, Read, ready
+p, 3, a.c-3, Lock, m
+p, 4, a.c-4, Write, ready
+p, 5, a.c-5, Signal, cv
+p, 6, a.c-6, Unlock, m
+c, 7, a.c-7, Wait, cv, m
+c, 8, a.c-8, Read, ready
+c, 9, a.c-9, Unlock, m
+`
+	m := parse(t, text)
+	if got := m.Clock(1, 3, 2); got != 3 {
+		t.Errorf("consumer's Wait clock of producer = %d, want 3 (the Signal)", got)
+	}
+	// Still held by the producer when the consumer's Wait returns: error.
+	bad := strings.Replace(text, "p, 6, a.c-6, Unlock, m\n", "", 1)
+	if _, err := Parse(context.Background(), strings.NewReader(bad), "t.csv", Options{}); err == nil || !strings.Contains(err.Error(), "returns holding m") {
+		t.Errorf("err = %v, want a Wait that returns while another thread holds m", err)
+	}
+}
+
+func TestCompressedAndStdinNames(t *testing.T) {
+	text := "1, 1, a.c-1, Write, x\n2, 2, a.c-2, Read, x\n"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(text))
+	zw.Close()
+	var zs bytes.Buffer
+	enc, _ := zstd.NewWriter(&zs)
+	enc.Write([]byte(text))
+	enc.Close()
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"plain-name.csv": []byte(text), "t.csv.gz": gz.Bytes(), "t.csv.zst": zs.Bytes()} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, data, 0o644)
+		m, err := Open(context.Background(), p, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(m.Events) != 2 || len(m.SharedVars()) != 1 {
+			t.Errorf("%s: %d events, %d shared", name, len(m.Events), len(m.SharedVars()))
+		}
+	}
+	// Truncated gzip: an error naming the file and the line reached.
+	p := filepath.Join(dir, "cut.csv.gz")
+	os.WriteFile(p, gz.Bytes()[:gz.Len()-8], 0o644)
+	if _, err := Open(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), "cut.csv.gz:") || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("truncated gzip: err = %v", err)
+	}
+}
+
+func TestSharedVarsAndSync(t *testing.T) {
+	text := `1, 1, a.c-1, Write, x
+2, 2, a.c-2, Read, x
+1, 3, a.c-3, Read, y
+2, 4, a.c-4, Read, y
+1, 5, a.c-5, Write, m
+2, 6, a.c-6, Lock, m
+2, 7, a.c-7, Unlock, m
+2, 8, a.c-8, Write, m
+1, 9, a.c-9, Write, z
+3, 10, a.c-10, Write, p
+1, 11, a.c-11, Free, p
+2, 12, a.c-12, Write, p
+1, 13, a.c-13, Read, p
+`
+	m := parse(t, text)
+	var names []string
+	for _, sv := range m.SharedVars() {
+		names = append(names, sv.Name)
+	}
+	// y is only read, m is a lock, z has one thread, p of thread 3 is freed
+	// before the other threads use the address again (p#2).
+	if got, want := strings.Join(names, ","), "x,p#2"; got != want {
+		t.Errorf("shared vars = %s, want %s", got, want)
+	}
+}
+
+func TestVectorClocks(t *testing.T) {
+	text := `1, 1, a.c-1, Write, x
+1, 2, a.c-2, Create, 2
+1, 3, a.c-3, Signal, c
+3, 4, a.c-4, Wait, c
+3, 5, a.c-5, SemPost, s
+2, 6, a.c-6, Read, x
+2, 7, a.c-7, SemWait, s
+2, 8, a.c-8, BarrierWait, b
+3, 9, a.c-9, BarrierWait, b
+2, 10, a.c-10, Read, x
+3, 11, a.c-11, Write, x
+1, 12, a.c-12, Lock, m
+1, 13, a.c-13, Unlock, m
+`
+	m := parse(t, text)
+	tests := []struct {
+		tid   int
+		pos   int32
+		other int
+		want  int32
+	}{
+		{2, 1, 1, 2}, // create: after the Create (position 2 of thread 1)
+		{3, 1, 1, 3}, // signal → wait
+		{2, 2, 3, 2}, // sempost → semwait
+		{2, 3, 3, 2}, // its own BarrierWait does not wait yet
+		{2, 4, 3, 3}, // after the barrier: every BarrierWait before it in the trace (thread 3's, position 3)
+		{3, 4, 2, 3}, // thread 3 after the barrier: thread 2's BarrierWait
+		{1, 5, 2, 0}, // locks are not causal
+		{3, 5, 1, 3}, // thread 3 stays after thread 1's Signal
+		{2, 4, 1, 3}, // through thread 3: signal → wait → sempost → semwait
+	}
+	for _, tc := range tests {
+		if got := m.Clock(tc.tid, tc.pos, tc.other); got != tc.want {
+			t.Errorf("Clock(t%d, %d, t%d) = %d, want %d", tc.tid, tc.pos, tc.other, got, tc.want)
+		}
+	}
+}
