@@ -28,6 +28,7 @@ type htmlBug struct {
 	Anchor    string
 	Source    string // the pattern in the pattern language
 	Help      string
+	HelpOpen  bool // the help is shown open for the first bug of each pattern
 	VarList   string
 	Where     []string // distinct "file:line (func)" of the bug
 	Example   bugs.Violation
@@ -77,19 +78,22 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 	if o.SrcRoot != "" {
 		src = newSourceCache(o.SrcRoot)
 	}
+	helpShown := map[string]bool{}
 	for i, b := range active {
 		p := lookupPattern(o.Patterns, b.Pattern)
 		v := r.Violations[b.Instances[0]]
 		hb := htmlBug{
-			Bug:     b,
-			Anchor:  b.ID,
-			Source:  p.Source,
-			Help:    p.Help,
-			VarList: strings.Join(b.Vars, ", "),
-			Example: v,
-			Diagram: layoutSwimlane(v),
-			Marker:  fmt.Sprintf("arrow-%d", i+1),
+			Bug:      b,
+			Anchor:   b.ID,
+			Source:   p.Source,
+			Help:     p.Help,
+			HelpOpen: !helpShown[b.Pattern],
+			VarList:  strings.Join(b.Vars, ", "),
+			Example:  v,
+			Diagram:  layoutSwimlane(v),
+			Marker:   fmt.Sprintf("arrow-%d", i+1),
 		}
+		helpShown[b.Pattern] = true
 		for _, l := range b.Locations {
 			s := l.String()
 			if l.Func != "" {

@@ -251,14 +251,14 @@ func sarifResult(r *bugs.Report, b bugs.Bug, ruleIndex int) *sarif.Result {
 }
 
 // resultMessage is the one-line description of a bug, e.g. "lost update
-// (P3) on balance: 201 Read bank.c:11 → 202 Write bank.c:15 → 201 Write
-// bank.c:15, in deposit() (2 instances)".
+// (P3) on balance: thread 202 Read bank.c:11 → thread 201 Write bank.c:15 →
+// thread 202 Write bank.c:15, in deposit() (2 instances)".
 func resultMessage(b bugs.Bug, v bugs.Violation) string {
 	var steps []string
 	funcs := map[string]bool{}
 	var fnOrder []string
 	for _, a := range v.Accesses {
-		steps = append(steps, fmt.Sprintf("%s %s %s", a.Handle, a.Action, a.Location()))
+		steps = append(steps, fmt.Sprintf("thread %s %s %s", a.Handle, a.Action, a.Location()))
 		if a.Func != "" && !funcs[a.Func] {
 			funcs[a.Func] = true
 			fnOrder = append(fnOrder, a.Func+"()")

@@ -24,8 +24,8 @@ type snippet struct {
 }
 
 type srcLine struct {
-	N     int
-	Text  string
+	N    int
+	Text string
 	// Class is "" for context, "step" for a line of a synchronization step
 	// or of an access outside the instance, "hit local", "hit remote" or
 	// "hit local remote" for a line of the instance's accesses.

@@ -65,7 +65,7 @@ func newMetrics(s *Server) *metrics {
 type storeCollector struct{ s *Server }
 
 var (
-	jobsDesc = prometheus.NewDesc("mcpredict_jobs", "Jobs by state.", []string{"state"}, nil)
+	jobsDesc  = prometheus.NewDesc("mcpredict_jobs", "Jobs by state.", []string{"state"}, nil)
 	depthDesc = prometheus.NewDesc("mcpredict_queue_depth",
 		"Models of running jobs without a result yet (queued or being checked).", nil, nil)
 	pendingDesc = prometheus.NewDesc("mcpredict_nats_pending_items",

@@ -64,11 +64,14 @@ type Config struct {
 	Queue *queue.Queue
 	// Workers is the size of the local pool (default: number of CPUs).
 	Workers int
-	// Checkers check the local pool's items (default: tools of Resolve's
-	// options are not known up front, so the zero Checkers with the tools
-	// of each item's job is used).
+	// Checkers check the local pool's items. The default has no tools:
+	// only native-engine jobs succeed.
 	Checkers *work.Checkers
 	Log      *slog.Logger
+
+	// beforeCheck, if set, runs before the local pool checks an item
+	// (tests: to hold a job mid-way).
+	beforeCheck func(context.Context, *work.Item)
 }
 
 // Server runs jobs and serves the API. Create it with Start.
@@ -335,8 +338,10 @@ func (s *Server) localWorker() {
 		if li.ctx.Err() != nil {
 			continue // cancelled job
 		}
-		checkers := s.cfg.Checkers
-		res, err := checkers.Do(li.ctx, li.item)
+		if s.cfg.beforeCheck != nil {
+			s.cfg.beforeCheck(li.ctx, li.item)
+		}
+		res, err := s.cfg.Checkers.Do(li.ctx, li.item)
 		if err != nil {
 			continue // cancelled mid-check; resumed at the next start if the server stopped
 		}

@@ -160,10 +160,42 @@ type lockState struct {
 	// locks while its holder is blocked in pthread_cond_wait looks held.
 	// The holder's hold is then suspended until its next event, which must
 	// be that Wait.
-	suspended      int32 // thread whose hold is suspended, 0 if none
-	suspendedStart int32 // position where that hold began
-	takenAt        int   // trace line of the Lock that suspended it
-	taker          int32 // thread of that Lock
+	// suspended maps each thread whose hold was taken over to the position
+	// where its hold began.
+	suspended map[int32]int32
+	takenAt   int   // trace line of the latest take-over
+	taker     int32 // thread of that take-over
+}
+
+// takeOver suspends the current holder, which must be blocked in a cond Wait
+// that the trace records later, so that thread tid can acquire the mutex.
+func (b *builder) takeOver(ls *lockState, lock, tid int32, line int) {
+	if ls.holder == 0 || ls.holder == tid {
+		return
+	}
+	if ls.suspended == nil {
+		ls.suspended = map[int32]int32{}
+	}
+	ls.suspended[ls.holder] = ls.start
+	ls.takenAt, ls.taker = line, tid
+	b.threads[ls.holder-1].waitFor = lock
+	ls.holder = 0
+}
+
+// canTakeOver reports whether the holder of ls may be blocked in a cond Wait
+// not yet recorded: it is not already waiting to report another one.
+func (b *builder) canTakeOver(ls *lockState) bool {
+	return ls.holder != 0 && b.threads[ls.holder-1].waitFor == 0
+}
+
+
+// suspendedHold returns the start of thread tid's suspended hold.
+func (ls *lockState) suspendedHold(tid int32) (int32, bool) {
+	if ls == nil {
+		return 0, false
+	}
+	s, ok := ls.suspended[tid]
+	return s, ok
 }
 
 type readHold struct {
@@ -341,7 +373,7 @@ func (b *builder) event(n int, t []byte) string {
 		mutex := b.m.Objects[ts.waitFor]
 		if kind != Wait || len(f) < 6 || string(f[5]) != mutex {
 			ls := b.locks[ts.waitFor]
-			return fmt.Sprintf("thread %s held %s when thread %s locked it at line %d, and its next event is not a Wait with that mutex",
+			return fmt.Sprintf("thread %s held %s when thread %s took it at line %d, and its next event is not a Wait with that mutex",
 				f[0], mutex, b.m.Threads[ls.taker-1].Handle, ls.takenAt)
 		}
 	}
@@ -580,18 +612,18 @@ func (b *builder) checkLock(kind Kind, tid int32, f [][]byte) string {
 			return fmt.Sprintf("%s of %s, which thread %s does not hold", kind, name, f[0])
 		}
 	case Wait:
+		_, susp := ls.suspendedHold(tid)
 		switch {
-		case ls != nil && tid != 0 && ls.suspended == tid && ls.holder != 0:
-			return fmt.Sprintf("Wait on %s returns holding %s while thread %s holds it (since line %d)", f[4], name, b.m.Threads[ls.holder-1].Handle, ls.since)
-		case ls == nil || tid == 0 || (ls.holder != tid && ls.suspended != tid):
+		case ls == nil || tid == 0 || (ls.holder != tid && !susp):
 			return fmt.Sprintf("Wait on %s with mutex %s, which thread %s does not hold", f[4], name, f[0])
+		case ls.holder != tid && ls.holder != 0 && !b.canTakeOver(ls):
+			return fmt.Sprintf("Wait on %s returns holding %s while thread %s holds it (since line %d)", f[4], name, b.m.Threads[ls.holder-1].Handle, ls.since)
 		}
 	case Lock, TryLock, WrLock:
-		if ls != nil && ls.holder != 0 && ls.holder != tid {
-			// Allowed once if the holder is about to report a cond Wait.
-			if kind == WrLock || ls.suspended != 0 || b.threads[ls.holder-1].waitFor != 0 {
-				return fmt.Sprintf("%s of %s while thread %s holds it (since line %d)", kind, name, b.m.Threads[ls.holder-1].Handle, ls.since)
-			}
+		// Another holder is allowed if it is blocked in a cond Wait that
+		// the trace records when it returns.
+		if ls != nil && ls.holder != 0 && ls.holder != tid && (kind == WrLock || !b.canTakeOver(ls)) {
+			return fmt.Sprintf("%s of %s while thread %s holds it (since line %d)", kind, name, b.m.Threads[ls.holder-1].Handle, ls.since)
 		}
 		if kind == WrLock && ls != nil {
 			for r := range ls.readers {
@@ -641,10 +673,7 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 			ls.depth++
 			return
 		}
-		if ls.holder != 0 { // the holder is blocked in a cond Wait (checked)
-			ls.suspended, ls.suspendedStart, ls.takenAt, ls.taker = ls.holder, ls.start, line, tid
-			b.threads[ls.holder-1].waitFor = lock
-		}
+		b.takeOver(ls, lock, tid, line) // the holder is blocked in a cond Wait (checked)
 		ls.holder, ls.depth, ls.since, ls.start = tid, 1, line, pos
 		add(sk, pos, false)
 	case RdLock:
@@ -680,10 +709,11 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 	case Wait:
 		// pthread_cond_wait releases the mutex completely and reacquires it.
 		start := ls.start
-		if ls.suspended == tid {
-			start = ls.suspendedStart
-			ls.suspended = 0
+		if s, ok := ls.suspendedHold(tid); ok {
+			start = s
+			delete(ls.suspended, tid)
 			b.threads[tid-1].waitFor = 0
+			b.takeOver(ls, lock, tid, line)
 			ls.holder, ls.depth = tid, 1
 		}
 		add(StepUnlock, start, true)

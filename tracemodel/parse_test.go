@@ -155,10 +155,29 @@ c, 9, a.c-9, Unlock, m
 	if got := m.Clock(1, 3, 2); got != 3 {
 		t.Errorf("consumer's Wait clock of producer = %d, want 3 (the Signal)", got)
 	}
-	// Still held by the producer when the consumer's Wait returns: error.
-	bad := strings.Replace(text, "p, 6, a.c-6, Unlock, m\n", "", 1)
-	if _, err := Parse(context.Background(), strings.NewReader(bad), "t.csv", Options{}); err == nil || !strings.Contains(err.Error(), "returns holding m") {
-		t.Errorf("err = %v, want a Wait that returns while another thread holds m", err)
+	// Still held by the producer when the consumer's Wait returns, and the
+	// producer goes on without a Wait of its own: error.
+	bad := strings.Replace(text, "p, 6, a.c-6, Unlock, m\n", "", 1) + "p, 10, a.c-10, Unlock, m\n"
+	if _, err := Parse(context.Background(), strings.NewReader(bad), "t.csv", Options{}); err == nil || !strings.Contains(err.Error(), "t.csv:9: thread p held m") {
+		t.Errorf("err = %v, want thread p held m ... not a Wait", err)
+	}
+	// Both sides wait on conditions of one mutex (producer/consumer): each
+	// Wait is recorded when it returns, while the other is still blocked.
+	both := `c, 1, a.c-1, Lock, m
+c, 2, a.c-2, Read, count
+p, 3, a.c-3, Lock, m
+p, 4, a.c-4, Read, count
+c, 5, a.c-5, Wait, notempty, m
+c, 6, a.c-6, Write, count
+c, 7, a.c-7, Signal, notfull
+c, 8, a.c-8, Unlock, m
+p, 9, a.c-9, Wait, notfull, m
+p, 10, a.c-10, Write, count
+p, 11, a.c-11, Unlock, m
+`
+	mb := parse(t, both)
+	if got := mb.Clock(2, 3, 1); got != 5 {
+		t.Errorf("producer's Wait clock of consumer = %d, want 5 (its Signal)", got)
 	}
 }
 

@@ -202,8 +202,11 @@ func fail(stderr io.Writer, cmd string, err error) int {
 		pe *tracemodel.ParseError
 		ue *predict.UsageError
 		pa *os.PathError
+		mt *spinrunner.MissingToolError
 	)
 	switch {
+	case errors.As(err, &mt):
+		return exitInternal
 	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &pa):
 		return exitUsage
 	case errors.Is(err, context.Canceled):

@@ -44,10 +44,10 @@ var ErrNotFound = errors.New("no such job")
 // Job is one submitted trace.
 type Job struct {
 	ID        string    `json:"id"`
-	Name      string    `json:"name"`       // the trace name reports show
-	TracePath string    `json:"-"`          // the stored trace file
-	Options   string    `json:"-"`          // the job's check options, JSON
-	State     State     `json:"state"`      //
+	Name      string    `json:"name"`  // the trace name reports show
+	TracePath string    `json:"-"`     // the stored trace file
+	Options   string    `json:"-"`     // the job's check options, JSON
+	State     State     `json:"state"` //
 	Error     string    `json:"error,omitempty"`
 	Total     int       `json:"total"` // models planned (0 until running)
 	Done      int       `json:"done"`  // models with a result

@@ -33,7 +33,7 @@ import (
 // PairModel. Projection options are not part of it: they are applied before
 // the PairModel exists.
 type Spec struct {
-	Patterns []ltl.Pattern `json:"patterns"`
+	Patterns []ltl.Pattern  `json:"patterns"`
 	Engine   predict.Engine `json:"engine"`
 	// Timeout is the Spin time limit per model (0: none); MemoryMB is pan's
 	// memory limit (0: spinrunner's default).

@@ -1,0 +1,131 @@
+package bugs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// textReport has two bugs in different files, the second with accesses in
+// two functions of the local thread.
+func textReport() *Report {
+	acc := func(h, role, action, file string, line int, fn string) Access {
+		return Access{Handle: h, Role: role, Action: action, File: file, Line: line, Func: fn}
+	}
+	v1 := Violation{
+		Var: "x", Local: tracemodel.ThreadRef{ID: 1, Handle: "T1"}, Remote: tracemodel.ThreadRef{ID: 2, Handle: "T2"},
+		Pattern: "P1", PatternName: "unrepeatable read", BugID: "AV-b",
+		Accesses: []Access{
+			acc("T1", "local", "Read", "z.c", 1, "f"),
+			acc("T2", "remote", "Write", "z.c", 9, "g"),
+			acc("T1", "local", "Read", "z.c", 2, "f"),
+		},
+	}
+	v2 := Violation{
+		Var: "y", Local: tracemodel.ThreadRef{ID: 1, Handle: "T1"}, Remote: tracemodel.ThreadRef{ID: 2, Handle: "T2"},
+		Pattern: "P3", PatternName: "lost update", BugID: "AV-a",
+		Accesses: []Access{
+			acc("T1", "local", "Read", "a.c", 5, "get"),
+			acc("T2", "remote", "Write", "a.c", 7, ""),
+			acc("T1", "local", "Write", "a.c", 6, "put"),
+		},
+	}
+	return &Report{
+		Schema: SchemaVersion, Trace: "t.csv",
+		Stats: Stats{Events: 10, Threads: 2, SharedVars: 2, Models: 2, Claims: 20},
+		Bugs: []Bug{
+			{ID: "AV-b", Pattern: "P1", PatternName: "unrepeatable read", Vars: []string{"x"}, Count: 1, Instances: []int{0},
+				Locations: []Location{{Role: "local", File: "z.c", Line: 1}}},
+			{ID: "AV-a", Pattern: "P3", PatternName: "lost update", Vars: []string{"y"}, Count: 3, Instances: []int{1},
+				Locations: []Location{{Role: "local", File: "a.c", Line: 5}}},
+		},
+		Violations: []Violation{v1, v2},
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	var b strings.Builder
+	if err := WriteText(&b, textReport()); err != nil {
+		t.Fatal(err)
+	}
+	const want = `a.c
+  AV-a  P3 lost update on y (3 instances)
+    thread T1 (local)    thread T2 (remote)
+    Read  a.c:5 get()
+                         Write a.c:7
+    Write a.c:6 put()
+
+z.c
+  AV-b  P1 unrepeatable read on x (1 instance)
+    thread T1 (local) in f()    thread T2 (remote) in g()
+    Read  z.c:1
+                                Write z.c:9
+    Read  z.c:2
+
+t.csv: 10 events, 2 threads, 2 shared variables, 2 models, 20 claims
+2 bugs predicted from 4 violation instances
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestWriteTextSummary(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(r *Report)
+		want   string
+	}{
+		{"suppressed", func(r *Report) {
+			r.Bugs[0].Suppressed = true
+			r.Stats.Suppressed = 1
+		}, "1 bug predicted from 3 violation instances, 1 suppressed\n"},
+		{"baseline", func(r *Report) {
+			r.Bugs = r.Bugs[:0]
+			r.Baseline, r.Stats.Baseline = "base.json", 2
+		}, "no new atomicity violation predicted, 2 known from baseline base.json\n"},
+		{"skipped", func(r *Report) {
+			r.Skipped, r.Problems = 2, []string{"t.csv:3: bad"}
+		}, "skipped 2 malformed lines (--lenient); first: t.csv:3: bad\n2 bugs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := textReport()
+			tt.change(r)
+			var b strings.Builder
+			if err := WriteText(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tt.want) {
+				t.Errorf("got:\n%s\nwant it to contain %q", b.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestWriteTextColor(t *testing.T) {
+	var plain, color strings.Builder
+	if err := WriteTextOptions(&plain, textReport(), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTextOptions(&color, textReport(), TextOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("escape sequences without color")
+	}
+	if !strings.Contains(color.String(), "\x1b[1;31mWrite\x1b[0m") {
+		t.Errorf("writes are not marked up:\n%q", color.String())
+	}
+	// Removing the escapes gives back the plain text: color never shifts columns.
+	stripped := color.String()
+	for strings.Contains(stripped, "\x1b[") {
+		i := strings.Index(stripped, "\x1b[")
+		j := strings.IndexByte(stripped[i:], 'm')
+		stripped = stripped[:i] + stripped[i+j+1:]
+	}
+	if stripped != plain.String() {
+		t.Errorf("colored text differs from plain text beyond escapes:\n%s\nvs\n%s", stripped, plain.String())
+	}
+}

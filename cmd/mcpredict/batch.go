@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/mcpredict/mcpredict/report"
+	"github.com/mcpredict/mcpredict/service"
+	"github.com/mcpredict/mcpredict/service/batch"
+	"github.com/mcpredict/mcpredict/service/client"
+)
+
+const batchDescription = `
+Checks many traces: every trace file under each DIR (recursively; by default
+*.csv, *.trace and their .gz/.zst forms) and every file matching each GLOB.
+Writes one report per trace under OUT/reports/, and OUT/summary.json and
+OUT/summary.txt (per trace: events, shared variables, models, bugs, time).
+
+Resumable: run the same command again after an interruption and the traces
+already finished (same file size, modification time and options) are not
+checked again; traces that failed are.
+
+--previous OLD compares the bugs with an earlier batch's output directory by
+their stable ids and lists new and fixed bugs.
+
+--server URL sends every trace to a running "mcpredict serve" instead of
+checking it here (the check flags then become the jobs' options; the server's
+own time and memory limits apply). The token comes from --token or
+$MCPREDICT_TOKEN.
+
+Exit status: 2 or 3 if some trace could not be checked (bad input, or a tool
+failure); otherwise, with --previous, 1 if there are new bugs, without it, 1 if
+any bug was predicted; else 0.`
+
+func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("batch", "[flags] DIR|GLOB...", batchDescription, stderr)
+	var cf checkFlags
+	cf.register(fs)
+	out := fs.String("out", "mcpredict-batch", "output `DIR`")
+	previous := fs.String("previous", "", "compare with the batch in `DIR` (new and fixed bugs)")
+	var formatList listFlag
+	fs.Var(&formatList, "formats", "also write reports in these formats (e.g. text), besides json")
+	var match listFlag
+	fs.Var(&match, "match", "base-name globs of the trace files taken from directories (default *.csv,*.trace and .gz/.zst)")
+	parallel := fs.Int("parallel", 1, "traces checked at once")
+	server := fs.String("server", "", "check on the mcpredict server at `URL` instead of locally")
+	token := fs.String("token", "", "bearer token for --server (default $MCPREDICT_TOKEN)")
+	poll := fs.Duration("poll", 500*time.Millisecond, "how often to poll the server for a job's state")
+	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
+	quiet := fs.Bool("q", false, "no progress lines")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "mcpredict batch: want at least one DIR or GLOB (see mcpredict batch -h)")
+		return exitUsage
+	}
+	pats, err := selectPatterns(cf.patterns, cf.userPatterns)
+	if err != nil {
+		return fail(stderr, "batch", err)
+	}
+	all := formats(report.Options{Patterns: pats, SrcRoot: *srcRoot}, false)
+	extra := map[string]service.Renderer{}
+	for _, f := range formatList {
+		r, ok := all[f]
+		if !ok {
+			fmt.Fprintf(stderr, "mcpredict batch: unknown format %q in --formats\n", f)
+			return exitUsage
+		}
+		extra[f] = r
+	}
+	jo := cf.jobOptions()
+	if !flagSet(fs, "engine") {
+		jo.Engine = "" // the server's default, not this command's
+	}
+	cfg := batch.Config{
+		Inputs: pos, Out: *out, Formats: extra, Previous: *previous, Parallel: *parallel, Match: match,
+		OptionsKey: optionsKey(jo, *server),
+	}
+	if !*quiet {
+		cfg.Log = stderr
+	}
+	if *server != "" {
+		tok := *token
+		if tok == "" {
+			tok = os.Getenv("MCPREDICT_TOKEN")
+		}
+		cfg.Check = batch.Remote(&client.Client{Base: *server, Token: tok}, jo, *poll)
+	} else {
+		opts, err := cf.options()
+		if err != nil {
+			return fail(stderr, "batch", err)
+		}
+		cfg.Check = batch.Local(opts, cf.lenient)
+	}
+	sum, err := batch.Run(ctx, cfg)
+	if sum == nil {
+		return fail(stderr, "batch", err)
+	}
+	if !*quiet || err != nil {
+		if werr := batch.WriteText(stdout, sum); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpredict batch: %v\n", err)
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "mcpredict batch: interrupted; run the same command again to resume")
+		}
+		return exitInternal
+	}
+	return batchStatus(sum)
+}
+
+// batchStatus is the exit status of a finished batch.
+func batchStatus(sum *batch.Summary) int {
+	to := sum.Totals
+	switch {
+	case to.Errors > to.BadInputs:
+		return exitInternal
+	case to.BadInputs > 0:
+		return exitUsage
+	case sum.Compare != nil && len(sum.Compare.New) > 0:
+		return exitViolation
+	case sum.Compare == nil && to.Bugs > 0:
+		return exitViolation
+	}
+	return exitOK
+}
+
+// jobOptions are the check flags that a job of the service can carry.
+func (c *checkFlags) jobOptions() service.JobOptions {
+	return service.JobOptions{
+		Vars: c.vars, Threads: c.threads, Patterns: c.patterns, UserPatterns: c.userPatterns,
+		Engine: c.engine, NoBoundaries: c.noBoundaries, Lenient: c.lenient,
+	}
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// optionsKey identifies the options that decide a batch's reports, so that a
+// resumed batch with other options checks every trace again.
+func optionsKey(jo service.JobOptions, server string) string {
+	b, _ := json.Marshal(struct {
+		service.JobOptions
+		Version string
+		Server  bool
+	}{jo, version, server != ""})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}

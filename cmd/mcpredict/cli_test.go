@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs mcpredict in-process and returns its exit status and output.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := dispatch(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func haveSpin(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("spin"); err != nil {
+		t.Skip("spin not installed (run make setup)")
+	}
+}
+
+func writeTrace(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExitStatusAndMessages(t *testing.T) {
+	haveSpin(t)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(strings.Repeat("1, 1, a.c-1, Write, x\n2, 2, a.c-2, Read, x\n", 200)))
+	zw.Close()
+	truncated := writeTrace(t, "cut-trace.csv.gz", gz.String()[:gz.Len()/2])
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"violations", []string{"run", "../../examples/bank.csv"}, 1, "lost update", ""},
+		{"no violation", []string{"run", "../../examples/condvar-handoff.csv"}, 0, "no atomicity violation predicted", ""},
+		{"flags after the trace", []string{"run", "../../examples/bank.csv", "--format", "json", "--engine", "native"}, 1, `"schema": "mcpredict.report/v1"`, ""},
+		{"unknown action", []string{"run", writeTrace(t, "bad-action.csv", "1, 1, a.c-1, Read, x\n1, 2, a.c-2, Jump, x\n")}, 2, "", "bad-action.csv:2: unknown action \"Jump\""},
+		{"missing field", []string{"run", writeTrace(t, "missing.csv", "1, 1, a.c-1, Read\n")}, 2, "", "missing.csv:1: missing field object"},
+		{"bad line number", []string{"run", writeTrace(t, "badline.csv", "1, 1, a.c-1x, Read, x\n")}, 2, "", "badline.csv:1: bad line number"},
+		{"truncated gzip", []string{"run", truncated}, 2, "", "cut-trace.csv.gz:"},
+		{"join of unknown thread", []string{"run", writeTrace(t, "join.csv", "1, 1, a.c-1, Join, 7\n")}, 2, "", "join.csv:1: Join of unknown thread 7"},
+		{"unlock not held", []string{"run", writeTrace(t, "unlock.csv", "1, 1, a.c-1, Unlock, m\n")}, 2, "", "unlock.csv:1: Unlock of m, which thread 1 does not hold"},
+		{"lenient skips", []string{"run", "--lenient", writeTrace(t, "lenient.csv", "1, 1, a.c-1, Jump, x\n1, 2, a.c-2, Write, x\n2, 3, a.c-3, Write, x\n")}, 0, "skipped 1 malformed lines", ""},
+		{"missing file", []string{"run", "/nonexistent/trace.csv"}, 2, "", "no such file"},
+		{"bad flag", []string{"run", "--nosuch", "x.csv"}, 2, "", "flag provided but not defined"},
+		{"no trace", []string{"run"}, 2, "", "want exactly one TRACE"},
+		{"pattern syntax error", []string{"run", "--pattern", "W1 X2 W1", "../../examples/bank.csv"}, 2, "", "column 4"},
+		{"unknown pattern id", []string{"run", "--patterns", "P9", "../../examples/bank.csv"}, 2, "", "unknown pattern \"P9\""},
+		{"unknown variable", []string{"run", "--vars", "nosuch", "../../examples/bank.csv"}, 2, "", "no shared variable matches \"nosuch\""},
+		{"unknown engine", []string{"run", "--engine", "fast", "../../examples/bank.csv"}, 2, "", "unknown engine"},
+		{"unknown command", []string{"frobnicate"}, 2, "", "unknown command"},
+		{"patterns", []string{"patterns"}, 0, "ltl P5_2 {", ""},
+		{"model", []string{"model", "../../examples/bank.csv", "--var", "balance", "--threads", "201,202"}, 0, "/* Read bank.c:11 (trace line 20) */", ""},
+		{"model json", []string{"model", "../../examples/bank.csv", "--var", "balance", "--threads", "201,202", "--format", "json"}, 0, `"var": "balance"`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit status %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errs)
+			}
+			if !strings.Contains(out, tc.stdout) {
+				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, out)
+			}
+			if !strings.Contains(errs, tc.stderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, errs)
+			}
+		})
+	}
+}
+
+func TestMissingSpin(t *testing.T) {
+	t.Setenv("MCPREDICT_SPIN", "/nonexistent/spin")
+	code, _, errs := runCLI(t, "run", "../../examples/bank.csv")
+	if code != exitInternal {
+		t.Errorf("exit status %d, want %d", code, exitInternal)
+	}
+	if !strings.Contains(errs, "apt-get install spin") {
+		t.Errorf("no install hint: %s", errs)
+	}
+	// The native engine does not need Spin.
+	if code, _, errs := runCLI(t, "run", "--engine", "native", "../../examples/bank.csv"); code != exitViolation {
+		t.Errorf("native: exit %d: %s", code, errs)
+	}
+}
+
+func TestJSONReportListsEveryInstance(t *testing.T) {
+	code, out, errs := runCLI(t, "run", "--engine", "native", "--format", "json", "../../examples/logbuf.csv")
+	if code != exitViolation {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Schema     string
+		Violations []struct {
+			Var     string `json:"var"`
+			Pattern string `json:"pattern"`
+			Local   struct{ Handle string }
+			Remote  struct{ Handle string }
+		}
+		Bugs []struct {
+			ID    string `json:"id"`
+			Count int    `json:"count"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) == 0 || len(rep.Bugs) == 0 {
+		t.Fatalf("empty report: %s", out)
+	}
+	total := 0
+	for _, b := range rep.Bugs {
+		total += b.Count
+	}
+	if total != len(rep.Violations) {
+		t.Errorf("bug instance counts add up to %d, want %d violations", total, len(rep.Violations))
+	}
+	for _, v := range rep.Violations {
+		if v.Var != "buf->outcnt" || v.Pattern == "" || v.Local.Handle == v.Remote.Handle {
+			t.Errorf("bad violation %+v", v)
+		}
+	}
+}
+
+func TestOutputFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.json")
+	code, stdout, errs := runCLI(t, "run", "--engine", "native", "--format", "json", "-o", out, "../../examples/bank.csv")
+	if code != exitViolation || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout, errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(b, []byte(`"pattern": "P3"`)) {
+		t.Errorf("report file: %v %s", err, b)
+	}
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/report"
+	"github.com/mcpredict/mcpredict/service"
+	"github.com/mcpredict/mcpredict/service/queue"
+	"github.com/mcpredict/mcpredict/service/work"
+	"github.com/mcpredict/mcpredict/spinrunner"
+)
+
+const serveDescription = `
+Runs the prediction service: an HTTP JSON API to submit traces (upload, or a
+server-side path under --allow-path), list jobs, follow a job's progress,
+fetch its report in every format, and cancel it. Jobs are kept in an SQLite
+database under --data, so a restart loses nothing: queued and running jobs
+resume where they were.
+
+By default the models of each trace are checked on a pool of --jobs
+goroutines in this process. With --nats URL they go to a NATS JetStream work
+queue instead, and "mcpredict worker --nats URL" processes on any machine
+check them. --embedded-nats starts a JetStream server inside this process
+(listening on --nats-listen, storing under --data) for single-machine use:
+other processes can then run workers against it too.
+
+The check flags below are the defaults of every job; a submission may
+override vars, threads, patterns, pattern, engine, no_boundaries and lenient.
+The token comes from --token-file or $MCPREDICT_TOKEN. See docs/service.md.`
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("serve", "[flags]", serveDescription, stderr)
+	var cf checkFlags
+	cf.register(fs)
+	addr := fs.String("addr", "127.0.0.1:8080", "HTTP listen `address` (port 0: any free port)")
+	data := fs.String("data", "mcpredict-data", "data `DIR`: job database, stored traces, embedded NATS streams")
+	natsURL := fs.String("nats", "", "send work items to the NATS JetStream server at `URL`")
+	embedded := fs.Bool("embedded-nats", false, "start a JetStream server in this process and use it")
+	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "listen `address` of the embedded NATS server (port 0: any)")
+	workers := fs.Int("workers", -1, "with NATS, in-process workers (default: none with --nats, --jobs with --embedded-nats)")
+	ackWait := fs.Duration("ack-wait", queue.DefaultAckWait, "with NATS, redeliver an item whose worker is silent this long")
+	tokenFile := fs.String("token-file", "", "read the API bearer token from `FILE` (default $MCPREDICT_TOKEN; none: no auth)")
+	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
+	maxUpload := fs.Int64("max-upload-mb", 256, "largest accepted trace upload, in MiB")
+	var allow multiFlag
+	fs.Var(&allow, "allow-path", "accept server-side trace paths under `DIR` (repeatable)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) > 0 {
+		fmt.Fprintln(stderr, "mcpredict serve: no arguments expected (see mcpredict serve -h)")
+		return exitUsage
+	}
+	if *natsURL != "" && *embedded {
+		fmt.Fprintln(stderr, "mcpredict serve: --nats and --embedded-nats exclude each other")
+		return exitUsage
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	token := os.Getenv("MCPREDICT_TOKEN")
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return fail(stderr, "serve", &predict.UsageError{Msg: "--token-file: " + err.Error()})
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	// The job defaults are checked now, so that a bad flag or a missing
+	// tool stops the server instead of failing every job.
+	base, err := cf.options()
+	if err != nil {
+		return fail(stderr, "serve", err)
+	}
+	tools, terr := spinrunner.FindTools()
+	if terr != nil {
+		tools = spinrunner.Tools{} // only native jobs can run: Resolve refuses the others
+	}
+	resolve := func(jo service.JobOptions) (predict.Options, error) {
+		c := cf
+		if len(jo.Vars) > 0 {
+			c.vars = jo.Vars
+		}
+		if len(jo.Threads) > 0 {
+			c.threads = jo.Threads
+		}
+		if len(jo.Patterns) > 0 || len(jo.UserPatterns) > 0 {
+			c.patterns, c.userPatterns = jo.Patterns, jo.UserPatterns
+		}
+		if jo.Engine != "" {
+			c.engine = jo.Engine
+		}
+		c.noBoundaries = c.noBoundaries || jo.NoBoundaries
+		return c.options()
+	}
+	if err := os.MkdirAll(*data, 0o755); err != nil {
+		return fail(stderr, "serve", err)
+	}
+	cfg := service.Config{
+		DataDir: *data, Resolve: resolve, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
+		MaxUpload: *maxUpload << 20, AllowPaths: allow, Workers: base.Jobs, Log: log,
+		Checkers: &work.Checkers{Tools: tools, KeepDir: cf.keepModels, MemoryMB: cf.memoryMB},
+	}
+	var (
+		emb *queue.Embedded
+		q   *queue.Queue
+	)
+	url := *natsURL
+	if *embedded {
+		emb, err = queue.StartEmbedded(ctx, *natsListen, filepath.Join(*data, "nats"))
+		if err != nil {
+			return fail(stderr, "serve", err)
+		}
+		defer emb.Shutdown()
+		url = emb.URL()
+		fmt.Fprintf(stderr, "mcpredict serve: embedded NATS at %s\n", url)
+	}
+	nworkers := 0
+	if url != "" {
+		octx, cancel := context.WithTimeout(ctx, time.Minute)
+		q, err = queue.Open(octx, url, queue.Options{AckWait: *ackWait, Log: log})
+		cancel()
+		if err != nil {
+			return fail(stderr, "serve", err)
+		}
+		defer q.Close()
+		cfg.Queue = q
+		nworkers = *workers
+		if nworkers < 0 {
+			nworkers = 0
+			if *embedded {
+				nworkers = base.Jobs
+				if nworkers <= 0 {
+					nworkers = runtime.NumCPU()
+				}
+			}
+		}
+	}
+	svc, err := service.Start(ctx, cfg)
+	if err != nil {
+		return fail(stderr, "serve", err)
+	}
+	defer svc.Close()
+	wctx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	if nworkers > 0 {
+		w := &queue.Worker{URL: url, Name: "serve-embedded", Concurrency: nworkers, Checkers: cfg.Checkers, Log: log}
+		go func() {
+			if err := w.Run(wctx); err != nil {
+				log.Error("in-process worker stopped", "err", err)
+			}
+		}()
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fail(stderr, "serve", err)
+	}
+	hs := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "mcpredict serve: listening on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = hs.Shutdown(sctx)
+		cancel()
+	}
+	stopWorkers()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(stderr, "serve", err)
+	}
+	return exitOK
+}
+
+// rendererMap adapts formats() to the service's renderer type.
+func rendererMap(fm map[string]func(io.Writer, *bugs.Report) error) map[string]service.Renderer {
+	out := map[string]service.Renderer{}
+	for name, f := range fm {
+		out[name] = f
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+
+	"github.com/mcpredict/mcpredict/service/queue"
+	"github.com/mcpredict/mcpredict/service/work"
+	"github.com/mcpredict/mcpredict/spinrunner"
+)
+
+const workerDescription = `
+Checks models for a "mcpredict serve --nats URL" (or --embedded-nats)
+server: takes work items from the NATS JetStream work queue, checks each with
+the engine and patterns of its job, and publishes the result. Start as many
+workers, on as many machines, as needed; a worker that dies mid-model has its
+model redelivered to another one.
+
+The server's job options decide what is checked; --timeout and --memory set
+the Spin limits for items that do not carry their own. Workers need spin and
+gcc (sudo apt-get install spin gcc), except with --native-only, where items
+that need Spin fail their job.`
+
+func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("worker", "--nats URL [flags]", workerDescription, stderr)
+	natsURL := fs.String("nats", os.Getenv("MCPREDICT_NATS"), "the NATS `URL` of the work queue (default $MCPREDICT_NATS)")
+	jobs := fs.Int("jobs", 0, "models checked in parallel (default: number of CPUs)")
+	name := fs.String("name", "", "worker name in results and logs (default host:pid)")
+	keep := fs.String("keep-models", "", "keep each model's Promela file and Spin output under `DIR`")
+	memory := fs.Int("memory", 1024, "Spin memory limit per model in MB, for items without one")
+	nativeOnly := fs.Bool("native-only", false, "run without spin and gcc (only native-engine items succeed)")
+	verbose := fs.Bool("v", false, "log every model")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) > 0 || *natsURL == "" {
+		fmt.Fprintln(stderr, "mcpredict worker: want --nats URL and no arguments (see mcpredict worker -h)")
+		return exitUsage
+	}
+	var tools spinrunner.Tools
+	if !*nativeOnly {
+		if tools, err = spinrunner.FindTools(); err != nil {
+			return fail(stderr, "worker", err)
+		}
+	}
+	if *keep != "" {
+		if err := os.MkdirAll(*keep, 0o755); err != nil {
+			return fail(stderr, "worker", err)
+		}
+	}
+	if *jobs <= 0 {
+		*jobs = runtime.NumCPU()
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	w := &queue.Worker{
+		URL: *natsURL, Name: *name, Concurrency: *jobs, Log: log,
+		Checkers: &work.Checkers{Tools: tools, KeepDir: *keep, MemoryMB: *memory},
+	}
+	if *verbose {
+		w.OnResult = func(r work.Result) {
+			log.Debug("model checked", "job", r.Job, "task", r.Task, "violations", len(r.Result.Violations), "elapsed", r.Elapsed, "error", r.Err)
+		}
+	}
+	fmt.Fprintf(stderr, "mcpredict worker: taking work from %s\n", *natsURL)
+	if err := w.Run(ctx); err != nil {
+		return fail(stderr, "worker", err)
+	}
+	return exitOK
+}
