@@ -70,14 +70,17 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		s := pm.Steps[r.Thread][r.Index]
 		tid := int16(r.Thread + 1)
 		switch s.Kind {
-		case tracemodel.StepRead:
+		case tracemodel.StepRead, tracemodel.StepWrite:
 			cur.V = tid
-			cur = setBrk(cur, r.Thread, false)
-		case tracemodel.StepWrite:
-			cur.V = 64 + tid
-			cur = setBrk(cur, r.Thread, false)
+			if s.Kind == tracemodel.StepWrite {
+				cur.V += 64
+			}
+			cur = setFlag(cur, r.Thread, false, false)
+			cur = setFlag(cur, r.Thread, true, false)
 		case tracemodel.StepBoundary:
-			cur = setBrk(cur, r.Thread, true)
+			cur = setFlag(cur, r.Thread, false, true)
+		case tracemodel.StepPublish:
+			cur = setFlag(cur, r.Thread, true, true)
 		}
 		obs = append(obs, cur)
 	}
@@ -129,10 +132,16 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 	return v, nil
 }
 
-func setBrk(o ltl.Obs, thread int, b bool) ltl.Obs {
-	if thread == 0 {
+// setFlag sets thread's brk flag, or its pub flag if pub, to b.
+func setFlag(o ltl.Obs, thread int, pub, b bool) ltl.Obs {
+	switch {
+	case thread == 0 && pub:
+		o.Pub1 = b
+	case thread == 0:
 		o.Brk1 = b
-	} else {
+	case pub:
+		o.Pub2 = b
+	default:
 		o.Brk2 = b
 	}
 	return o

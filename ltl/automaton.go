@@ -8,6 +8,9 @@ type Obs struct {
 	V    int16 // 0 initially; t after a read by model thread t, 64+t after a write
 	Brk1 bool  // thread 1 passed a region boundary since its last access
 	Brk2 bool  // same for thread 2
+	// Pub1 is set when thread 1 released a lock whose critical section
+	// accessed the variable, since its last access; Pub2 likewise.
+	Pub1, Pub2 bool
 }
 
 // StateSet is a state of the pattern automaton: the set of pending
@@ -28,6 +31,7 @@ const accepted StateSet = 1 << 63
 type Automaton struct {
 	n     int
 	local int
+	pub   bool // the pattern's chains also break at a published write (see Pattern.PublishBreaks)
 	star  uint32 // bit i: term i+1 is quantified with *
 	// sat[c] has bit i set iff C_{i+1} holds in a state of observation class
 	// c (see class); precomputed because Step is on the native checker's hot
@@ -54,7 +58,7 @@ func (p Pattern) Automaton(local int) *Automaton {
 	if n == 0 || n > MaxTerms {
 		panic(fmt.Sprintf("ltl: pattern %s has %d terms; want 1..%d", p.ID, n, MaxTerms))
 	}
-	a := &Automaton{n: n, local: local}
+	a := &Automaton{n: n, local: local, pub: p.PublishBreaks()}
 	for i, t := range p.Terms {
 		if t.Quant == Star {
 			a.star |= 1 << i
@@ -98,6 +102,9 @@ func termHolds(t Term, c int) bool {
 
 func (a *Automaton) class(o Obs) int {
 	if (a.local == 1 && o.Brk1) || (a.local == 2 && o.Brk2) {
+		return clsNone
+	}
+	if a.pub && ((a.local == 1 && o.Pub1) || (a.local == 2 && o.Pub2)) {
 		return clsNone
 	}
 	remote := 3 - a.local

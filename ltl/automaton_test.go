@@ -127,7 +127,7 @@ func TestMatchTable(t *testing.T) {
 // required to lie within seq[j..end]; it is exponential and independent of
 // the automaton on purpose.
 func refHolds(p Pattern, local int, seq []Obs, i, j, end int) bool {
-	c := func(i, k int) bool { return refPred(p.Terms[i], local, seq[k]) }
+	c := func(i, k int) bool { return refPred(p.Terms[i], local, seq[k], p.PublishBreaks()) }
 	if i == len(p.Terms)-1 {
 		return c(i, j)
 	}
@@ -146,8 +146,11 @@ func refHolds(p Pattern, local int, seq []Obs, i, j, end int) bool {
 	return false
 }
 
-func refPred(t Term, local int, o Obs) bool {
+func refPred(t Term, local int, o Obs, pub bool) bool {
 	if (local == 1 && o.Brk1) || (local == 2 && o.Brk2) {
+		return false
+	}
+	if pub && ((local == 1 && o.Pub1) || (local == 2 && o.Pub2)) {
 		return false
 	}
 	tid := threadOf(t.Side, local)
@@ -191,11 +194,15 @@ func randomSeq(r *rand.Rand, maxLen int) []Obs {
 	seq := []Obs{{}}
 	cur := Obs{}
 	for range r.IntN(maxLen) {
-		switch r.IntN(6) {
+		switch r.IntN(8) {
 		case 0:
 			cur.Brk1 = !cur.Brk1
 		case 1:
 			cur.Brk2 = !cur.Brk2
+		case 6:
+			cur.Pub1 = !cur.Pub1
+		case 7:
+			cur.Pub2 = !cur.Pub2
 		case 2:
 			// stutter: the same state again
 		default:

@@ -130,7 +130,7 @@ func (p Pattern) Formula(local int) string {
 	b.WriteString("!<> ")
 	closing := 0
 	for i, t := range p.Terms {
-		c := predicate(t, local)
+		c := predicate(t, local, p.PublishBreaks())
 		switch {
 		case i == len(p.Terms)-1:
 			b.WriteString(c)
@@ -155,10 +155,23 @@ func threadOf(s Side, local int) int {
 	return 3 - local
 }
 
+// PublishBreaks reports whether the pattern's instances end where the local
+// thread publishes a write by releasing a lock: true for patterns whose first
+// term is a local write (P2, P4, P5). A write that is the last access of a
+// critical section is published at the unlock; a later critical section of
+// the same thread starts a new region, so reading it back (P2), a remote read
+// of it (P4) or its overwriting (P5) is not an atomicity violation. Patterns
+// that start with a read (P1, P3) keep spanning critical sections: a value
+// read in one and used in the next is the classic split-lock bug.
+func (p Pattern) PublishBreaks() bool {
+	return len(p.Terms) > 0 && p.Terms[0].Side == Local && p.Terms[0].Access == Write
+}
+
 // predicate is the Spin text of a term's state predicate C in a view: the
 // value test on v, conjoined with the local thread's region-boundary flag
-// (DESIGN.md §3) so that a blocking point breaks every chain.
-func predicate(t Term, local int) string {
+// (DESIGN.md §3) so that a blocking point breaks every chain, and for
+// patterns that start with a local write with its publish flag.
+func predicate(t Term, local int, pub bool) string {
 	tid := threadOf(t.Side, local)
 	var cmp string
 	switch t.Access {
@@ -170,6 +183,9 @@ func predicate(t Term, local int) string {
 		cmp = fmt.Sprintf("((v==%d) || (v==%d))", tid, 64+tid)
 	default:
 		panic(fmt.Sprintf("ltl: term with invalid access %d", t.Access))
+	}
+	if pub {
+		return fmt.Sprintf("(%s && !brk%d && !pub%d)", cmp, local, local)
 	}
 	return fmt.Sprintf("(%s && !brk%d)", cmp, local)
 }

@@ -3,6 +3,7 @@ package native_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -305,5 +306,497 @@ func TestNativeMatchesSpin(t *testing.T) {
 		traces, set.count, len(set.jobs), compared, violated, prepared.Round(time.Millisecond), filepath.Base(tools.CC), (time.Since(start) - prepared).Round(time.Second))
 	if compared == 0 || violated == 0 || violated == compared {
 		t.Errorf("degenerate test: %d claims compared, %d violated", compared, violated)
+	}
+}
+
+// The tests above compare two checkers of one PairModel, so they cannot see
+// a projection that loses or invents behaviour. The oracle below decides the
+// claims from the trace text alone, with its own reading of DESIGN §2-§3:
+// vector clocks over the whole trace, every event of the two threads in
+// program order (a cond Wait with a mutex split into release, region
+// boundary and reacquire), mutual exclusion on the locks both threads use,
+// and the region boundaries between a thread's first and last access. It
+// shares only the pattern automaton (checked against Spin in package ltl)
+// with the code under test. It also implements the publish rule of
+// ltl.Pattern.PublishBreaks: between a thread's first and last access, the
+// release of a lock whose critical section accessed the variable (not the
+// implicit release of a cond wait) sets the thread's pub flag until its next
+// access.
+
+// oEvent is an event as the oracle reads it.
+type oEvent struct {
+	act, obj, obj2 string
+	vc             []int // events of each thread that happen before it, itself included
+}
+
+// oTrace is the oracle's model of a trace.
+type oTrace struct {
+	handles   []string
+	events    [][]oEvent      // per thread (0-based, order of first appearance)
+	syncObj   map[string]bool // objects of synchronization actions
+	lockUsers map[string]map[int]bool
+}
+
+// oracleParse reads a generated trace.
+func oracleParse(text []byte) *oTrace {
+	tr := &oTrace{syncObj: map[string]bool{}, lockUsers: map[string]map[int]bool{}}
+	type tstate struct {
+		vc             []int
+		n              int
+		started        bool
+		pendingCreate  []int
+		pendingBarrier string
+	}
+	var ts []*tstate
+	ids := map[string]int{}
+	id := func(h string) int {
+		if i, ok := ids[h]; ok {
+			return i
+		}
+		ids[h] = len(ts)
+		ts = append(ts, &tstate{})
+		tr.handles = append(tr.handles, h)
+		tr.events = append(tr.events, nil)
+		return ids[h]
+	}
+	join := func(dst []int, src []int) []int {
+		for len(dst) < len(src) {
+			dst = append(dst, 0)
+		}
+		for i, x := range src {
+			dst[i] = max(dst[i], x)
+		}
+		return dst
+	}
+	release := map[string][]int{}
+	barrier := map[string][]int{}
+	frees := map[string]int{}
+	for _, line := range strings.Split(string(text), "\n") {
+		if line = strings.TrimSpace(line); line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.Split(line, ",")
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
+		}
+		t := id(f[0])
+		e := oEvent{act: f[3], obj: f[4]}
+		if len(f) > 5 {
+			e.obj2 = f[5]
+		}
+		s := ts[t]
+		s.n++
+		vc := append([]int(nil), s.vc...)
+		vc = join(vc, make([]int, t+1))
+		vc[t] = s.n
+		if !s.started {
+			s.started = true
+			vc = join(vc, s.pendingCreate)
+		}
+		if s.pendingBarrier != "" {
+			vc = join(vc, barrier[s.pendingBarrier])
+			s.pendingBarrier = ""
+		}
+		switch e.act {
+		case "Read", "Write":
+			if k := frees[e.obj]; k > 0 {
+				e.obj = fmt.Sprintf("%s#%d", e.obj, k+1)
+			}
+		case "Free":
+			frees[e.obj]++
+		case "Wait", "SemWait":
+			vc = join(vc, release[e.obj])
+		case "Join":
+			vc = join(vc, ts[id(e.obj)].vc)
+		}
+		switch e.act {
+		case "Lock", "TryLock", "Unlock", "RdLock", "WrLock", "RwUnlock":
+			if tr.lockUsers[e.obj] == nil {
+				tr.lockUsers[e.obj] = map[int]bool{}
+			}
+			tr.lockUsers[e.obj][t] = true
+			tr.syncObj[e.obj] = true
+		case "Wait":
+			tr.syncObj[e.obj] = true
+			if e.obj2 != "" {
+				if tr.lockUsers[e.obj2] == nil {
+					tr.lockUsers[e.obj2] = map[int]bool{}
+				}
+				tr.lockUsers[e.obj2][t] = true
+				tr.syncObj[e.obj2] = true
+			}
+		case "Signal", "Broadcast", "SemPost":
+			tr.syncObj[e.obj] = true
+			release[e.obj] = append([]int(nil), vc...)
+		case "SemWait":
+			tr.syncObj[e.obj] = true
+		case "BarrierWait":
+			tr.syncObj[e.obj] = true
+			barrier[e.obj] = join(barrier[e.obj], vc)
+			s.pendingBarrier = e.obj
+		case "Create":
+			if c := ts[id(e.obj)]; !c.started {
+				c.pendingCreate = append([]int(nil), vc...)
+			}
+		}
+		s.vc = vc
+		e.vc = vc
+		tr.events[t] = append(tr.events[t], e)
+	}
+	return tr
+}
+
+// baseObj is the object of a variable name ("x#2" -> "x").
+func baseObj(v string) string {
+	if i := strings.IndexByte(v, '#'); i >= 0 {
+		return v[:i]
+	}
+	return v
+}
+
+// candidates are the (variable, thread pair) models of DESIGN §3, as
+// "var t1,t2" with 1-based thread ids.
+func (tr *oTrace) candidates() map[string]bool {
+	type rw struct{ r, w bool }
+	acc := map[string]map[int]*rw{}
+	for t, evs := range tr.events {
+		for _, e := range evs {
+			if (e.act != "Read" && e.act != "Write") || tr.syncObj[baseObj(e.obj)] {
+				continue
+			}
+			if acc[e.obj] == nil {
+				acc[e.obj] = map[int]*rw{}
+			}
+			a := acc[e.obj][t]
+			if a == nil {
+				a = &rw{}
+				acc[e.obj][t] = a
+			}
+			if e.act == "Write" {
+				a.w = true
+			} else {
+				a.r = true
+			}
+		}
+	}
+	out := map[string]bool{}
+	for v, by := range acc {
+		for a := range tr.events {
+			for b := a + 1; b < len(tr.events); b++ {
+				if by[a] != nil && by[b] != nil && (by[a].w || by[b].w) {
+					out[fmt.Sprintf("%s %d,%d", v, a+1, b+1)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Oracle step kinds.
+const (
+	oNop = iota
+	oRead
+	oWrite
+	oAcquire
+	oAcquireShared
+	oRelease
+	oBoundary
+	oPublish
+)
+
+type oStep struct {
+	kind, lock int
+	need       int // events of the other thread that must have completed
+	done       int // events of this thread completed after the step
+}
+
+// oracleSteps turns thread x of the pair into steps.
+func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]int, boundaries bool) []oStep {
+	t, other := tids[x], tids[1-x]
+	evs := tr.events[t]
+	first, last := 0, -1
+	for i, e := range evs {
+		if (e.act == "Read" || e.act == "Write") && e.obj == v {
+			if last < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	needAt := func(i int) int { // requirement of event i (0-based); -1 is "before the first"
+		if i < 0 || other >= len(evs[i].vc) {
+			return 0
+		}
+		return evs[i].vc[other]
+	}
+	accessIn := func(from, to int) bool { // an access to v at an index in (from, to)
+		for j := from + 1; j < to; j++ {
+			if e := evs[j]; (e.act == "Read" || e.act == "Write") && e.obj == v {
+				return true
+			}
+		}
+		return false
+	}
+	depth := map[string]int{} // outermost holds of common locks
+	held := map[string]int{}  // any lock: depth
+	since := map[string]int{} // any lock: index where the current hold began
+	var out []oStep
+	for i, e := range evs {
+		need, pre := needAt(i), needAt(i-1)
+		blockingHere := boundaries && i > first && i < last
+		l, isCommon := common[e.obj]
+		// The release of a hold whose critical section accessed v,
+		// between the first and the last access, publishes the access.
+		publish := false
+		switch e.act {
+		case "Lock", "TryLock", "WrLock", "RdLock":
+			if held[e.obj]++; held[e.obj] == 1 {
+				since[e.obj] = i
+			}
+		case "Unlock", "RwUnlock":
+			if held[e.obj]--; held[e.obj] == 0 {
+				publish = blockingHere && accessIn(since[e.obj], i)
+			}
+		case "Wait":
+			if e.obj2 != "" {
+				since[e.obj2] = i
+			}
+		}
+		switch e.act {
+		case "Read", "Write":
+			k := oNop
+			if e.obj == v {
+				k = oRead
+				if e.act == "Write" {
+					k = oWrite
+				}
+			}
+			out = append(out, oStep{kind: k, need: need, done: i + 1})
+			continue
+		case "Lock", "TryLock", "WrLock", "RdLock":
+			if isCommon {
+				depth[e.obj]++
+				if depth[e.obj] == 1 {
+					k := oAcquire
+					if e.act == "RdLock" {
+						k = oAcquireShared
+					}
+					out = append(out, oStep{kind: k, lock: l, need: need, done: i + 1})
+					continue
+				}
+			}
+		case "Unlock", "RwUnlock":
+			if isCommon {
+				depth[e.obj]--
+				if depth[e.obj] == 0 {
+					out = append(out, oStep{kind: oRelease, lock: l, need: need, done: i + 1})
+					if publish {
+						out = append(out, oStep{kind: oPublish, need: need, done: i + 1})
+					}
+					continue
+				}
+			}
+		case "Wait", "BarrierWait", "Join", "SemWait":
+			m, waitsOnCommon := common[e.obj2]
+			waitsOnCommon = waitsOnCommon && e.act == "Wait" && e.obj2 != ""
+			if waitsOnCommon {
+				out = append(out, oStep{kind: oRelease, lock: m, need: pre, done: i})
+			}
+			if blockingHere {
+				out = append(out, oStep{kind: oBoundary, need: pre, done: i})
+			}
+			if waitsOnCommon {
+				out = append(out, oStep{kind: oAcquire, lock: m, need: need, done: i + 1})
+				continue
+			}
+		}
+		out = append(out, oStep{kind: oNop, need: need, done: i + 1})
+		if publish {
+			out = append(out, oStep{kind: oPublish, need: need, done: i + 1})
+		}
+	}
+	return out
+}
+
+// oracleVerdicts decides every claim of the pair (tids are 0-based, in
+// model order) by a search over the full event sequences.
+func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, boundaries bool) []bool {
+	common := map[string]int{}
+	for l, users := range tr.lockUsers {
+		if users[tids[0]] && users[tids[1]] {
+			common[l] = len(common)
+		}
+	}
+	var steps [2][]oStep
+	// hold[x][pc][l]: 0 free, 1 exclusive, 2 shared, after pc steps.
+	var hold [2][][]int
+	var brk, pub [2][]bool
+	for x := 0; x < 2; x++ {
+		steps[x] = tr.oracleSteps(v, tids, x, common, boundaries)
+		cur := make([]int, len(common))
+		hold[x] = append(hold[x], append([]int(nil), cur...))
+		brk[x] = append(brk[x], false)
+		pub[x] = append(pub[x], false)
+		b, p := false, false
+		for _, s := range steps[x] {
+			switch s.kind {
+			case oAcquire:
+				cur[s.lock] = 1
+			case oAcquireShared:
+				cur[s.lock] = 2
+			case oRelease:
+				cur[s.lock] = 0
+			case oBoundary:
+				b = true
+			case oPublish:
+				p = true
+			case oRead, oWrite:
+				b, p = false, false
+			}
+			hold[x] = append(hold[x], append([]int(nil), cur...))
+			brk[x] = append(brk[x], b)
+			pub[x] = append(pub[x], p)
+		}
+	}
+	doneAt := func(x, pc int) int {
+		if pc == 0 {
+			return 0
+		}
+		return steps[x][pc-1].done
+	}
+	enabled := func(x int, pc [2]int) bool {
+		if pc[x] >= len(steps[x]) {
+			return false
+		}
+		s := steps[x][pc[x]]
+		if s.need > doneAt(1-x, pc[1-x]) {
+			return false
+		}
+		switch s.kind {
+		case oAcquire:
+			return hold[1-x][pc[1-x]][s.lock] == 0
+		case oAcquireShared:
+			return hold[1-x][pc[1-x]][s.lock] != 1
+		}
+		return true
+	}
+	type state struct {
+		pc [2]int
+		v  int16
+		a  ltl.StateSet
+	}
+	var out []bool
+	for _, p := range pats {
+		for local := 1; local <= 2; local++ {
+			aut := p.Automaton(local)
+			obs := func(s state) ltl.Obs {
+				return ltl.Obs{V: s.v, Brk1: brk[0][s.pc[0]], Brk2: brk[1][s.pc[1]], Pub1: pub[0][s.pc[0]], Pub2: pub[1][s.pc[1]]}
+			}
+			init := state{}
+			init.a = aut.Step(aut.Init(), obs(init))
+			seen := map[state]bool{init: true}
+			queue := []state{init}
+			violated := aut.Accepts(init.a)
+			for len(queue) > 0 && !violated {
+				cur := queue[0]
+				queue = queue[1:]
+				for x := 0; x < 2; x++ {
+					if !enabled(x, cur.pc) {
+						continue
+					}
+					nx := cur
+					switch steps[x][cur.pc[x]].kind {
+					case oRead:
+						nx.v = int16(x + 1)
+					case oWrite:
+						nx.v = int16(64 + x + 1)
+					}
+					nx.pc[x]++
+					nx.a = aut.Step(cur.a, obs(nx))
+					if seen[nx] {
+						continue
+					}
+					seen[nx] = true
+					if aut.Accepts(nx.a) {
+						violated = true
+						break
+					}
+					queue = append(queue, nx)
+				}
+			}
+			out = append(out, violated)
+		}
+	}
+	return out
+}
+
+// TestNativeMatchesTraceOracle checks the whole path from trace to verdict
+// (parse, plan, projection, native search) against the oracle above on
+// many random traces, with and without region boundaries: the models
+// predict plans must be the oracle's candidates, and every claim's verdict
+// must be the oracle's.
+func TestNativeMatchesTraceOracle(t *testing.T) {
+	traces := 20000
+	if testing.Short() {
+		traces = 2000
+	}
+	pats := append(ltl.Builtin(), userPatterns(t)...)
+	ctx := context.Background()
+	mismatches := 0
+	for seed := int64(0); seed < int64(traces); seed++ {
+		var buf bytes.Buffer
+		if _, err := gen.Write(ctx, &buf, gen.Config{Kind: gen.KindRandom, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		text := buf.Bytes()
+		tr := oracleParse(text)
+		m, err := tracemodel.Parse(ctx, bytes.NewReader(text), "random", tracemodel.Options{})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		tasks, err := predict.Plan(m, predict.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tr.candidates()
+		got := map[string]bool{}
+		for _, task := range tasks {
+			got[fmt.Sprintf("%s %d,%d", task.VarName, task.T1, task.T2)] = true
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("seed %d: planned models %v, oracle's %v\n%s", seed, got, want, text)
+			continue
+		}
+		for _, task := range tasks {
+			for _, nb := range []bool{false, true} {
+				pm, err := m.Project(task.Var, task.T1, task.T2, tracemodel.ProjectOptions{NoBoundaries: nb})
+				if err != nil {
+					t.Fatal(err)
+				}
+				oracle := tr.oracleVerdicts(task.VarName, [2]int{task.T1 - 1, task.T2 - 1}, pats, !nb)
+				checker := native.New(pm)
+				i := 0
+				for _, p := range pats {
+					for local := 1; local <= 2; local++ {
+						nv, err := checker.Check(ctx, p, local)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if nv.Violated != oracle[i] {
+							mismatches++
+							if mismatches <= 5 {
+								js, _ := json.MarshalIndent(pm, "", "  ")
+								t.Errorf("MISMATCH seed %d var %s threads %d,%d no-boundaries=%v claim %s: native violated=%v, oracle violated=%v\nnative witness %v\n--- trace\n%s--- PairModel\n%s",
+									seed, task.VarName, task.T1, task.T2, nb, nv.Claim(), nv.Violated, oracle[i], nv.Witness, text, js)
+							}
+						}
+						i++
+					}
+				}
+			}
+		}
+	}
+	if mismatches > 0 {
+		t.Errorf("%d mismatches in all (the first 5 are shown)", mismatches)
 	}
 }

@@ -50,8 +50,9 @@ type Checker struct {
 	n  [2]int
 	// progAt[x][pc]: thread x's progress counter after its first pc steps.
 	progAt [2][]int32
-	// brkAt[x][pc]: thread x's brk flag after its first pc steps.
-	brkAt [2][]bool
+	// brkAt[x][pc], pubAt[x][pc]: thread x's brk and pub flags after its
+	// first pc steps.
+	brkAt, pubAt [2][]bool
 	// excl[x][l] / shared[x][l]: sorted intervals [from, to) of pcs at which
 	// thread x holds lock l exclusively / for reading.
 	excl, shared [2][][]interval
@@ -69,6 +70,7 @@ func New(pm *tracemodel.PairModel) *Checker {
 		c.n[x] = len(steps)
 		c.progAt[x] = make([]int32, len(steps)+1)
 		c.brkAt[x] = make([]bool, len(steps)+1)
+		c.pubAt[x] = make([]bool, len(steps)+1)
 		c.excl[x] = make([][]interval, len(pm.Locks))
 		c.shared[x] = make([][]interval, len(pm.Locks))
 		open := map[int]int32{}
@@ -79,11 +81,15 @@ func New(pm *tracemodel.PairModel) *Checker {
 				c.progAt[x][i+1] = int32(s.Progress)
 			}
 			c.brkAt[x][i+1] = c.brkAt[x][i]
+			c.pubAt[x][i+1] = c.pubAt[x][i]
 			switch {
 			case s.Kind.IsAccess():
 				c.brkAt[x][i+1] = false
+				c.pubAt[x][i+1] = false
 			case s.Kind == tracemodel.StepBoundary:
 				c.brkAt[x][i+1] = true
+			case s.Kind == tracemodel.StepPublish:
+				c.pubAt[x][i+1] = true
 			case s.Kind.IsAcquire():
 				open[s.Lock] = int32(i + 1)
 				reading[s.Lock] = s.Kind == tracemodel.StepRdLock
@@ -155,7 +161,8 @@ func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdic
 		limit = DefaultMaxStates
 	}
 	obs := func(st state) ltl.Obs {
-		return ltl.Obs{V: st.v, Brk1: c.brkAt[0][st.pc[0]], Brk2: c.brkAt[1][st.pc[1]]}
+		return ltl.Obs{V: st.v, Brk1: c.brkAt[0][st.pc[0]], Brk2: c.brkAt[1][st.pc[1]],
+			Pub1: c.pubAt[0][st.pc[0]], Pub2: c.pubAt[1][st.pc[1]]}
 	}
 	init := state{}
 	init.a = aut.Step(aut.Init(), obs(init))

@@ -53,6 +53,8 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 	w.printf("short v = 0;\n")
 	w.printf("bit brk1 = 0; /* t1 blocked on synchronization since its last access */\n")
 	w.printf("bit brk2 = 0; /* t2 blocked on synchronization since its last access */\n")
+	w.printf("bit pub1 = 0; /* t1 released a lock after accessing v, since its last access */\n")
+	w.printf("bit pub2 = 0; /* t2 released a lock after accessing v, since its last access */\n")
 	progType := "byte"
 	for x := 0; x < 2; x++ {
 		for _, s := range pm.Steps[x] {
@@ -115,11 +117,13 @@ func statement(tid int, s tracemodel.Step, writing map[int]bool) string {
 	l := s.Lock
 	switch s.Kind {
 	case tracemodel.StepRead:
-		act = append(act, fmt.Sprintf("v = %d", tid), fmt.Sprintf("brk%d = 0", tid))
+		act = append(act, fmt.Sprintf("v = %d", tid), fmt.Sprintf("brk%d = 0", tid), fmt.Sprintf("pub%d = 0", tid))
 	case tracemodel.StepWrite:
-		act = append(act, fmt.Sprintf("v = %d", 64+tid), fmt.Sprintf("brk%d = 0", tid))
+		act = append(act, fmt.Sprintf("v = %d", 64+tid), fmt.Sprintf("brk%d = 0", tid), fmt.Sprintf("pub%d = 0", tid))
 	case tracemodel.StepBoundary:
 		act = append(act, fmt.Sprintf("brk%d = 1", tid))
+	case tracemodel.StepPublish:
+		act = append(act, fmt.Sprintf("pub%d = 1", tid))
 	case tracemodel.StepLock:
 		cond = append(cond, fmt.Sprintf("owner[%d] == 0", l))
 		act = append(act, fmt.Sprintf("owner[%d] = %d", l, tid))

@@ -18,9 +18,13 @@ const (
 	StepWrLock   // rwlock exclusive acquire
 	StepRwUnlock // rwlock release
 	StepBoundary // blocking synchronization: the thread's accesses before and after are not one atomic region
+	// StepPublish is the release of a lock whose critical section accessed
+	// the variable: for the patterns that start with a local write, the
+	// accesses before and after are not one region (ltl.Pattern.PublishBreaks).
+	StepPublish
 )
 
-var stepNames = [...]string{"", "Read", "Write", "Lock", "Unlock", "RdLock", "WrLock", "RwUnlock", "Boundary"}
+var stepNames = [...]string{"", "Read", "Write", "Lock", "Unlock", "RdLock", "WrLock", "RwUnlock", "Boundary", "Publish"}
 
 func (k StepKind) String() string {
 	if int(k) < len(stepNames) && k > 0 {
@@ -221,6 +225,9 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 				raw[x] = append(raw[x], rawStep{Step: Step{Kind: StepBoundary, Events: []EventRef{m.ref(e)}}, pos: bl[i], guardPos: bl[i] - 1})
 			}
 		}
+		if !opts.NoBoundaries {
+			raw[x] = append(raw[x], m.publishes(tid, acc[x])...)
+		}
 		sort.SliceStable(raw[x], func(i, j int) bool {
 			a, b := &raw[x][i], &raw[x][j]
 			if a.pos != b.pos {
@@ -318,7 +325,32 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 // between them (R1 W2 R1 between two reads is P1, W1 W2 W1 between two
 // writes is P5).
 func mergeable(a, b *rawStep) bool {
-	return a.Kind == StepBoundary && b.Kind == StepBoundary
+	return a.Kind == b.Kind && (a.Kind == StepBoundary || a.Kind == StepPublish)
+}
+
+// publishes returns the Publish steps of thread tid: the releases, strictly
+// between its first and last access to the variable (at positions acc), of
+// any lock whose critical section contains one of those accesses. Implicit
+// releases of cond waits are region boundaries already.
+func (m *Model) publishes(tid int, acc []int32) []rawStep {
+	first, last := acc[0], acc[len(acc)-1]
+	var out []rawStep
+	for _, l := range m.threadLocks[tid-1] {
+		ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+		i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos > first })
+		for ; i < len(ops) && ops[i].Pos < last; i++ {
+			op := ops[i]
+			if !op.Kind.IsRelease() || op.Wait {
+				continue
+			}
+			j := sort.Search(len(acc), func(j int) bool { return acc[j] >= op.Start })
+			if j < len(acc) && acc[j] < op.Pos {
+				e := m.EventAt(tid, op.Pos)
+				out = append(out, rawStep{Step: Step{Kind: StepPublish, Events: []EventRef{m.ref(e)}}, pos: op.Pos, guardPos: op.Pos, order: 2})
+			}
+		}
+	}
+	return out
 }
 
 // anyIn reports whether a sorted list has a value in [lo, hi).
