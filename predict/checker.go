@@ -8,7 +8,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/mcpredict/mcpredict/bugs"
-	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/native"
 	"github.com/mcpredict/mcpredict/promela"
 	"github.com/mcpredict/mcpredict/spinrunner"
@@ -59,99 +59,112 @@ func ModelName(pm *tracemodel.PairModel) string {
 
 // Check decides every claim of pm and returns its violations.
 func (c *Checker) Check(ctx context.Context, pm *tracemodel.PairModel) (PairResult, error) {
-	res := PairResult{Claims: len(c.claims)}
-	var nativeV []native.Verdict
+	var key string
+	if c.opts.Cache != nil {
+		key = cache.Key(pm, c.opts.Patterns, string(c.opts.Engine))
+		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(c.claims) {
+			res, err := c.result(pm, e)
+			res.Cached = true
+			return res, err
+		}
+	}
+	e, err := c.decide(ctx, pm)
+	if err != nil {
+		return PairResult{}, err
+	}
+	if c.opts.Cache != nil {
+		// A cache that cannot be written only costs time later.
+		_ = c.opts.Cache.Put(key, e)
+	}
+	return c.result(pm, e)
+}
+
+// result turns verdicts into violations of pm.
+func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, error) {
+	res := PairResult{Claims: len(e.Verdicts), Spin: e.Spin}
+	for _, v := range e.Verdicts {
+		if !v.Violated {
+			continue
+		}
+		pat, local, ok := claimOf(c.opts.Patterns, v.Claim)
+		if !ok {
+			return res, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
+		}
+		viol, err := bugs.FromWitness(pm, pat, local, v.Witness, e.Engine)
+		if err != nil {
+			return res, err
+		}
+		res.Violations = append(res.Violations, viol)
+	}
+	return res, nil
+}
+
+// decide runs the engine on pm.
+func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel) (cache.Entry, error) {
+	var nativeV []cache.Verdict
 	if c.opts.Engine != EngineSpin {
 		var err error
 		nativeV, err = c.native(ctx, pm)
 		if err != nil {
-			return res, err
+			return cache.Entry{}, err
 		}
-		any := false
+		violated := false
 		for _, v := range nativeV {
-			any = any || v.Violated
+			violated = violated || v.Violated
 		}
-		if c.opts.Engine == EngineNative || !any {
-			for _, v := range nativeV {
-				if v.Violated {
-					viol, err := bugs.FromWitness(pm, v.Pattern, v.Local, v.Witness, "native")
-					if err != nil {
-						return res, err
-					}
-					res.Violations = append(res.Violations, viol)
-				}
-			}
-			return res, nil
+		if c.opts.Engine == EngineNative || !violated {
+			return cache.Entry{Engine: "native", Verdicts: nativeV}, nil
 		}
 	}
-	res.Spin = true
-	viols, verdicts, err := c.spin(ctx, pm)
+	spinV, err := c.spin(ctx, pm)
 	if err != nil {
-		return res, err
+		return cache.Entry{}, err
 	}
-	if nativeV != nil {
-		for i, v := range nativeV {
-			if v.Violated != verdicts[i] {
-				return res, &DisagreementError{Model: ModelName(pm), Claim: v.Claim(), Native: v.Violated, Spin: verdicts[i]}
-			}
+	for i, v := range nativeV {
+		if v.Violated != spinV[i].Violated {
+			return cache.Entry{}, &DisagreementError{Model: ModelName(pm), Claim: v.Claim, Native: v.Violated, Spin: spinV[i].Violated}
 		}
 	}
-	res.Violations = viols
-	return res, nil
+	return cache.Entry{Engine: "spin", Spin: true, Verdicts: spinV}, nil
 }
 
-// native decides all claims with the native search, skipping those whose
-// necessary conditions fail.
-func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel) ([]native.Verdict, error) {
+// native decides all claims with the native search.
+func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
 	nc := native.New(pm)
-	var out []native.Verdict
+	var out []cache.Verdict
 	for _, p := range c.opts.Patterns {
 		for local := 1; local <= 2; local++ {
 			v, err := nc.Check(ctx, p, local)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, v)
+			out = append(out, cache.Verdict{Claim: v.Claim(), Violated: v.Violated, Witness: v.Witness})
 		}
 	}
 	return out, nil
 }
 
-// spin checks pm with Spin; it returns the violations and the verdict of
-// each claim in Claims order.
-func (c *Checker) spin(ctx context.Context, pm *tracemodel.PairModel) ([]bugs.Violation, []bool, error) {
+// spin checks pm with Spin and returns the verdict of each claim in Claims
+// order, with the trails mapped to model steps.
+func (c *Checker) spin(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
 	prog := promela.Emit(pm, c.claims)
 	name := ModelName(pm)
 	r, err := c.runner.Check(ctx, spinrunner.Model{Name: name, Source: prog.Source, Claims: prog.Claims, Steps: prog.Statements})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	verdicts := make([]bool, len(prog.Claims))
-	var viols []bugs.Violation
+	out := make([]cache.Verdict, len(r.Claims))
 	for i, cr := range r.Claims {
-		verdicts[i] = cr.Violated
-		if !cr.Violated {
-			continue
-		}
-		pat, local, ok := claimOf(c.opts.Patterns, cr.Claim)
-		if !ok {
-			return nil, nil, fmt.Errorf("model %s: Spin reported unknown claim %q", name, cr.Claim)
-		}
-		var steps []tracemodel.StepRef
+		out[i] = cache.Verdict{Claim: cr.Claim, Violated: cr.Violated}
 		for _, ts := range cr.Trail {
 			ref, ok := prog.Lines[ts.Line]
 			if !ok || !strings.HasPrefix(ts.ProcName, "t") {
-				return nil, nil, fmt.Errorf("model %s claim %s: trail step at .pml line %d (%s) is not a model statement", name, cr.Claim, ts.Line, ts.Stmt)
+				return nil, fmt.Errorf("model %s claim %s: trail step at .pml line %d (%s) is not a model statement", name, cr.Claim, ts.Line, ts.Stmt)
 			}
-			steps = append(steps, ref)
+			out[i].Witness = append(out[i].Witness, ref)
 		}
-		v, err := bugs.FromWitness(pm, pat, local, steps, "spin")
-		if err != nil {
-			return nil, nil, err
-		}
-		viols = append(viols, v)
 	}
-	return viols, verdicts, nil
+	return out, nil
 }
 
 // forEach runs fn(i) for i in [0,n) on at most jobs goroutines and returns
@@ -167,8 +180,3 @@ func forEach(ctx context.Context, n, jobs int, fn func(ctx context.Context, i in
 	return p.Wait()
 }
 
-// Cache stores verdicts of PairModels (see package cache). A nil Cache
-// disables caching.
-type Cache interface{}
-
-var _ = ltl.Builtin

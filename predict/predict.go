@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/promela"
 	"github.com/mcpredict/mcpredict/spinrunner"
@@ -55,7 +56,7 @@ type Options struct {
 	Jobs     int    // models checked at once; default number of CPUs
 	Spin     spinrunner.Options
 	Tools    spinrunner.Tools // needed unless Engine is native
-	Cache    Cache            // optional verdict cache
+	Cache    *cache.Dir       // optional verdict cache
 	Version  string           // tool version written into the report
 	// Progress, if set, is called (serially) after each model.
 	Progress func(Progress)

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/spinrunner"
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -282,4 +284,35 @@ func TestPlanErrors(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	os.Exit(m.Run())
+}
+
+func TestCacheGivesTheSameReport(t *testing.T) {
+	tools := fastTools(t)
+	m, err := tracemodel.Open(context.Background(), "../examples/logbuf.csv", tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := cache.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reports []*bugs.Report
+	for i := 0; i < 2; i++ {
+		rep, err := Run(context.Background(), m, Options{Tools: tools, Cache: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports = append(reports, rep)
+	}
+	if reports[0].Stats.CacheHits != 0 || reports[1].Stats.CacheHits != reports[1].Stats.Models {
+		t.Errorf("cache hits %d then %d, want 0 then %d", reports[0].Stats.CacheHits, reports[1].Stats.CacheHits, reports[1].Stats.Models)
+	}
+	if reports[1].Stats.SpinModels != reports[0].Stats.SpinModels {
+		t.Errorf("cached entry lost the Spin flag")
+	}
+	a, _ := json.Marshal(reports[0].Violations)
+	b, _ := json.Marshal(reports[1].Violations)
+	if string(a) != string(b) || len(reports[0].Violations) == 0 {
+		t.Errorf("cached report differs:\n%s\n%s", a, b)
+	}
 }

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/report"
@@ -54,6 +56,8 @@ type checkFlags struct {
 	timeout                 time.Duration
 	keepModels              string
 	memoryMB                int
+	cacheDir                string
+	noCache                 bool
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -68,6 +72,8 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "time limit per model (0: none)")
 	fs.StringVar(&c.keepModels, "keep-models", "", "keep each model's Promela file and Spin output under `DIR`")
 	fs.IntVar(&c.memoryMB, "memory", 1024, "Spin memory limit per model in MB")
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "verdict cache `DIR` (default: mcpredict/verdicts under the user cache directory)")
+	fs.BoolVar(&c.noCache, "no-cache", false, "do not read or write the verdict cache")
 }
 
 // options turns the flags into predict.Options. Tool lookup errors are
@@ -89,8 +95,25 @@ func (c *checkFlags) options() (predict.Options, error) {
 		Version: version,
 	}
 	if c.keepModels != "" {
-		if err := os.MkdirAll(c.keepModels, 0o755); err != nil {
+		// pan runs in the model's directory: the path must be absolute.
+		abs, err := filepath.Abs(c.keepModels)
+		if err != nil {
 			return o, &predict.UsageError{Msg: "--keep-models: " + err.Error()}
+		}
+		o.Spin.KeepDir = abs
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return o, &predict.UsageError{Msg: "--keep-models: " + err.Error()}
+		}
+	}
+	if !c.noCache {
+		dir := c.cacheDir
+		if dir == "" {
+			if dir, err = cache.DefaultPath(); err != nil {
+				return o, &predict.UsageError{Msg: err.Error()}
+			}
+		}
+		if o.Cache, err = cache.Open(dir); err != nil {
+			return o, &predict.UsageError{Msg: "--cache-dir: " + err.Error()}
 		}
 	}
 	if eng != predict.EngineNative {

@@ -1,0 +1,88 @@
+package cache
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+func model(guard int, name string) *tracemodel.PairModel {
+	return &tracemodel.PairModel{
+		Var:     name,
+		Threads: [2]tracemodel.ThreadRef{{ID: 1, Handle: name + "a"}, {ID: 2, Handle: name + "b"}},
+		Locks:   []tracemodel.LockRef{{Name: name + "lock"}},
+		Steps: [2][]tracemodel.Step{
+			{{Kind: tracemodel.StepRead, Events: []tracemodel.EventRef{{TraceLine: 3, File: name}}}, {Kind: tracemodel.StepWrite}},
+			{{Kind: tracemodel.StepLock}, {Kind: tracemodel.StepWrite, Guard: guard}, {Kind: tracemodel.StepUnlock}},
+		},
+	}
+}
+
+func TestKey(t *testing.T) {
+	pats := ltl.Builtin()
+	a := Key(model(0, "x"), pats, "auto")
+	if b := Key(model(0, "other"), pats, "auto"); a != b {
+		t.Errorf("names, handles and source lines must not change the key")
+	}
+	for name, k := range map[string]string{
+		"guard":    Key(model(1, "x"), pats, "auto"),
+		"engine":   Key(model(0, "x"), pats, "spin"),
+		"patterns": Key(model(0, "x"), pats[:3], "auto"),
+	} {
+		if k == a {
+			t.Errorf("%s does not change the key", name)
+		}
+	}
+	rw := model(0, "x")
+	rw.Locks[0].RW = true
+	if Key(rw, pats, "auto") == a {
+		t.Errorf("lock kind does not change the key")
+	}
+}
+
+func TestPutGetConcurrent(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key(model(0, "x"), ltl.Builtin(), "auto")
+	if _, ok := d.Get(key); ok {
+		t.Fatal("hit in an empty cache")
+	}
+	want := Entry{Engine: "spin", Spin: true, Verdicts: []Verdict{{Claim: "P1_1", Violated: true, Witness: []tracemodel.StepRef{{Thread: 0, Index: 0}, {Thread: 1, Index: 1}}}, {Claim: "P1_2"}}}
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.Put(key, want); err != nil {
+				t.Error(err)
+			}
+			if got, ok := d.Get(key); ok && fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("partial entry read: %+v", got)
+			}
+		}()
+	}
+	wg.Wait()
+	got, ok := d.Get(key)
+	if !ok || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Get = %+v, %v", got, ok)
+	}
+	if n := d.Len(); n != 1 {
+		t.Errorf("%d entries, want 1 (no temp files left)", n)
+	}
+	// A corrupt entry is a miss.
+	os.WriteFile(d.file(key), []byte("{not json"), 0o644)
+	if _, ok := d.Get(key); ok {
+		t.Error("corrupt entry was a hit")
+	}
+	matches, _ := filepath.Glob(filepath.Join(d.path, "*", ".tmp-*"))
+	if len(matches) > 0 {
+		t.Errorf("temp files left: %v", matches)
+	}
+}

@@ -1,0 +1,261 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/predict"
+)
+
+var native = predict.Options{Engine: predict.EngineNative, Jobs: 2}
+
+// copyExamples copies the example traces into a fresh directory.
+func copyExamples(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, err := filepath.Glob("../../examples/*.csv")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		copyFile(t, f, filepath.Join(dir, filepath.Base(f)))
+	}
+	return dir
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// counting wraps a checker and counts the traces it checks.
+func counting(c Checker, n *atomic.Int64) Checker {
+	return func(ctx context.Context, path string) (*bugs.Report, error) {
+		n.Add(1)
+		return c(ctx, path)
+	}
+}
+
+func TestResume(t *testing.T) {
+	traces := copyExamples(t)
+	out := filepath.Join(t.TempDir(), "out")
+	all, _ := filepath.Glob(filepath.Join(traces, "*.csv"))
+
+	// Interrupted after three traces.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var n atomic.Int64
+	interrupting := func(ctx context.Context, path string) (*bugs.Report, error) {
+		if n.Add(1) > 3 {
+			cancel()
+			return nil, ctx.Err()
+		}
+		return Local(native, false)(ctx, path)
+	}
+	sum, err := Run(ctx, Config{Inputs: []string{traces}, Out: out, Check: interrupting, OptionsKey: "k"})
+	if !errors.Is(err, context.Canceled) || sum == nil {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	if sum.Totals.Checked != 3 || !sum.Finished.IsZero() {
+		t.Errorf("interrupted run: %+v, finished %v", sum.Totals, sum.Finished)
+	}
+
+	// Resumed: only the rest is checked.
+	var n2 atomic.Int64
+	sum, err = Run(context.Background(), Config{Inputs: []string{traces}, Out: out, Check: counting(Local(native, false), &n2), OptionsKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(n2.Load()) != len(all)-3 || sum.Totals.Resumed != 3 || sum.Totals.Checked != len(all)-3 {
+		t.Errorf("resumed run checked %d, totals %+v; want %d checked", n2.Load(), sum.Totals, len(all)-3)
+	}
+	for _, tr := range sum.Traces {
+		if !tr.finished() || !exists(filepath.Join(out, tr.Report)) {
+			t.Errorf("trace %s: %+v", tr.Path, tr)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "summary.txt")); err != nil || !strings.Contains(string(b), "bank.csv") {
+		t.Errorf("summary.txt: %v\n%s", err, b)
+	}
+
+	tests := []struct {
+		name    string
+		prepare func()
+		options string
+		want    int // traces checked
+	}{
+		{"nothing changed", func() {}, "k", 0},
+		{"one trace modified", func() {
+			p := filepath.Join(traces, "fig5.csv")
+			os.Chtimes(p, time.Now(), time.Now().Add(time.Hour))
+		}, "k", 1},
+		{"other options", func() {}, "k2", len(all)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.prepare()
+			var n atomic.Int64
+			if _, err := Run(context.Background(), Config{Inputs: []string{traces}, Out: out, Check: counting(Local(native, false), &n), OptionsKey: tt.options}); err != nil {
+				t.Fatal(err)
+			}
+			if int(n.Load()) != tt.want {
+				t.Errorf("checked %d traces, want %d", n.Load(), tt.want)
+			}
+		})
+	}
+}
+
+func bugIDs(t *testing.T, path string) []string {
+	t.Helper()
+	rep, err := readReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, b := range rep.Active() {
+		ids = append(ids, b.ID)
+	}
+	return ids
+}
+
+func TestCompare(t *testing.T) {
+	night1 := copyExamples(t)
+	out1 := filepath.Join(t.TempDir(), "n1")
+	if _, err := Run(context.Background(), Config{Inputs: []string{night1}, Out: out1, Check: Local(native, false)}); err != nil {
+		t.Fatal(err)
+	}
+	// Night 2: fig5.csv now behaves like the mutant, logbuf.csv is gone,
+	// a new trace appears, and one trace is broken.
+	night2 := copyExamples(t)
+	copyFile(t, "../../examples/fig5-mutant.csv", filepath.Join(night2, "fig5.csv"))
+	os.Remove(filepath.Join(night2, "logbuf.csv"))
+	copyFile(t, "../../examples/bank.csv", filepath.Join(night2, "bank2.csv"))
+	os.WriteFile(filepath.Join(night2, "broken.csv"), []byte("1, 1, a.c-1, Frobnicate, x\n"), 0o644)
+	out2 := filepath.Join(t.TempDir(), "n2")
+	sum, err := Run(context.Background(), Config{Inputs: []string{night2}, Out: out2, Check: Local(native, false), Previous: out1,
+		Formats: map[string]Renderer{"text": bugs.WriteText}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sum.Compare
+	if c == nil {
+		t.Fatal("no comparison")
+	}
+	before := bugIDs(t, filepath.Join(out1, "reports", "fig5.csv.json"))
+	after := bugIDs(t, filepath.Join(out2, "reports", "fig5.csv.json"))
+	var wantNew, wantFixed []string
+	for _, id := range after {
+		if !slices.Contains(before, id) {
+			wantNew = append(wantNew, id)
+		}
+	}
+	for _, id := range before {
+		if !slices.Contains(after, id) {
+			wantFixed = append(wantFixed, id)
+		}
+	}
+	wantNew = append(wantNew, bugIDs(t, filepath.Join(out2, "reports", "bank2.csv.json"))...)
+	ids := func(l []BugChange) []string {
+		var out []string
+		for _, b := range l {
+			out = append(out, b.ID)
+		}
+		sort.Strings(out)
+		return out
+	}
+	sort.Strings(wantNew)
+	sort.Strings(wantFixed)
+	if len(wantNew) == 0 || len(wantFixed) == 0 {
+		t.Fatalf("the example change should add and remove bugs: new %v fixed %v", wantNew, wantFixed)
+	}
+	if !slices.Equal(ids(c.New), wantNew) || !slices.Equal(ids(c.Fixed), wantFixed) {
+		t.Errorf("new %v fixed %v; want new %v fixed %v", ids(c.New), ids(c.Fixed), wantNew, wantFixed)
+	}
+	if !slices.Equal(c.NewTraces, []string{"bank2.csv"}) || !slices.Equal(c.Missing, []string{"logbuf.csv"}) {
+		t.Errorf("new traces %v, missing %v", c.NewTraces, c.Missing)
+	}
+	var broken *Trace
+	for i := range sum.Traces {
+		if sum.Traces[i].Key == "broken.csv" {
+			broken = &sum.Traces[i]
+		}
+	}
+	if broken == nil || broken.Status != StatusError || !broken.BadInput || !strings.Contains(broken.Error, "broken.csv:1:") {
+		t.Errorf("broken trace: %+v", broken)
+	}
+	if sum.Totals.Errors != 1 || sum.Totals.BadInputs != 1 {
+		t.Errorf("totals: %+v", sum.Totals)
+	}
+	if !exists(filepath.Join(out2, "reports", "bank.csv.text")) {
+		t.Error("extra format not written")
+	}
+	var txt strings.Builder
+	if err := WriteText(&txt, sum); err != nil || !strings.Contains(txt.String(), "new    "+wantNew[0]) {
+		t.Errorf("text summary: %v\n%s", err, txt.String())
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.csv", "b.csv.gz", "notes.txt", "sub/c.csv", "sub/deeper/a.csv", ".hidden/x.csv"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, nil, 0o644)
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "a.csv"), nil, 0o644)
+	tests := []struct {
+		name    string
+		args    []string
+		match   []string
+		want    []string // keys
+		wantErr string
+	}{
+		{"directory", []string{dir}, nil, []string{"a.csv", "b.csv.gz", "sub__c.csv", "sub__deeper__a.csv"}, ""},
+		{"glob", []string{filepath.Join(dir, "*.csv*")}, nil, []string{"a.csv", "b.csv.gz"}, ""},
+		{"file twice", []string{filepath.Join(dir, "a.csv"), filepath.Join(dir, "a.csv")}, nil, []string{"a.csv"}, ""},
+		{"same base name", []string{filepath.Join(dir, "a.csv"), filepath.Join(other, "a.csv")}, nil, []string{"a.csv", "a.csv~2"}, ""},
+		{"match", []string{dir}, []string{"*.txt"}, []string{"notes.txt"}, ""},
+		{"missing", []string{filepath.Join(dir, "none")}, nil, nil, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.match
+			if m == nil {
+				m = DefaultMatch
+			}
+			ins, err := discover(tt.args, m)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, in := range ins {
+				keys = append(keys, in.key)
+			}
+			if !slices.Equal(keys, tt.want) {
+				t.Errorf("keys %v, want %v", keys, tt.want)
+			}
+		})
+	}
+}
