@@ -23,10 +23,10 @@ const SchemaVersion = "mcpredict.report/v1"
 
 // Access is one event of a violation instance or of its interleaving.
 type Access struct {
-	Thread    int    `json:"thread"`    // model thread id in the trace
-	Handle    string `json:"handle"`    // the trace's thread token
-	Role      string `json:"role"`      // "local" or "remote"
-	Action    string `json:"action"`    // Read, Write, Lock, Unlock, Wait, ...
+	Thread    int    `json:"thread"` // model thread id in the trace
+	Handle    string `json:"handle"` // the trace's thread token
+	Role      string `json:"role"`   // "local" or "remote"
+	Action    string `json:"action"` // Read, Write, Lock, Unlock, Wait, ...
 	File      string `json:"file,omitempty"`
 	Line      int    `json:"line,omitempty"`
 	Func      string `json:"func,omitempty"`
@@ -104,12 +104,21 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		Claim:       pat.ClaimName(local),
 		Engine:      engine,
 	}
-	// obs[i] is the state after executed[i-1].
+	// obs[i] is the state after executed[i-1]. Several steps can stand for
+	// one event (a cond Wait's release, boundary and reacquire; an unlock and
+	// its publish): each event is listed once.
+	lastLine := [2]int{-1, -1}
 	for i, r := range executed {
 		if i+1 > end {
 			break
 		}
 		s := pm.Steps[r.Thread][r.Index]
+		if len(s.Events) == 1 && s.Events[0].TraceLine == lastLine[r.Thread] {
+			continue
+		}
+		if n := len(s.Events); n > 0 {
+			lastLine[r.Thread] = s.Events[n-1].TraceLine
+		}
 		inInstance := i+1 >= start && s.Kind.IsAccess()
 		role := "remote"
 		if r.Thread+1 == local {

@@ -31,7 +31,7 @@ const accepted StateSet = 1 << 63
 type Automaton struct {
 	n     int
 	local int
-	pub   bool // the pattern's chains also break at a published write (see Pattern.PublishBreaks)
+	pub   bool   // the pattern's chains also break at a published write (see Pattern.PublishBreaks)
 	star  uint32 // bit i: term i+1 is quantified with *
 	// sat[c] has bit i set iff C_{i+1} holds in a state of observation class
 	// c (see class); precomputed because Step is on the native checker's hot

@@ -155,6 +155,9 @@ type node struct {
 // Check decides the claim of pattern pat with local thread local.
 func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdict, error) {
 	verdict := Verdict{Pattern: pat, Local: local}
+	if c.Impossible(pat, local) {
+		return verdict, nil
+	}
 	aut := pat.Automaton(local)
 	limit := c.MaxStates
 	if limit <= 0 {

@@ -53,10 +53,11 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 	run := sarif.NewRun()
 	run.Tool = sarif.NewTool()
 	driver := sarif.NewToolComponent()
-	driver.Name = ptr(r.Tool.Name)
-	if driver.Name == nil || *driver.Name == "" {
-		driver.Name = ptr("mcpredict")
+	name := r.Tool.Name
+	if name == "" { // a report assembled by hand
+		name = "mcpredict"
 	}
+	driver.Name = ptr(name)
 	if r.Tool.Version != "" {
 		driver.Version = ptr(r.Tool.Version)
 	}

@@ -9,6 +9,6 @@
 // later stages (promela, native checking, spinrunner) consume.
 //
 // Memory is proportional to the number of events kept (a fixed-size Event of
-// 28 bytes plus a 4-byte per-thread index entry), never to the text of the
+// 32 bytes plus a 4-byte per-thread index entry), never to the text of the
 // trace: names and source locations are interned.
 package tracemodel

@@ -65,6 +65,25 @@ func ParseKind(s string) (Kind, bool) {
 	return Invalid, false
 }
 
+// parseKindBytes is ParseKind without allocating for the usual spellings.
+func parseKindBytes(b []byte) (Kind, bool) {
+	switch string(b) { // the compiler does not allocate for this switch
+	case "Read":
+		return Read, true
+	case "Write":
+		return Write, true
+	case "Lock":
+		return Lock, true
+	case "Unlock":
+		return Unlock, true
+	case "Enter":
+		return Enter, true
+	case "Exit":
+		return Exit, true
+	}
+	return ParseKind(string(b))
+}
+
 // IsAccess reports whether k is a shared-memory access.
 func (k Kind) IsAccess() bool { return k == Read || k == Write }
 
@@ -101,6 +120,7 @@ type Event struct {
 	Obj2 int32 // the mutex of a Wait (object id), 0 if none
 	Loc  int32 // index into Model.Locs; 0 = unknown
 	Func int32 // object id of the innermost function entered (Enter/Exit), 0 = unknown
+	Pos  int32 // 1-based position of the event in its thread
 	Kind Kind
 }
 

@@ -21,11 +21,11 @@ type Model struct {
 	// Warnings are oddities that do not stop the analysis.
 	Warnings []string
 
-	syncObj  []bool                 // by object id: used by a synchronization action
-	lockOps  map[lockThread][]lockOp // per (lock object, thread): its lock operations
-	rwObj    []bool                 // by object id: used as a rwlock
-	blocking    [][]int32              // per thread: positions of blocking events
-	threadLocks [][]int32              // per thread: sorted lock objects it uses
+	syncObj     []bool                  // by object id: used by a synchronization action
+	lockOps     map[lockThread][]lockOp // per (lock object, thread): its lock operations
+	rwObj       []bool                  // by object id: used as a rwlock
+	blocking    [][]int32               // per thread: positions of blocking events
+	threadLocks [][]int32               // per thread: sorted lock objects it uses
 }
 
 // Thread is one thread of the trace.
@@ -94,10 +94,7 @@ func (m *Model) VarByName(name string) int {
 func (m *Model) IsSyncVar(v int) bool { return m.syncObj[m.Vars[v].Obj] }
 
 // Position returns the 1-based position in its thread of event index ev.
-func (m *Model) Position(ev int32) int32 {
-	t := &m.Threads[m.Events[ev].Thread-1]
-	return int32(sort.Search(len(t.Events), func(i int) bool { return t.Events[i] >= ev })) + 1
-}
+func (m *Model) Position(ev int32) int32 { return m.Events[ev].Pos }
 
 // EventAt returns the event at 1-based position pos of thread tid.
 func (m *Model) EventAt(tid int, pos int32) *Event {

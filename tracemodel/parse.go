@@ -127,7 +127,8 @@ type builder struct {
 	opts Options
 
 	objIndex    map[string]int32
-	locIndex    map[Loc]int32
+	fileIndex   map[string]int32   // file name -> small id, for locIndex
+	locIndex    map[[2]int32]int32 // (file id, line) -> location id
 	threadIndex map[string]int32
 	varOf       []int32 // by object: current variable id, 0 if none
 	genOf       []int32 // by object: generation of the next variable
@@ -188,7 +189,6 @@ func (b *builder) canTakeOver(ls *lockState) bool {
 	return ls.holder != 0 && b.threads[ls.holder-1].waitFor == 0
 }
 
-
 // suspendedHold returns the start of thread tid's suspended hold.
 func (ls *lockState) suspendedHold(tid int32) (int32, bool) {
 	if ls == nil {
@@ -214,7 +214,8 @@ func newBuilder(name string, opts Options) *builder {
 		},
 		opts:        opts,
 		objIndex:    map[string]int32{"": 0},
-		locIndex:    map[Loc]int32{{}: 0},
+		fileIndex:   map[string]int32{"": 0},
+		locIndex:    map[[2]int32]int32{{0, 0}: 0},
 		threadIndex: map[string]int32{},
 		varOf:       []int32{0},
 		genOf:       []int32{0},
@@ -239,13 +240,18 @@ func (b *builder) obj(name []byte) int32 {
 }
 
 func (b *builder) loc(file []byte, line int) int32 {
-	if id, ok := b.locIndex[Loc{File: string(file), Line: line}]; ok {
+	f, ok := b.fileIndex[string(file)] // no allocation on a hit
+	if !ok {
+		f = int32(len(b.fileIndex))
+		b.fileIndex[string(file)] = f
+	}
+	key := [2]int32{f, int32(line)}
+	if id, ok := b.locIndex[key]; ok {
 		return id
 	}
-	l := Loc{File: string(file), Line: line}
 	id := int32(len(b.m.Locs))
-	b.m.Locs = append(b.m.Locs, l)
-	b.locIndex[l] = id
+	b.m.Locs = append(b.m.Locs, Loc{File: string(file), Line: line})
+	b.locIndex[key] = id
 	return id
 }
 
@@ -265,8 +271,7 @@ func (b *builder) thread(handle []byte) int32 {
 // line handles one line of text. It returns an error only when parsing
 // must stop.
 func (b *builder) line(n int, text []byte) error {
-	text = bytes.TrimRight(text, "\r\n")
-	t := bytes.TrimSpace(text)
+	t := bytes.TrimSpace(text) // also drops the line end
 	if len(t) == 0 || t[0] == '#' {
 		return nil
 	}
@@ -344,7 +349,7 @@ func (b *builder) event(n int, t []byte) string {
 			return fmt.Sprintf("empty %s field", fieldNames[i])
 		}
 	}
-	kind, ok := ParseKind(string(f[3]))
+	kind, ok := parseKindBytes(f[3])
 	if !ok {
 		return fmt.Sprintf("unknown action %q (want one of Read, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End)", f[3])
 	}
@@ -417,7 +422,7 @@ func (b *builder) event(n int, t []byte) string {
 		ts.pendingBarrier = 0
 	}
 
-	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: b.loc(file, lineNo)}
+	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: b.loc(file, lineNo), Pos: pos}
 	if len(ts.funcs) > 0 {
 		ev.Func = ts.funcs[len(ts.funcs)-1]
 	}

@@ -1,7 +1,9 @@
 package tracemodel
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -185,13 +187,16 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	var raw [2][]rawStep
 	for x := 0; x < 2; x++ {
 		tid := tids[x]
+		raw[x] = make([]rawStep, 0, 3*len(acc[x]))
+		refs := make([]EventRef, len(acc[x])) // one allocation for all access steps
 		for i, pos := range acc[x] {
 			e := &m.Events[accEv[x][i]]
 			k := StepRead
 			if e.Kind == Write {
 				k = StepWrite
 			}
-			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Events: []EventRef{m.ref(e)}}, pos: pos, guardPos: pos})
+			refs[i] = m.ref(e)
+			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos})
 		}
 		for _, l := range common {
 			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
@@ -217,23 +222,16 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 			}
 		}
 		if !opts.NoBoundaries {
-			bl := m.blocking[tid-1]
-			first, last := acc[x][0], acc[x][len(acc[x])-1]
-			i := sort.Search(len(bl), func(i int) bool { return bl[i] > first })
-			for ; i < len(bl) && bl[i] < last; i++ {
-				e := m.EventAt(tid, bl[i])
-				raw[x] = append(raw[x], rawStep{Step: Step{Kind: StepBoundary, Events: []EventRef{m.ref(e)}}, pos: bl[i], guardPos: bl[i] - 1})
-			}
+			raw[x] = append(raw[x], m.breaks(tid, acc[x])...)
 		}
-		if !opts.NoBoundaries {
-			raw[x] = append(raw[x], m.publishes(tid, acc[x])...)
-		}
-		sort.SliceStable(raw[x], func(i, j int) bool {
-			a, b := &raw[x][i], &raw[x][j]
+		// (pos, order) is unique: one event per position, and the steps
+		// that share one (a cond Wait's release, boundary and reacquire; an
+		// unlock and its publish) differ in order.
+		slices.SortFunc(raw[x], func(a, b rawStep) int {
 			if a.pos != b.pos {
-				return a.pos < b.pos
+				return cmp.Compare(a.pos, b.pos)
 			}
-			return a.order < b.order
+			return cmp.Compare(a.order, b.order)
 		})
 		for i := range raw[x] {
 			raw[x][i].first = raw[x][i].pos
@@ -256,6 +254,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	}
 	var steps [2][]rawStep
 	for x := 0; x < 2; x++ {
+		steps[x] = make([]rawStep, 0, len(raw[x]))
 		for _, s := range raw[x] {
 			if n := len(steps[x]); n > 0 {
 				p := &steps[x][n-1]
@@ -298,6 +297,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	}
 	for x := 0; x < 2; x++ {
 		other := steps[1-x]
+		pm.Steps[x] = make([]Step, 0, len(steps[x]))
 		last := 0
 		for _, s := range steps[x] {
 			g := 0
@@ -328,26 +328,33 @@ func mergeable(a, b *rawStep) bool {
 	return a.Kind == b.Kind && (a.Kind == StepBoundary || a.Kind == StepPublish)
 }
 
-// publishes returns the Publish steps of thread tid: the releases, strictly
-// between its first and last access to the variable (at positions acc), of
-// any lock whose critical section contains one of those accesses. Implicit
-// releases of cond waits are region boundaries already.
-func (m *Model) publishes(tid int, acc []int32) []rawStep {
-	first, last := acc[0], acc[len(acc)-1]
+// breaks returns the region breaks of thread tid between consecutive
+// accesses at positions acc: the first blocking event (Boundary) and the
+// first release of a lock held at the earlier access (Publish) in each gap.
+// Later ones in the same gap would only repeat them. Implicit releases of
+// cond waits are boundaries already.
+func (m *Model) breaks(tid int, acc []int32) []rawStep {
 	var out []rawStep
-	for _, l := range m.threadLocks[tid-1] {
-		ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
-		i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos > first })
-		for ; i < len(ops) && ops[i].Pos < last; i++ {
-			op := ops[i]
-			if !op.Kind.IsRelease() || op.Wait {
-				continue
+	bl := m.blocking[tid-1]
+	locks := m.threadLocks[tid-1]
+	for i := 0; i+1 < len(acc); i++ {
+		a, b := acc[i], acc[i+1]
+		if j := sort.Search(len(bl), func(j int) bool { return bl[j] > a }); j < len(bl) && bl[j] < b {
+			e := m.EventAt(tid, bl[j])
+			out = append(out, rawStep{Step: Step{Kind: StepBoundary, Events: []EventRef{m.ref(e)}}, pos: bl[j], guardPos: bl[j] - 1})
+		}
+		pub := b
+		for _, l := range locks {
+			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+			j := sort.Search(len(ops), func(j int) bool { return ops[j].Pos > a })
+			// The first operation after a hold that contains a is its release.
+			if j < len(ops) && ops[j].Pos < pub && ops[j].Kind.IsRelease() && !ops[j].Wait && ops[j].Start <= a {
+				pub = ops[j].Pos
 			}
-			j := sort.Search(len(acc), func(j int) bool { return acc[j] >= op.Start })
-			if j < len(acc) && acc[j] < op.Pos {
-				e := m.EventAt(tid, op.Pos)
-				out = append(out, rawStep{Step: Step{Kind: StepPublish, Events: []EventRef{m.ref(e)}}, pos: op.Pos, guardPos: op.Pos, order: 2})
-			}
+		}
+		if pub < b {
+			e := m.EventAt(tid, pub)
+			out = append(out, rawStep{Step: Step{Kind: StepPublish, Events: []EventRef{m.ref(e)}}, pos: pub, guardPos: pub, order: 2})
 		}
 	}
 	return out

@@ -153,3 +153,16 @@ func TestOutputFile(t *testing.T) {
 		t.Errorf("report file: %v %s", err, b)
 	}
 }
+
+// TestMain keeps the tests off the user's verdict cache: each run of the
+// test binary starts with an empty one.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcpredict-cli-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
