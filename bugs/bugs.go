@@ -34,6 +34,9 @@ type Access struct {
 	// Instance marks, in an interleaving, the accesses that form the
 	// pattern instance.
 	Instance bool `json:"instance,omitempty"`
+	// Essential marks, in a violation's accesses, those that identify its
+	// bug (see essential): their locations are the bug's.
+	Essential bool `json:"essential,omitempty"`
 }
 
 // Location returns "file:line" or "?".
@@ -56,6 +59,21 @@ type Violation struct {
 	Interleaving []Access `json:"interleaving"`
 	Engine       string   `json:"engine"` // "spin" or "native"
 	BugID        string   `json:"bug_id"`
+}
+
+// essentialAccesses returns the accesses marked Essential (all of them in a
+// report written before the mark existed).
+func (v Violation) essentialAccesses() []Access {
+	var out []Access
+	for _, a := range v.Accesses {
+		if a.Essential {
+			out = append(out, a)
+		}
+	}
+	if out == nil {
+		return v.Accesses
+	}
+	return out
 }
 
 // FromWitness builds the violation of pattern pat, seen with local thread
@@ -137,7 +155,10 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 			}
 		}
 	}
-	v.BugID = bugID(pat, v.Accesses)
+	for i := range v.Accesses {
+		v.Accesses[i].Essential = isEssential(pat, v.Accesses[i])
+	}
+	v.BugID = bugID(pat, v.essentialAccesses())
 	return v, nil
 }
 
@@ -200,6 +221,25 @@ func locations(as []Access) []Location {
 	return out
 }
 
+// isEssential tells the accesses that make an instance this bug: every local
+// access (the region that should have been atomic) and the remote accesses
+// of the kinds the pattern's unstarred remote terms need (the writes of
+// P1-P3 and P5, the reads of P4). Remote accesses that a starred term only
+// allows (A2*) depend on the witness the checker happened to find; leaving
+// them out makes the same bug found twice, or by another engine, one bug.
+func isEssential(pat ltl.Pattern, a Access) bool {
+	if a.Role == "local" {
+		return true
+	}
+	for _, t := range pat.Terms {
+		if t.Side == ltl.Remote && t.Quant != ltl.Star &&
+			(t.Access == ltl.Any || (t.Access == ltl.Read) == (a.Action == "Read")) {
+			return true
+		}
+	}
+	return false
+}
+
 // bugID is a stable id: a hash of the pattern and the source locations of the
 // instance, independent of trace line numbers, thread handles and variable
 // addresses, so that the same bug keeps its id across runs.
@@ -239,7 +279,7 @@ func Dedupe(vs []Violation) []Bug {
 	for i, v := range vs {
 		b := byID[v.BugID]
 		if b == nil {
-			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(v.Accesses)}
+			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(v.essentialAccesses())}
 			byID[v.BugID] = b
 			order = append(order, v.BugID)
 		}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,20 +244,30 @@ func (j *spinJob) checkTrail(t testing.TB, i int, cr spinrunner.ClaimResult) {
 }
 
 // TestNativeMatchesSpin is the differential test of DESIGN §6: for every
-// model of 1,000 random traces (with region boundaries; every fourth trace
-// also without), the native search must decide each of the 10 built-in
-// claims, and on every fifth trace two user patterns, exactly as Spin does.
+// model of 1,000 random traces of 6-30 actions (with region boundaries;
+// every tenth trace also without), the native search must decide each of
+// the 10 built-in claims, and on every tenth trace two user patterns too,
+// exactly as Spin does. $MCPREDICT_DIFF_TRACES sets another number of
+// traces (for a longer run); -short checks 100.
 //
 // Models that are the same Promela program up to comments (common among
 // small traces) go to Spin once; each model's native verdicts are still
-// compared with that program's.
+// compared with that program's. The Spin time is what bounds the number
+// of traces: about 0.25 s of CPU per program, most of it spin's LTL
+// translation of the claims and the replay of each counterexample.
 func TestNativeMatchesSpin(t *testing.T) {
 	tools, fast := spinTools(t)
 	traces := 1000
 	if testing.Short() {
 		traces = 100
 	}
-	if !fast {
+	if s := os.Getenv("MCPREDICT_DIFF_TRACES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			t.Fatalf("MCPREDICT_DIFF_TRACES=%q: want a positive number", s)
+		}
+		traces = n
+	} else if !fast {
 		traces = min(traces, 60)
 		t.Logf("tcc not found: pan.c is compiled with gcc (slow), so only %d traces (apt-get install tcc)", traces)
 	}
@@ -265,16 +277,17 @@ func TestNativeMatchesSpin(t *testing.T) {
 	var set jobSet
 	for seed := int64(0); seed < int64(traces); seed++ {
 		var buf bytes.Buffer
-		if _, err := gen.Write(context.Background(), &buf, gen.Config{Kind: gen.KindRandom, Seed: seed}); err != nil {
+		c := gen.Config{Kind: gen.KindRandom, Seed: seed, Events: 6 + seed%25}
+		if _, err := gen.Write(context.Background(), &buf, c); err != nil {
 			t.Fatal(err)
 		}
 		pats := builtin
-		if seed%5 == 0 {
+		if seed%10 == 0 {
 			pats = withUser
 		}
-		name := fmt.Sprintf("random seed %d", seed)
+		name := fmt.Sprintf("random seed %d events %d", seed, c.Events)
 		for _, nb := range []bool{false, true} {
-			if nb && seed%4 != 0 {
+			if nb && seed%10 != 5 {
 				continue
 			}
 			for _, d := range modelsOf(t, name, buf.Bytes(), tracemodel.ProjectOptions{NoBoundaries: nb}, pats) {
