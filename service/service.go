@@ -218,10 +218,22 @@ func (s *Server) forget(id string) {
 // launch runs a job in the background.
 func (s *Server) launch(aj *activeJob) {
 	s.wg.Go(func() {
-		if err := s.runJob(aj); err != nil && s.ctx.Err() == nil {
+		if err := guard(func() error { return s.runJob(aj) }); err != nil && s.ctx.Err() == nil {
 			s.fail(aj, err)
 		}
 	})
+}
+
+// guard runs fn, turning a panic into an error: a bug met by one job (in
+// planning, projection or report assembly) fails that job instead of
+// taking the server and every other job down.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: panic: %v", p)
+		}
+	}()
+	return fn()
 }
 
 // load returns the job's model, options and tasks, parsing the stored
@@ -387,7 +399,7 @@ func (s *Server) onResult(ctx context.Context, r work.Result) error {
 
 // complete assembles and stores the report of a job whose tasks all have
 // results. It runs once per job even when duplicates race.
-func (s *Server) complete(ctx context.Context, aj *activeJob) error {
+func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 	m, opts, tasks, err := s.load(ctx, aj)
 	if err != nil {
 		return err
@@ -399,6 +411,15 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) error {
 	}
 	aj.final = true
 	aj.mu.Unlock()
+	// A store failure leaves the job active: the next result or the next
+	// start completes it.
+	defer func() {
+		if err != nil {
+			aj.mu.Lock()
+			aj.final = false
+			aj.mu.Unlock()
+		}
+	}()
 	results := make([]predict.PairResult, len(tasks))
 	have := 0
 	var taskErr string
@@ -421,20 +442,21 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) error {
 		err = fmt.Errorf("%d of %d results stored", have, len(tasks))
 	}
 	if err != nil {
-		aj.mu.Lock()
-		aj.final = false
-		aj.mu.Unlock()
 		return fmt.Errorf("completing job %s: %w", aj.id, err)
 	}
 	if taskErr != "" {
-		s.fail(aj, errors.New(taskErr))
+		s.end(aj, store.Failed, taskErr)
 		return nil
 	}
 	j, err := s.st.Job(ctx, aj.id)
 	if err != nil {
 		return err
 	}
-	rep := predict.Assemble(m, opts, results)
+	var rep *bugs.Report
+	if err := guard(func() error { rep = predict.Assemble(m, opts, results); return nil }); err != nil {
+		s.end(aj, store.Failed, err.Error())
+		return nil
+	}
 	if !j.Started.IsZero() {
 		rep.Stats.Elapsed = time.Since(j.Started)
 	}
@@ -446,9 +468,6 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) error {
 		Bugs: len(rep.Active()), Violations: len(rep.Violations)}
 	ok, err := s.st.Finish(ctx, aj.id, store.Done, "", data, sum)
 	if err != nil {
-		aj.mu.Lock()
-		aj.final = false
-		aj.mu.Unlock()
 		return err
 	}
 	if ok {
@@ -474,6 +493,11 @@ func (s *Server) finishWith(aj *activeJob, state store.State, msg string) bool {
 	}
 	aj.final = true
 	aj.mu.Unlock()
+	return s.end(aj, state, msg)
+}
+
+// end records the end of a job whose caller has set aj.final.
+func (s *Server) end(aj *activeJob, state store.State, msg string) bool {
 	// The server may be stopping: finishing must still be recorded.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(aj.ctx), 30*time.Second)
 	defer cancel()

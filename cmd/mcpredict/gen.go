@@ -88,7 +88,7 @@ func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		var ce *gen.ConfigError
 		if errors.As(err, &ce) {
-			return fail(stderr, "gen", &predict.UsageError{Msg: err.Error()})
+			return fail(stderr, "gen", &predict.UsageError{Msg: ce.Msg})
 		}
 		return fail(stderr, "gen", err)
 	}

@@ -133,9 +133,16 @@ func (c *Checkers) For(s Spec) *predict.Checker {
 // Do checks an item. Errors of the check are returned in Result.Err, so the
 // caller always has a result to deliver; only a cancelled ctx gives a
 // non-nil error, because then the item was not checked and must be retried.
-func (c *Checkers) Do(ctx context.Context, it *Item) (Result, error) {
+func (c *Checkers) Do(ctx context.Context, it *Item) (r Result, err error) {
 	start := time.Now()
-	r := Result{Job: it.Job, Task: it.Task}
+	r = Result{Job: it.Job, Task: it.Task}
+	// A panic in a checker is a bug for one model: it fails that job, not
+	// the worker process and every other job with it.
+	defer func() {
+		if p := recover(); p != nil {
+			r.Err, err = fmt.Sprintf("internal error checking %s: panic: %v", predict.ModelName(it.Model), p), nil
+		}
+	}()
 	if it.Model == nil {
 		r.Err = "work item without a model"
 		return r, nil
