@@ -96,7 +96,7 @@ type SeededBug struct {
 	Lines   []int // source lines of the accesses that can form an instance
 }
 
-// Loc returns the locations of the bug as "file:line".
+// Locs returns the locations of the bug as "file:line".
 func (b SeededBug) Locs() []string {
 	out := make([]string, len(b.Lines))
 	for i, l := range b.Lines {

@@ -69,10 +69,13 @@ func actionWeight(a int) int {
 
 // rlock is a lock as the parser sees it.
 type rlock struct {
-	holder    int // exclusive holder, -1 if none
-	depth     int
-	readers   [randMaxTh]int // read-hold depth per thread (rwlock)
-	suspended int            // thread blocked in a cond wait whose hold another thread took, -1 if none
+	holder  int // exclusive holder, -1 if none
+	depth   int
+	readers [randMaxTh]int // read-hold depth per thread (rwlock)
+	// suspended has bit t set while thread t is blocked in a cond wait
+	// and another thread took the mutex over (the trace records the
+	// Wait only when it returns).
+	suspended uint8
 }
 
 // rthread is a thread of the random workload.
@@ -103,7 +106,9 @@ type randGen struct {
 // locks, so that the trace is accepted by the parser by construction (see
 // DESIGN §2): locks are balanced and only unlocked by their holder, a cond
 // Wait with a mutex is written when it returns, another thread may take the
-// mutex of a blocked waiter only while no other waiter is suspended, joined
+// mutex of a thread blocked in a cond wait, and a waiter returns holding
+// its mutex, taking it over from its holder only if that one is blocked in
+// a wait on it too; joined
 // threads do nothing more, and every thread ends with no lock held.
 func writeRandom(e *emitter, r *rng, c Config) (Stats, error) {
 	n := c.Threads
@@ -130,7 +135,7 @@ func writeRandom(e *emitter, r *rng, c Config) (Stats, error) {
 		g.th[i].needsCreate = i > 0 && r.chance(2, 3)
 	}
 	for i := range g.locks {
-		g.locks[i].holder, g.locks[i].suspended = -1, -1
+		g.locks[i].holder = -1
 	}
 	err := func() error {
 		for i := int64(0); i < steps; i++ {
@@ -172,18 +177,25 @@ func (g *randGen) canRun(t int) bool {
 // the parser wants the mutex back with it, so nobody else may hold it.
 func (g *randGen) canWake(t int) bool {
 	l := &g.locks[g.th[t].mutex]
-	return (l.holder == t && l.suspended != t) || (l.suspended == t && l.holder < 0)
-}
-
-// canLock reports whether t may lock mutex m: it is free, t's own, or held
-// by a thread blocked in a cond wait and no other waiter is suspended.
-func (g *randGen) canLock(t, m int) bool {
-	l := &g.locks[m]
-	if l.holder < 0 || l.holder == t {
+	if l.holder == t {
 		return true
 	}
-	h := &g.th[l.holder]
-	return h.waiting && h.mutex == m && l.suspended < 0
+	return l.suspended&(1<<t) != 0 && (l.holder < 0 || g.blockedHolder(g.th[t].mutex))
+}
+
+// canLock reports whether t may lock mutex m: it is free, t's own, or its
+// holder is blocked in a cond wait on it.
+func (g *randGen) canLock(t, m int) bool {
+	l := &g.locks[m]
+	return l.holder < 0 || l.holder == t || g.blockedHolder(m)
+}
+
+// blockedHolder reports whether the holder of mutex m is blocked in a cond
+// wait on it, so that another thread can take m over: the holder is then
+// suspended until its Wait is recorded.
+func (g *randGen) blockedHolder(m int) bool {
+	h := g.locks[m].holder
+	return h >= 0 && g.th[h].waiting && g.th[h].mutex == m
 }
 
 func (g *randGen) step() error {
@@ -313,7 +325,7 @@ func (g *randGen) do(t, a int) error {
 		case l.holder == t:
 			l.depth++
 		case l.holder >= 0: // its holder is blocked in a cond wait
-			l.suspended = l.holder
+			l.suspended |= 1 << l.holder
 			l.holder, l.depth = t, 1
 			th.locksHeld++
 		default:
@@ -411,8 +423,11 @@ func (g *randGen) rwUnlock(t int) {
 func (g *randGen) wake(t int) error {
 	th := &g.th[t]
 	l := &g.locks[th.mutex]
-	if l.suspended == t {
-		l.suspended = -1
+	if l.holder != t { // suspended: take the mutex back, over a blocked holder
+		l.suspended &^= 1 << t
+		if l.holder >= 0 {
+			l.suspended |= 1 << l.holder
+		}
 		l.holder, l.depth = t, 1
 	}
 	th.waiting = false
@@ -420,9 +435,10 @@ func (g *randGen) wake(t int) error {
 }
 
 // finish wakes every blocked thread and releases every lock, so that the
-// trace ends with balanced locks. A waiter can always wake once the thread
-// that took its mutex releases it, and that thread is not blocked (it
-// would have to hold only the mutex it waits on), so this ends.
+// trace ends with balanced locks. It always ends: a blocked thread that
+// holds its mutex can wake, a suspended one can once its mutex is free or
+// held by a blocked thread, and a thread that is not blocked can release
+// what it holds.
 func (g *randGen) finish() error {
 	for progress := true; progress; {
 		progress = false

@@ -44,9 +44,10 @@ func TestFormulaShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1 := "((v==2) && !brk2)"
-	a2 := "(((v==1) || (v==65)) && !brk2)"
-	w2 := "((v==65) && !brk2)"
+	// View local = 2: mask = value bits | brk2 (256).
+	r1 := "((v & 383) == 2)"
+	a2 := "(((v & 383) == 1) || ((v & 383) == 65))"
+	w2 := "((v & 383) == 65)"
 	want := "!<> (" + r1 + " && (" + r1 + " U (" + a2 + " U (" + w2 + " && (" + w2 + " U " + r1 + ")))))"
 	if got := p.Formula(2); got != want {
 		t.Errorf("Formula(2):\n got %s\nwant %s", got, want)

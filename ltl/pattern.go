@@ -167,27 +167,53 @@ func (p Pattern) PublishBreaks() bool {
 	return len(p.Terms) > 0 && p.Terms[0].Side == Local && p.Terms[0].Access == Write
 }
 
+// The model's variable v packs the last access and the region flags into
+// one short, so that an access sets the value and clears its thread's flags
+// in a single assignment (Spin allows at most 2047 d_step sequences per
+// model, and atomic would let the claim see a half-done step).
+const (
+	ValueMask = 127 // bits 0-6: 0, t after a read by thread t, 64+t after a write
+)
+
+// BrkBit is the bit of v that is set while thread t (1 or 2) has passed a
+// region boundary since its last access.
+func BrkBit(t int) int { return 64 << t } // 128, 256
+
+// PubBit is the bit of v that is set while thread t has published a write
+// by releasing a lock since its last access.
+func PubBit(t int) int { return 256 << t } // 512, 1024
+
+// Pack returns the value of the packed v for an observation.
+func Pack(o Obs) int {
+	v := int(o.V)
+	for t, set := range map[int]bool{BrkBit(1): o.Brk1, BrkBit(2): o.Brk2, PubBit(1): o.Pub1, PubBit(2): o.Pub2} {
+		if set {
+			v |= t
+		}
+	}
+	return v
+}
+
 // predicate is the Spin text of a term's state predicate C in a view: the
-// value test on v, conjoined with the local thread's region-boundary flag
-// (DESIGN.md §3) so that a blocking point breaks every chain, and for
-// patterns that start with a local write with its publish flag.
+// value of the last access, with the local thread's region-boundary flag
+// clear (DESIGN.md §3) so that a blocking point breaks every chain, and for
+// patterns that start with a local write its publish flag clear too. Both
+// tests are one comparison of v under a mask.
 func predicate(t Term, local int, pub bool) string {
 	tid := threadOf(t.Side, local)
-	var cmp string
+	mask := ValueMask | BrkBit(local)
+	if pub {
+		mask |= PubBit(local)
+	}
 	switch t.Access {
 	case Read:
-		cmp = fmt.Sprintf("(v==%d)", tid)
+		return fmt.Sprintf("((v & %d) == %d)", mask, tid)
 	case Write:
-		cmp = fmt.Sprintf("(v==%d)", 64+tid)
+		return fmt.Sprintf("((v & %d) == %d)", mask, 64+tid)
 	case Any:
-		cmp = fmt.Sprintf("((v==%d) || (v==%d))", tid, 64+tid)
-	default:
-		panic(fmt.Sprintf("ltl: term with invalid access %d", t.Access))
+		return fmt.Sprintf("(((v & %d) == %d) || ((v & %d) == %d))", mask, tid, mask, 64+tid)
 	}
-	if pub {
-		return fmt.Sprintf("(%s && !brk%d && !pub%d)", cmp, local, local)
-	}
-	return fmt.Sprintf("(%s && !brk%d)", cmp, local)
+	panic(fmt.Sprintf("ltl: term with invalid access %d", t.Access))
 }
 
 func isIdent(s string) bool {

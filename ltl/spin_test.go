@@ -177,14 +177,14 @@ func writeModel(b *strings.Builder, seqs [][]Obs) {
 	for _, seq := range seqs {
 		maxLen = max(maxLen, len(seq)-1) // seq[0] is the initial state
 	}
-	fmt.Fprintf(b, "short v;\nbit brk1;\nbit brk2;\nbit pub1;\nbit pub2;\n\n")
+	fmt.Fprintf(b, "short v;\n\n")
 	fmt.Fprintf(b, "byte n;\nshort seqv[%d];\nbyte seqb1[%d];\nbyte seqb2[%d];\nbyte seqp1[%d];\nbyte seqp2[%d];\n\n", maxLen, maxLen, maxLen, maxLen, maxLen)
 	b.WriteString("c_decl {\n")
 	fmt.Fprintf(b, "\tstatic const short SEQ[%d][%d] = {\n", len(seqs), 1+5*maxLen)
 	for _, seq := range seqs {
 		fmt.Fprintf(b, "\t\t{%d", len(seq)-1)
 		for _, o := range seq[1:] {
-			fmt.Fprintf(b, ", %d, %d, %d, %d, %d", o.V, bit(o.Brk1), bit(o.Brk2), bit(o.Pub1), bit(o.Pub2))
+			fmt.Fprintf(b, ", %d, %d, %d, %d, %d", Pack(o), bit(o.Brk1), bit(o.Brk2), bit(o.Pub1), bit(o.Pub2))
 		}
 		b.WriteString("},\n")
 	}
@@ -208,7 +208,7 @@ func writeModel(b *strings.Builder, seqs [][]Obs) {
 		}
 	};
 	do
-	:: i < n -> d_step { v = seqv[i]; brk1 = seqb1[i]; brk2 = seqb2[i]; pub1 = seqp1[i]; pub2 = seqp2[i]; i++ }
+	:: i < n -> d_step { v = seqv[i]; i++ }
 	:: else -> break
 	od
 }

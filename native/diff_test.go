@@ -52,6 +52,24 @@ func spinTools(t testing.TB) (tools spinrunner.Tools, fast bool) {
 	return tools, false
 }
 
+// envCount is the number of traces a test checks: $name if set, else def,
+// or short with -short.
+func envCount(t testing.TB, name string, def, short int) int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		if testing.Short() {
+			return short
+		}
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive number", name, s)
+	}
+	return n
+}
+
 // userPatterns are added to some traces' claims, so that the differential
 // test also covers patterns outside the built-ins: one without quantifiers
 // and one with + and * terms on both sides.
@@ -247,8 +265,9 @@ func (j *spinJob) checkTrail(t testing.TB, i int, cr spinrunner.ClaimResult) {
 // model of 1,000 random traces of 6-30 actions (with region boundaries;
 // every tenth trace also without), the native search must decide each of
 // the 10 built-in claims, and on every tenth trace two user patterns too,
-// exactly as Spin does. $MCPREDICT_DIFF_TRACES sets another number of
-// traces (for a longer run); -short checks 100.
+// exactly as Spin does; so must it on four small fft and server traces.
+// -short checks 100 traces; $MCPREDICT_DIFF_TRACES sets another number (for
+// a longer run).
 //
 // Models that are the same Promela program up to comments (common among
 // small traces) go to Spin once; each model's native verdicts are still
@@ -257,17 +276,8 @@ func (j *spinJob) checkTrail(t testing.TB, i int, cr spinrunner.ClaimResult) {
 // translation of the claims and the replay of each counterexample.
 func TestNativeMatchesSpin(t *testing.T) {
 	tools, fast := spinTools(t)
-	traces := 1000
-	if testing.Short() {
-		traces = 100
-	}
-	if s := os.Getenv("MCPREDICT_DIFF_TRACES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			t.Fatalf("MCPREDICT_DIFF_TRACES=%q: want a positive number", s)
-		}
-		traces = n
-	} else if !fast {
+	traces := envCount(t, "MCPREDICT_DIFF_TRACES", 1000, 100)
+	if os.Getenv("MCPREDICT_DIFF_TRACES") == "" && !fast {
 		traces = min(traces, 60)
 		t.Logf("tcc not found: pan.c is compiled with gcc (slow), so only %d traces (apt-get install tcc)", traces)
 	}
@@ -292,6 +302,25 @@ func TestNativeMatchesSpin(t *testing.T) {
 			}
 			for _, d := range modelsOf(t, name, buf.Bytes(), tracemodel.ProjectOptions{NoBoundaries: nb}, pats) {
 				set.add(d)
+			}
+		}
+	}
+	// A few small structured traces: barrier phases, and cond waits whose
+	// mutex main takes while the waiter is blocked.
+	for seed := int64(0); seed < 2; seed++ {
+		for _, c := range []gen.Config{
+			{Kind: gen.KindFFT, Seed: seed, Threads: 2 + int(seed), Vars: 3, Phases: 3},
+			{Kind: gen.KindServer, Seed: seed, Threads: 2 + int(seed), Phases: 2, Bugs: 4},
+		} {
+			var buf bytes.Buffer
+			if _, err := gen.Write(context.Background(), &buf, c); err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("%s seed %d", c.Kind, seed)
+			for _, nb := range []bool{false, true} {
+				for _, d := range modelsOf(t, name, buf.Bytes(), tracemodel.ProjectOptions{NoBoundaries: nb}, builtin) {
+					set.add(d)
+				}
 			}
 		}
 	}
@@ -699,6 +728,7 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, boun
 		a  ltl.StateSet
 	}
 	var out []bool
+	seen := make([][]ltl.StateSet, (len(steps[0])+1)*(len(steps[1])+1)*5)
 	for _, p := range pats {
 		for local := 1; local <= 2; local++ {
 			aut := p.Automaton(local)
@@ -717,7 +747,9 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, boun
 				}
 				return int(v) - 62 // 65, 66 -> 3, 4
 			}
-			seen := make([][]ltl.StateSet, (len(steps[0])+1)*(len(steps[1])+1)*5)
+			for i := range seen {
+				seen[i] = seen[i][:0]
+			}
 			visit := func(s state) bool { // reports whether s is new
 				k := ((s.pc[0]*(len(steps[1])+1))+s.pc[1])*5 + vIndex(s.v)
 				for _, a := range seen[k] {
@@ -771,12 +803,10 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, boun
 // oracle's candidates, and every claim's verdict must be the oracle's. The
 // traces are random ones of three sizes and small fft and server traces,
 // whose barrier phases and hand-offs through a blocked waiter's mutex
-// random traces rarely produce.
+// random traces rarely produce. -short checks 1,000 random traces;
+// $MCPREDICT_ORACLE_TRACES sets another number.
 func TestNativeMatchesTraceOracle(t *testing.T) {
-	traces := 5000
-	if testing.Short() {
-		traces = 1000
-	}
+	traces := envCount(t, "MCPREDICT_ORACLE_TRACES", 5000, 1000)
 	var configs []gen.Config
 	for seed := int64(0); seed < int64(traces); seed++ {
 		c := gen.Config{Kind: gen.KindRandom, Seed: seed}

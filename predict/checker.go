@@ -156,11 +156,18 @@ func (c *Checker) spin(ctx context.Context, pm *tracemodel.PairModel) ([]cache.V
 	out := make([]cache.Verdict, len(r.Claims))
 	for i, cr := range r.Claims {
 		out[i] = cache.Verdict{Claim: cr.Claim, Violated: cr.Violated}
+		last := [2]int{-1, -1}
 		for _, ts := range cr.Trail {
 			ref, ok := prog.Lines[ts.Line]
 			if !ok || !strings.HasPrefix(ts.ProcName, "t") {
 				return nil, fmt.Errorf("model %s claim %s: trail step at .pml line %d (%s) is not a model statement", name, cr.Claim, ts.Line, ts.Stmt)
 			}
+			// The statements of one atomic step are several trail steps
+			// on its line; a step runs once.
+			if last[ref.Thread] == ref.Index {
+				continue
+			}
+			last[ref.Thread] = ref.Index
 			out[i].Witness = append(out[i].Witness, ref)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -48,13 +49,14 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 	for x, t := range pm.Threads {
 		w.printf(" * t%d:       thread %d of the trace (handle %s)\n", x+1, t.ID, commentSafe(t.Handle))
 	}
-	w.printf(" * v is the last access to the variable: read by tN = N, write by tN = 64+N.\n")
+	w.printf(" *\n")
+	w.printf(" * v packs the last access to the variable (bits 0-6: read by tN = N,\n")
+	w.printf(" * write by tN = 64+N) and, since each thread's last access, whether it\n")
+	w.printf(" * blocked on synchronization (brk: t1 %d, t2 %d) or released a lock\n", ltl.BrkBit(1), ltl.BrkBit(2))
+	w.printf(" * after accessing v (pub: t1 %d, t2 %d). An access sets the value and\n", ltl.PubBit(1), ltl.PubBit(2))
+	w.printf(" * clears its thread's flags in one assignment.\n")
 	w.printf(" */\n")
 	w.printf("short v = 0;\n")
-	w.printf("bit brk1 = 0; /* t1 blocked on synchronization since its last access */\n")
-	w.printf("bit brk2 = 0; /* t2 blocked on synchronization since its last access */\n")
-	w.printf("bit pub1 = 0; /* t1 released a lock after accessing v, since its last access */\n")
-	w.printf("bit pub2 = 0; /* t2 released a lock after accessing v, since its last access */\n")
 	progType := "byte"
 	for x := 0; x < 2; x++ {
 		for _, s := range pm.Steps[x] {
@@ -87,7 +89,7 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 		writing := map[int]bool{} // rwlocks held for writing
 		for i, s := range pm.Steps[x] {
 			w.lines[w.line] = tracemodel.StepRef{Thread: x, Index: i}
-			w.printf("  d_step { %s } /* %s */\n", statement(tid, s, writing), describe(s))
+			w.printf("  %s /* %s */\n", statement(tid, s, writing), describe(s))
 			stmts++
 		}
 		w.printf("}\n")
@@ -106,7 +108,10 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 	return p
 }
 
-// statement is the body of the d_step of one step of thread tid.
+// statement is the Promela of one step of thread tid, on one line. A step
+// with a guard, a lock test or a progress mark is an atomic sequence whose
+// first statement is its condition; it changes v at most once, so the
+// claim sees no half-done step.
 func statement(tid int, s tracemodel.Step, writing map[int]bool) string {
 	other := 3 - tid
 	var cond []string
@@ -116,14 +121,17 @@ func statement(tid int, s tracemodel.Step, writing map[int]bool) string {
 	var act []string
 	l := s.Lock
 	switch s.Kind {
-	case tracemodel.StepRead:
-		act = append(act, fmt.Sprintf("v = %d", tid), fmt.Sprintf("brk%d = 0", tid), fmt.Sprintf("pub%d = 0", tid))
-	case tracemodel.StepWrite:
-		act = append(act, fmt.Sprintf("v = %d", 64+tid), fmt.Sprintf("brk%d = 0", tid), fmt.Sprintf("pub%d = 0", tid))
+	case tracemodel.StepRead, tracemodel.StepWrite:
+		code := tid
+		if s.Kind == tracemodel.StepWrite {
+			code += 64
+		}
+		// Keep the other thread's flags, clear this one's.
+		act = append(act, fmt.Sprintf("v = (v & %d) | %d", ltl.BrkBit(other)|ltl.PubBit(other), code))
 	case tracemodel.StepBoundary:
-		act = append(act, fmt.Sprintf("brk%d = 1", tid))
+		act = append(act, fmt.Sprintf("v = v | %d", ltl.BrkBit(tid)))
 	case tracemodel.StepPublish:
-		act = append(act, fmt.Sprintf("pub%d = 1", tid))
+		act = append(act, fmt.Sprintf("v = v | %d", ltl.PubBit(tid)))
 	case tracemodel.StepLock:
 		cond = append(cond, fmt.Sprintf("owner[%d] == 0", l))
 		act = append(act, fmt.Sprintf("owner[%d] = %d", l, tid))
@@ -151,7 +159,10 @@ func statement(tid int, s tracemodel.Step, writing map[int]bool) string {
 	if len(cond) > 0 {
 		body = strings.Join(cond, " && ") + " -> " + body
 	}
-	return body
+	if len(cond) > 0 || len(act) > 1 {
+		return "atomic { " + body + " }"
+	}
+	return body + ";"
 }
 
 // describe is the comment of a step: its action and source locations.

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 need=()
 command -v spin >/dev/null 2>&1 || need+=(spin)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
+command -v g++ >/dev/null 2>&1 || need+=(g++) # C++ programs for the recorder
 # tcc compiles Spin verifiers ~20x faster than gcc; the differential tests use it.
 command -v tcc >/dev/null 2>&1 || need+=(tcc)
 command -v make >/dev/null 2>&1 || need+=(make)

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/service/store"
 	"github.com/mcpredict/mcpredict/service/work"
+	"github.com/mcpredict/mcpredict/spinrunner"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -52,7 +53,8 @@ type SubmitRequest struct {
 type Health struct {
 	Status     string `json:"status"`
 	ActiveJobs int    `json:"active_jobs"`
-	Executor   string `json:"executor"` // "local" or "nats"
+	Executor   string `json:"executor"`       // "local" or "nats"
+	NATS       string `json:"nats,omitempty"` // "connected" or "disconnected"
 }
 
 // Handler returns the HTTP API:
@@ -255,6 +257,7 @@ func inputError(err error) error {
 		mbe *http.MaxBytesError
 		pe  *tracemodel.ParseError
 		ue  *predict.UsageError
+		mte *spinrunner.MissingToolError
 	)
 	switch {
 	case errors.As(err, &se):
@@ -266,6 +269,10 @@ func inputError(err error) error {
 		return badRequest("bad_trace", "%v", pe)
 	case errors.As(err, &ue):
 		return badRequest("options", "%v", ue)
+	case errors.As(err, &mte):
+		// The engine asked for needs tools this server lacks: the client
+		// can still ask for engine=native.
+		return badRequest("options", "this server cannot run the requested engine: %v", mte)
 	}
 	return err
 }
@@ -476,12 +483,18 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// contentTypes of the report formats that cmd/mcpredict knows; others are
-// served as text.
-var contentTypes = map[string]string{
-	"json":  "application/json",
-	"sarif": "application/sarif+json",
-	"html":  "text/html; charset=utf-8",
+// contentType is the media type of a report format that cmd/mcpredict
+// knows; others are served as text.
+func contentType(format string) string {
+	switch format {
+	case "json":
+		return "application/json"
+	case "sarif":
+		return "application/sarif+json"
+	case "html":
+		return "text/html; charset=utf-8"
+	}
+	return "text/plain; charset=utf-8"
 }
 
 func (s *Server) renderer(format string) (Renderer, bool) {
@@ -532,11 +545,7 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	ctype := contentTypes[format]
-	if ctype == "" {
-		ctype = "text/plain; charset=utf-8"
-	}
-	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Type", contentType(format))
 	if err := render(w, &rep); err != nil {
 		s.log.Warn("rendering report", "job", j.ID, "format", format, "err", err)
 	}
@@ -567,7 +576,12 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	h := Health{Status: "ok", Executor: "local"}
 	if s.cfg.Queue != nil {
-		h.Executor = "nats"
+		// A NATS outage delays jobs but loses none: the server stays
+		// healthy and says so.
+		h.Executor, h.NATS = "nats", "connected"
+		if !s.cfg.Queue.Connected() {
+			h.NATS = "disconnected"
+		}
 	}
 	s.mu.Lock()
 	h.ActiveJobs = len(s.active)

@@ -54,7 +54,7 @@ func newMetrics(s *Server) *metrics {
 		}, []string{"route", "code"}),
 	}
 	m.reg.MustRegister(m.submitted, m.rejected, m.finished, m.models, m.checkSeconds, m.spinSeconds,
-		m.violations, m.requests, &storeCollector{s: s},
+		m.violations, m.requests, newStoreCollector(s),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -62,20 +62,26 @@ func newMetrics(s *Server) *metrics {
 // storeCollector reports the gauges that the job store knows: jobs by state
 // and the queue depth, read at scrape time so that they are right after a
 // restart too.
-type storeCollector struct{ s *Server }
+type storeCollector struct {
+	s                         *Server
+	jobs, depth, pendingItems *prometheus.Desc
+}
 
-var (
-	jobsDesc  = prometheus.NewDesc("mcpredict_jobs", "Jobs by state.", []string{"state"}, nil)
-	depthDesc = prometheus.NewDesc("mcpredict_queue_depth",
-		"Models of running jobs without a result yet (queued or being checked).", nil, nil)
-	pendingDesc = prometheus.NewDesc("mcpredict_nats_pending_items",
-		"Items in the NATS work stream (only with --nats).", nil, nil)
-)
+func newStoreCollector(s *Server) *storeCollector {
+	return &storeCollector{
+		s:    s,
+		jobs: prometheus.NewDesc("mcpredict_jobs", "Jobs by state.", []string{"state"}, nil),
+		depth: prometheus.NewDesc("mcpredict_queue_depth",
+			"Models of running jobs without a result yet (queued or being checked).", nil, nil),
+		pendingItems: prometheus.NewDesc("mcpredict_nats_pending_items",
+			"Items in the NATS work stream (only with --nats).", nil, nil),
+	}
+}
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- jobsDesc
-	ch <- depthDesc
-	ch <- pendingDesc
+	ch <- c.jobs
+	ch <- c.depth
+	ch <- c.pendingItems
 }
 
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -83,25 +89,25 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	counts, err := c.s.st.Counts(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(jobsDesc, err)
+		ch <- prometheus.NewInvalidMetric(c.jobs, err)
 		return
 	}
 	for _, st := range []store.State{store.Queued, store.Running, store.Done, store.Failed, store.Canceled} {
-		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[st]), string(st))
+		ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(counts[st]), string(st))
 	}
 	jobs, err := c.s.st.Jobs(ctx, 0, store.Queued, store.Running)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(depthDesc, err)
+		ch <- prometheus.NewInvalidMetric(c.depth, err)
 		return
 	}
 	depth := 0
 	for _, j := range jobs {
 		depth += j.Total - j.Done
 	}
-	ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(depth))
+	ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(depth))
 	if c.s.cfg.Queue != nil {
 		if n, err := c.s.cfg.Queue.Pending(ctx); err == nil {
-			ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
+			ch <- prometheus.MustNewConstMetric(c.pendingItems, prometheus.GaugeValue, float64(n))
 		}
 	}
 }

@@ -324,8 +324,22 @@ func (s *Server) runJob(aj *activeJob) error {
 		}
 		it := &work.Item{Job: aj.id, Task: i, Spec: spec, Model: pm}
 		if q := s.cfg.Queue; q != nil {
-			if err := q.Publish(ctx, it, s.epoch); err != nil {
-				return err
+			// NATS may be restarting: keep trying rather than fail a job
+			// that nothing is wrong with.
+			for {
+				err := q.Publish(ctx, it, s.epoch)
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					return nil
+				}
+				s.log.Warn("queueing a model; retrying", "job", aj.id, "task", i, "err", err)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(time.Second):
+				}
 			}
 			continue
 		}

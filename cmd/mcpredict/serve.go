@@ -115,7 +115,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := service.Config{
 		DataDir: *data, Resolve: resolve, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
 		MaxUpload: *maxUpload << 20, AllowPaths: allow, Workers: base.Jobs, Log: log,
-		Checkers: &work.Checkers{Tools: tools, KeepDir: cf.keepModels, MemoryMB: cf.memoryMB},
+		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}
 	var (
 		emb *queue.Embedded

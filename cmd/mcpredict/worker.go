@@ -8,8 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 
+	"github.com/mcpredict/mcpredict/cache"
+	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/service/queue"
 	"github.com/mcpredict/mcpredict/service/work"
 	"github.com/mcpredict/mcpredict/spinrunner"
@@ -34,6 +37,8 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	name := fs.String("name", "", "worker name in results and logs (default host:pid)")
 	keep := fs.String("keep-models", "", "keep each model's Promela file and Spin output under `DIR`")
 	memory := fs.Int("memory", 1024, "Spin memory limit per model in MB, for items without one")
+	cacheDir := fs.String("cache-dir", "", "verdict cache `DIR` (default: mcpredict/verdicts under the user cache directory)")
+	noCache := fs.Bool("no-cache", false, "do not read or write the verdict cache")
 	nativeOnly := fs.Bool("native-only", false, "run without spin and gcc (only native-engine items succeed)")
 	verbose := fs.Bool("v", false, "log every model")
 	pos, err := parseFlags(fs, args)
@@ -54,8 +59,26 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	if *keep != "" {
-		if err := os.MkdirAll(*keep, 0o755); err != nil {
-			return fail(stderr, "worker", err)
+		// Absolute: every model runs in a work directory of its own.
+		abs, err := filepath.Abs(*keep)
+		if err == nil {
+			err = os.MkdirAll(abs, 0o755)
+		}
+		if err != nil {
+			return fail(stderr, "worker", &predict.UsageError{Msg: "--keep-models: " + err.Error()})
+		}
+		*keep = abs
+	}
+	var vc *cache.Dir
+	if !*noCache {
+		dir := *cacheDir
+		if dir == "" {
+			if dir, err = cache.DefaultPath(); err != nil {
+				return fail(stderr, "worker", &predict.UsageError{Msg: err.Error()})
+			}
+		}
+		if vc, err = cache.Open(dir); err != nil {
+			return fail(stderr, "worker", &predict.UsageError{Msg: "--cache-dir: " + err.Error()})
 		}
 	}
 	if *jobs <= 0 {
@@ -68,7 +91,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	w := &queue.Worker{
 		URL: *natsURL, Name: *name, Concurrency: *jobs, Log: log,
-		Checkers: &work.Checkers{Tools: tools, KeepDir: *keep, MemoryMB: *memory},
+		Checkers: &work.Checkers{Tools: tools, KeepDir: *keep, MemoryMB: *memory, Cache: vc},
 	}
 	if *verbose {
 		w.OnResult = func(r work.Result) {

@@ -90,7 +90,7 @@ type Config struct {
 	// options is checked again.
 	OptionsKey string
 	// Match are the base-name globs of the files taken from directories;
-	// default DefaultMatch.
+	// default DefaultMatch().
 	Match []string
 	// Formats are written beside each JSON report, as reports/<key>.<name>.
 	Formats map[string]Renderer
@@ -103,8 +103,10 @@ type Config struct {
 	Log io.Writer
 }
 
-// DefaultMatch are the trace files taken from a directory.
-var DefaultMatch = []string{"*.csv", "*.csv.gz", "*.csv.zst", "*.trace", "*.trace.gz", "*.trace.zst"}
+// DefaultMatch returns the globs of the trace files taken from a directory.
+func DefaultMatch() []string {
+	return []string{"*.csv", "*.csv.gz", "*.csv.zst", "*.trace", "*.trace.gz", "*.trace.zst"}
+}
 
 // Trace statuses.
 const (
@@ -201,14 +203,14 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		cfg.Parallel = 1
 	}
 	if len(cfg.Match) == 0 {
-		cfg.Match = DefaultMatch
+		cfg.Match = DefaultMatch()
 	}
 	inputs, err := discover(cfg.Inputs, cfg.Match)
 	if err != nil {
 		return nil, err
 	}
 	if len(inputs) == 0 {
-		return nil, fmt.Errorf("batch: no trace files in %s (looked for %s)", strings.Join(cfg.Inputs, ", "), strings.Join(cfg.Match, " "))
+		return nil, &predict.UsageError{Msg: fmt.Sprintf("batch: no trace files in %s (looked for %s)", strings.Join(cfg.Inputs, ", "), strings.Join(cfg.Match, " "))}
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.Out, "reports"), 0o755); err != nil {
 		return nil, fmt.Errorf("batch: output directory: %w", err)
@@ -456,10 +458,10 @@ func discover(args, match []string) ([]input, error) {
 		default:
 			matches, gerr := filepath.Glob(arg)
 			if gerr != nil {
-				return nil, fmt.Errorf("batch: bad pattern %q: %w", arg, gerr)
+				return nil, &predict.UsageError{Msg: fmt.Sprintf("batch: bad pattern %q: %v", arg, gerr)}
 			}
 			if len(matches) == 0 {
-				return nil, fmt.Errorf("batch: %s: no such file, directory or matching files", arg)
+				return nil, &predict.UsageError{Msg: fmt.Sprintf("batch: %s: no such file, directory or matching files", arg)}
 			}
 			sort.Strings(matches)
 			for _, p := range matches {

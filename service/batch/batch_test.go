@@ -237,7 +237,7 @@ func TestDiscover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := tt.match
 			if m == nil {
-				m = DefaultMatch
+				m = DefaultMatch()
 			}
 			ins, err := discover(tt.args, m)
 			if tt.wantErr != "" {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -98,7 +99,7 @@ func TestFaults(t *testing.T) {
 	srvArgs := []string{"--embedded-nats", "--nats-listen", "127.0.0.1:" + natsPort, "--workers", "0", "--ack-wait", "2s"}
 	srv := startServer(t, data, nil, srvArgs...)
 	wa := startWorker(t, "wa", srv.nats, "--jobs", "1", "-v")
-	startWorker(t, "wb", srv.nats, "--jobs", "1", "-v")
+	wb := startWorker(t, "wb", srv.nats, "--jobs", "1", "-v")
 	c := &client.Client{Base: srv.url}
 	opts := service.JobOptions{Engine: "spin"}
 	ids := submitAll(t, ctx, c, traces, opts)
@@ -111,10 +112,14 @@ func TestFaults(t *testing.T) {
 		}
 		return n
 	}
-	waitUntil(t, ctx, "3 models done", func() bool { return progress(c) >= 3 })
-	wa.kill9(t) // mid-model: it checks one model after another
+	// Kill wa while it checks a model: it has logged more starts than ends.
+	waitUntil(t, ctx, "3 models done and wa mid-model", func() bool {
+		out := wa.output()
+		return progress(c) >= 3 && strings.Count(out, "checking model") > strings.Count(out, "model checked")
+	})
+	wa.kill9(t)
 	t.Logf("killed worker wa after %d models (it checked %d)", progress(c), strings.Count(wa.output(), "model checked"))
-	startWorker(t, "wc", srv.nats, "--jobs", "1", "-v")
+	wc := startWorker(t, "wc", srv.nats, "--jobs", "1", "-v")
 	waitUntil(t, ctx, "9 models done", func() bool { return progress(c) >= 9 })
 	before := progress(c)
 	srv.kill9(t)
@@ -141,6 +146,18 @@ func TestFaults(t *testing.T) {
 	}
 	if !strings.Contains(srv2.output(), "resuming job") {
 		t.Error("the restarted server resumed no job")
+	}
+	// The model wa was checking when it died was checked by another worker
+	// (redelivered after the ack wait, or queued again by the restarted
+	// server).
+	starts := regexp.MustCompile(`checking model" job=(\w+) task=(\d+)`).FindAllStringSubmatch(wa.output(), -1)
+	if len(starts) == 0 {
+		t.Fatal("the killed worker logged no model")
+	}
+	held := starts[len(starts)-1]
+	redone := regexp.MustCompile(`model checked" job=` + held[1] + ` task=` + held[2] + ` `)
+	if !redone.MatchString(wb.output()) && !redone.MatchString(wc.output()) {
+		t.Errorf("job %s task %s, held by the killed worker, was not checked by another", held[1], held[2])
 	}
 }
 
@@ -225,6 +242,19 @@ func TestLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameReport(t, traces[i], rep, runReport(t, traces[i], "--engine", "native"))
+	}
+
+	// Every report format.
+	for _, f := range []struct{ format, has string }{
+		{"json", `"schema"`},
+		{"text", "bugs predicted"},
+		{"sarif", `"2.1.0"`},
+		{"html", "<html"},
+	} {
+		var buf bytes.Buffer
+		if err := c.ReportTo(ctx, ids[0], f.format, &buf); err != nil || !strings.Contains(buf.String(), f.has) {
+			t.Errorf("report as %s: %v, %d bytes without %q", f.format, err, buf.Len(), f.has)
+		}
 	}
 
 	// Bad inputs.

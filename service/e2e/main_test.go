@@ -167,7 +167,9 @@ type server struct {
 func startServer(t *testing.T, dataDir string, extraEnv []string, args ...string) *server {
 	t.Helper()
 	e := env(append([]string{"MCPREDICT_ADDR=127.0.0.1:0", "MCPREDICT_DATA=" + dataDir}, extraEnv...)...)
-	p := start(t, "server", e, append([]string{filepath.Join(repo, "deploy", "serve.sh")}, args...)...)
+	// No verdict cache: the tests must check every model, and must not
+	// write into the user's cache directory.
+	p := start(t, "server", e, append([]string{filepath.Join(repo, "deploy", "serve.sh"), "--no-cache"}, args...)...)
 	s := &server{proc: p}
 	for _, a := range args {
 		if a == "--embedded-nats" {
@@ -181,7 +183,7 @@ func startServer(t *testing.T, dataDir string, extraEnv []string, args ...string
 // startWorker starts deploy/worker.sh.
 func startWorker(t *testing.T, name, natsURL string, args ...string) *proc {
 	t.Helper()
-	p := start(t, name, env("MCPREDICT_NATS="+natsURL), append([]string{filepath.Join(repo, "deploy", "worker.sh"), "--name", name}, args...)...)
+	p := start(t, name, env("MCPREDICT_NATS="+natsURL), append([]string{filepath.Join(repo, "deploy", "worker.sh"), "--name", name, "--no-cache"}, args...)...)
 	p.waitOutput(t, regexp.MustCompile(`worker ready`), 30*time.Second)
 	return p
 }
@@ -189,7 +191,7 @@ func startWorker(t *testing.T, name, natsURL string, args ...string) *proc {
 // runReport is the JSON report of `mcpredict run` on a trace.
 func runReport(t *testing.T, trace string, args ...string) *bugs.Report {
 	t.Helper()
-	cmd := exec.Command(bin, append(append([]string{"run", "--format", "json"}, args...), trace)...)
+	cmd := exec.Command(bin, append(append([]string{"run", "--no-cache", "--format", "json"}, args...), trace)...)
 	cmd.Env = env()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -210,7 +212,11 @@ func runReport(t *testing.T, trace string, args ...string) *bugs.Report {
 func sameReport(t *testing.T, what string, got, want *bugs.Report) {
 	t.Helper()
 	g, w := *got, *want
-	g.Stats.Elapsed, w.Stats.Elapsed = 0, 0
+	// Costs differ between runs (time, verdict cache hits and so the
+	// models that needed Spin); what was found must not.
+	for _, r := range []*bugs.Report{&g, &w} {
+		r.Stats.Elapsed, r.Stats.CacheHits, r.Stats.SpinModels = 0, 0, 0
+	}
 	gj, _ := json.Marshal(g)
 	wj, _ := json.Marshal(w)
 	if !bytes.Equal(gj, wj) {

@@ -243,6 +243,9 @@ func retry(ctx context.Context, fn func(context.Context) error) error {
 	}
 }
 
+// Connected reports whether the connection to NATS is up.
+func (q *Queue) Connected() bool { return q.nc.IsConnected() }
+
 // Close closes the connection.
 func (q *Queue) Close() { q.nc.Close() }
 

@@ -107,6 +107,7 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, msg jetstre
 		_ = msg.Term()
 		return
 	}
+	w.Log.Debug("checking model", "job", it.Job, "task", it.Task, "delivery", deliveries(msg))
 	// Keep the item ours while it is checked: Spin can take longer than
 	// the ack wait on a big model.
 	hctx, stopBeat := context.WithCancel(ctx)
@@ -153,4 +154,13 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, msg jetstre
 	if w.OnResult != nil {
 		w.OnResult(res)
 	}
+}
+
+// deliveries returns how many times the message was delivered (1: first).
+func deliveries(m jetstream.Msg) uint64 {
+	md, err := m.Metadata()
+	if err != nil {
+		return 0
+	}
+	return md.NumDelivered
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/spinrunner"
@@ -93,8 +94,9 @@ type Checkers struct {
 	// Tools are the local spin and C compiler; they are found by the worker,
 	// not sent with the item, because paths differ between machines.
 	Tools    spinrunner.Tools
-	KeepDir  string // spinrunner.Options.KeepDir, for debugging
-	MemoryMB int    // used when the Spec leaves it 0
+	KeepDir  string     // spinrunner.Options.KeepDir, for debugging
+	MemoryMB int        // used when the Spec leaves it 0
+	Cache    *cache.Dir // optional verdict cache of this machine
 
 	mu sync.Mutex
 	m  map[string]*predict.Checker
@@ -125,6 +127,7 @@ func (c *Checkers) For(s Spec) *predict.Checker {
 		Jobs:     1,
 		Spin:     spinrunner.Options{Timeout: s.Timeout, MemoryMB: mem, KeepDir: c.KeepDir},
 		Tools:    c.Tools,
+		Cache:    c.Cache,
 	})
 	c.m[key] = ch
 	return ch
@@ -164,8 +167,9 @@ func (c *Checkers) Do(ctx context.Context, it *Item) (r Result, err error) {
 	return r, nil
 }
 
-// gzipMagic starts every encoded payload that was compressed.
-var gzipMagic = []byte{0x1f, 0x8b}
+// gzipMagic starts every encoded payload that was compressed; JSON never
+// starts with it.
+const gzipMagic = "\x1f\x8b"
 
 // compressAbove is the payload size from which Encode compresses: models of
 // big traces repeat file names and actions, which gzip shrinks ~10x, and a
@@ -194,7 +198,7 @@ func Encode(v any) ([]byte, error) {
 
 // Decode unmarshals a payload written by Encode.
 func Decode(data []byte, v any) error {
-	if bytes.HasPrefix(data, gzipMagic) {
+	if bytes.HasPrefix(data, []byte(gzipMagic)) {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("decoding payload: %w", err)

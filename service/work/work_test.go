@@ -27,7 +27,7 @@ func TestEncodeDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := bytes.HasPrefix(b, gzipMagic); got != tt.compressed {
+			if got := bytes.HasPrefix(b, []byte(gzipMagic)); got != tt.compressed {
 				t.Errorf("compressed = %v, want %v", got, tt.compressed)
 			}
 			var back Item
