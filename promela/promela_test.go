@@ -70,7 +70,7 @@ func TestGolden(t *testing.T) {
 				n++
 				text := lines[line-1]
 				s := pm.Steps[ref.Thread][ref.Index]
-				if !strings.Contains(text, "d_step") || !strings.Contains(text, s.Kind.String()) {
+				if !strings.Contains(text, "/* "+s.Kind.String()+" ") {
 					t.Errorf("line %d %q does not hold step %v (%v)", line, text, ref, s.Kind)
 				}
 				if e := s.Events[0]; !strings.Contains(text, "trace line "+itoa(e.TraceLine)) {
