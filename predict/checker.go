@@ -186,4 +186,3 @@ func forEach(ctx context.Context, n, jobs int, fn func(ctx context.Context, i in
 	}
 	return p.Wait()
 }
-
