@@ -139,75 +139,128 @@ func (c *Checker) enabled(x int, pc [2]int32) bool {
 	return true
 }
 
-// state is a product state. v is the variable's value (0, t, 64+t).
-type state struct {
-	pc [2]int32
-	v  int16
-	a  ltl.StateSet
+// A product state is packed into a uint64 so that the visited set is a map
+// with integer keys (the search's hot path): the two threads' positions, the
+// index of the variable's value, and the index of the automaton state among
+// those met so far in this search.
+const (
+	pcBits   = 26
+	vBits    = 3
+	autBits  = 9
+	maxPC    = 1<<pcBits - 1
+	maxAutID = 1<<autBits - 1
+)
+
+// values are the variable's possible values; their index is packed.
+var values = [...]int16{0, 1, 2, 65, 66}
+
+func valueIndex(v int16) uint64 {
+	switch v {
+	case 1:
+		return 1
+	case 2:
+		return 2
+	case 65:
+		return 3
+	case 66:
+		return 4
+	}
+	return 0
 }
 
-type node struct {
-	st     state
-	parent int32
-	moved  int8 // thread that moved into this state
+func pack(pc [2]int32, v uint64, aut uint64) uint64 {
+	return uint64(pc[0])<<(pcBits+vBits+autBits) | uint64(pc[1])<<(vBits+autBits) | v<<autBits | aut
 }
 
-// Check decides the claim of pattern pat with local thread local.
+func unpack(k uint64) (pc [2]int32, v int16, aut uint64) {
+	pc[0] = int32(k >> (pcBits + vBits + autBits) & maxPC)
+	pc[1] = int32(k >> (vBits + autBits) & maxPC)
+	return pc, values[k>>autBits&(1<<vBits-1)], k & maxAutID
+}
+
+// Check decides the claim of pattern pat with local thread local, by a
+// breadth-first search (so the witness is a shortest one).
 func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdict, error) {
 	verdict := Verdict{Pattern: pat, Local: local}
 	if c.Impossible(pat, local) {
 		return verdict, nil
+	}
+	if c.n[0] >= maxPC || c.n[1] >= maxPC {
+		return verdict, &TooLargeError{Model: c.name(), States: maxPC}
 	}
 	aut := pat.Automaton(local)
 	limit := c.MaxStates
 	if limit <= 0 {
 		limit = DefaultMaxStates
 	}
-	obs := func(st state) ltl.Obs {
-		return ltl.Obs{V: st.v, Brk1: c.brkAt[0][st.pc[0]], Brk2: c.brkAt[1][st.pc[1]],
-			Pub1: c.pubAt[0][st.pc[0]], Pub2: c.pubAt[1][st.pc[1]]}
+	// Automaton states met so far, and their ids.
+	var sets []ltl.StateSet
+	ids := map[ltl.StateSet]uint64{}
+	autID := func(s ltl.StateSet) (uint64, bool) {
+		if id, ok := ids[s]; ok {
+			return id, true
+		}
+		if len(sets) > maxAutID {
+			return 0, false
+		}
+		ids[s] = uint64(len(sets))
+		sets = append(sets, s)
+		return uint64(len(sets) - 1), true
 	}
-	init := state{}
-	init.a = aut.Step(aut.Init(), obs(init))
-	nodes := []node{{st: init, parent: -1, moved: -1}}
-	seen := map[state]struct{}{init: {}}
-	for head := 0; head < len(nodes); head++ {
+	obs := func(pc [2]int32, v int16) ltl.Obs {
+		return ltl.Obs{V: v, Brk1: c.brkAt[0][pc[0]], Brk2: c.brkAt[1][pc[1]],
+			Pub1: c.pubAt[0][pc[0]], Pub2: c.pubAt[1][pc[1]]}
+	}
+	a0, _ := autID(aut.Step(aut.Init(), obs([2]int32{}, 0)))
+	keys := []uint64{pack([2]int32{}, 0, a0)}
+	parents := []int32{-1}
+	moved := []int8{-1}
+	seen := make(map[uint64]struct{}, 1024)
+	seen[keys[0]] = struct{}{}
+	for head := 0; head < len(keys); head++ {
 		if head&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
 				return verdict, err
 			}
 		}
-		cur := nodes[head].st
+		pc, v, a := unpack(keys[head])
 		for x := 0; x < 2; x++ {
-			if !c.enabled(x, cur.pc) {
+			if !c.enabled(x, pc) {
 				continue
 			}
-			nx := cur
-			nx.pc[x]++
-			switch c.pm.Steps[x][cur.pc[x]].Kind {
+			npc, nv := pc, v
+			npc[x]++
+			switch c.pm.Steps[x][pc[x]].Kind {
 			case tracemodel.StepRead:
-				nx.v = int16(x + 1)
+				nv = int16(x + 1)
 			case tracemodel.StepWrite:
-				nx.v = int16(64 + x + 1)
+				nv = int16(64 + x + 1)
 			}
-			nx.a = aut.Step(cur.a, obs(nx))
-			if _, ok := seen[nx]; ok {
+			ns := aut.Step(sets[a], obs(npc, nv))
+			na, ok := autID(ns)
+			if !ok {
+				return verdict, &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}
+			}
+			k := pack(npc, valueIndex(nv), na)
+			if _, dup := seen[k]; dup {
 				continue
 			}
-			seen[nx] = struct{}{}
-			nodes = append(nodes, node{st: nx, parent: int32(head), moved: int8(x)})
-			if aut.Accepts(nx.a) {
+			seen[k] = struct{}{}
+			keys = append(keys, k)
+			parents = append(parents, int32(head))
+			moved = append(moved, int8(x))
+			if aut.Accepts(ns) {
 				verdict.Violated = true
-				verdict.Witness = witness(nodes, len(nodes)-1)
-				verdict.States = len(nodes)
+				verdict.Witness = witness(keys, parents, moved, len(keys)-1)
+				verdict.States = len(keys)
 				return verdict, nil
 			}
-			if len(nodes) > limit {
+			if len(keys) > limit {
 				return verdict, &TooLargeError{Model: c.name(), States: limit}
 			}
 		}
 	}
-	verdict.States = len(nodes)
+	verdict.States = len(keys)
 	return verdict, nil
 }
 
@@ -230,11 +283,12 @@ func (c *Checker) name() string {
 	return fmt.Sprintf("%s threads %s,%s", c.pm.Var, c.pm.Threads[0].Handle, c.pm.Threads[1].Handle)
 }
 
-func witness(nodes []node, i int) []tracemodel.StepRef {
+func witness(keys []uint64, parents []int32, moved []int8, i int) []tracemodel.StepRef {
 	var rev []tracemodel.StepRef
-	for ; nodes[i].parent >= 0; i = int(nodes[i].parent) {
-		x := int(nodes[i].moved)
-		rev = append(rev, tracemodel.StepRef{Thread: x, Index: int(nodes[i].st.pc[x]) - 1})
+	for ; parents[i] >= 0; i = int(parents[i]) {
+		x := int(moved[i])
+		pc, _, _ := unpack(keys[i])
+		rev = append(rev, tracemodel.StepRef{Thread: x, Index: int(pc[x]) - 1})
 	}
 	for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
 		rev[l], rev[r] = rev[r], rev[l]
