@@ -388,9 +388,9 @@ func TestStreaming(t *testing.T) {
 					}
 				})
 			}
-			small, large := alloc(200_000), alloc(2_000_000)
+			small, large := alloc(100_000), alloc(1_000_000)
 			if large > small+100 {
-				t.Errorf("allocations grow with the trace: %v for 200k events, %v for 2M", small, large)
+				t.Errorf("allocations grow with the trace: %v for 100k events, %v for 1M", small, large)
 			}
 		})
 	}

@@ -77,6 +77,11 @@ func writeOutput(path string, stdout io.Writer, fn func(io.Writer) error) error 
 		tmp.Close()
 		return err
 	}
+	// CreateTemp makes the file private; a report is an ordinary file.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}

@@ -147,7 +147,6 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "mcpredict record: %v\n", err)
 			return exitInternal
 		}
-		shareTrace(*out)
 		fmt.Fprintf(stderr, "mcpredict record: %d events of %d threads written to %s\n", st.Events, st.Threads, outName(*out))
 		return exitOK
 	}
@@ -181,21 +180,12 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return exitInternal
 	}
-	shareTrace(*out)
 	fmt.Fprintf(stderr, "mcpredict record: %s %s; %d events of %d threads written to %s\n",
 		rest[0], res.Exit, res.Events, res.Threads, outName(*out))
 	if res.RawDir != "" {
 		fmt.Fprintf(stderr, "mcpredict record: raw log kept in %s\n", res.RawDir)
 	}
 	return exitOK
-}
-
-// shareTrace makes a written trace readable by others, like any file the
-// user creates (writeOutput makes its temporary file private).
-func shareTrace(path string) {
-	if path != "" && path != "-" {
-		os.Chmod(path, 0o644)
-	}
 }
 
 func outName(path string) string {
