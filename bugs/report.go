@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -96,6 +97,16 @@ func ReadJSON(rd io.Reader, name string) (*Report, error) {
 type TextOptions struct {
 	// Color marks up the text with ANSI escape sequences, for a terminal.
 	Color bool
+}
+
+// ReadJSONFile reads the JSON report in the named file.
+func ReadJSONFile(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadJSON(f, path)
 }
 
 // WriteText writes the human-readable report without color.

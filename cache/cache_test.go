@@ -81,7 +81,7 @@ func TestPutGetConcurrent(t *testing.T) {
 	if _, ok := d.Get(key); ok {
 		t.Error("corrupt entry was a hit")
 	}
-	matches, _ := filepath.Glob(filepath.Join(d.path, "*", ".tmp-*"))
+	matches, _ := filepath.Glob(filepath.Join(d.path, "*", ".*.tmp-*"))
 	if len(matches) > 0 {
 		t.Errorf("temp files left: %v", matches)
 	}

@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/mcpredict/mcpredict/internal/atomicfile"
 )
 
 // parseFlags parses flags that may appear before, between or after the
@@ -61,29 +61,11 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
-// writeOutput writes with fn to stdout, or atomically to path: the file is
-// written beside it and renamed, so that a failure never leaves a half
-// report where a previous one was.
+// writeOutput writes with fn to stdout, or atomically to path, so that a
+// failure never leaves a half report where a previous one was.
 func writeOutput(path string, stdout io.Writer, fn func(io.Writer) error) error {
 	if path == "" || path == "-" {
 		return fn(stdout)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := fn(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	// CreateTemp makes the file private; a report is an ordinary file.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, 0o644, fn)
 }

@@ -124,11 +124,4 @@ func (o *outputFlags) write(stdout io.Writer, rep *bugs.Report, pats []ltl.Patte
 }
 
 // readReport reads a JSON report written by mcpredict run --format json.
-func readReport(path string) (*bugs.Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return bugs.ReadJSON(f, path)
-}
+func readReport(path string) (*bugs.Report, error) { return bugs.ReadJSONFile(path) }

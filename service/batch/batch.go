@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/internal/atomicfile"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/client"
@@ -501,14 +502,7 @@ func ReadSummary(dir string) (*Summary, error) {
 	return &s, nil
 }
 
-func readReport(path string) (*bugs.Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return bugs.ReadJSON(f, path)
-}
+func readReport(path string) (*bugs.Report, error) { return bugs.ReadJSONFile(path) }
 
 // Compare compares the finished traces of sum (written under dir) with the
 // batch in prev.
@@ -641,17 +635,5 @@ func writeJSONFile(path string, v any) error {
 // writeOutput writes a file atomically: an interrupted batch never leaves a
 // half-written report or summary.
 func writeOutput(path string, fn func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := fn(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, 0o644, fn)
 }
