@@ -140,6 +140,22 @@ func modelsOf(t testing.TB, name string, trace []byte, opts tracemodel.ProjectOp
 				d.native = append(d.native, v)
 			}
 		}
+		// The joint search of all claims (what predict uses) agrees with
+		// the one-claim searches, and its witnesses hold their pattern.
+		all, err := checker.CheckAll(ctx, pats)
+		if err != nil {
+			t.Fatalf("%s: CheckAll: %v", d.name, err)
+		}
+		for i, v := range all {
+			if v.Violated != d.native[i].Violated || v.Claim() != d.native[i].Claim() {
+				t.Errorf("%s: CheckAll %s violated=%v, Check says %v\n%s", d.name, v.Claim(), v.Violated, d.native[i].Violated, d.describe())
+			}
+			if v.Violated {
+				if _, err := bugs.FromWitness(pm, v.Pattern, v.Local, v.Witness, "native"); err != nil {
+					t.Errorf("%s: joint witness of %s: %v\n%s", d.name, v.Claim(), err, d.describe())
+				}
+			}
+		}
 		out = append(out, d)
 	}
 	return out

@@ -251,7 +251,7 @@ func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdic
 			moved = append(moved, int8(x))
 			if aut.Accepts(ns) {
 				verdict.Violated = true
-				verdict.Witness = witness(keys, parents, moved, len(keys)-1)
+				verdict.Witness = witness(keys, parents, moved, len(keys)-1, unpack)
 				verdict.States = len(keys)
 				return verdict, nil
 			}
@@ -264,17 +264,45 @@ func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdic
 	return verdict, nil
 }
 
-// CheckAll decides every claim of the patterns, both views.
+// CheckAll decides every claim of the patterns, both views (local thread 1
+// then 2 for each pattern), with one joint search for the claims that the
+// necessary conditions leave (see checkJoint); it falls back to one search
+// per claim when the joint state does not fit its encoding.
 func (c *Checker) CheckAll(ctx context.Context, pats []ltl.Pattern) ([]Verdict, error) {
-	var out []Verdict
+	out := make([]Verdict, 0, 2*len(pats))
+	var todo []Verdict
+	var at []int
 	for _, p := range pats {
 		for local := 1; local <= 2; local++ {
-			v, err := c.Check(ctx, p, local)
-			if err != nil {
-				return nil, err
+			v := Verdict{Pattern: p, Local: local}
+			if !c.Impossible(p, local) {
+				todo = append(todo, v)
+				at = append(at, len(out))
 			}
 			out = append(out, v)
 		}
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	if len(todo) <= maxJointClaims && c.n[0] < maxJointPC && c.n[1] < maxJointPC {
+		err := c.checkJoint(ctx, todo)
+		if err == nil {
+			for i, v := range todo {
+				out[at[i]] = v
+			}
+			return out, nil
+		}
+		if _, ok := err.(errJointTooBig); !ok {
+			return nil, err
+		}
+	}
+	for i, v := range todo {
+		r, err := c.Check(ctx, v.Pattern, v.Local)
+		if err != nil {
+			return nil, err
+		}
+		out[at[i]] = r
 	}
 	return out, nil
 }
@@ -283,7 +311,7 @@ func (c *Checker) name() string {
 	return fmt.Sprintf("%s threads %s,%s", c.pm.Var, c.pm.Threads[0].Handle, c.pm.Threads[1].Handle)
 }
 
-func witness(keys []uint64, parents []int32, moved []int8, i int) []tracemodel.StepRef {
+func witness(keys []uint64, parents []int32, moved []int8, i int, unpack func(uint64) ([2]int32, int16, uint64)) []tracemodel.StepRef {
 	var rev []tracemodel.StepRef
 	for ; parents[i] >= 0; i = int(parents[i]) {
 		x := int(moved[i])

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -105,9 +106,16 @@ func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel) (cache.E
 	if c.opts.Engine != EngineSpin {
 		var err error
 		nativeV, err = c.native(ctx, pm)
-		if err != nil {
+		var tooLarge *native.TooLargeError
+		switch {
+		case errors.As(err, &tooLarge) && c.opts.Engine == EngineAuto:
+			// Beyond the native search's bound: Spin alone decides.
+			nativeV = nil
+		case err != nil:
 			return cache.Entry{}, err
 		}
+	}
+	if nativeV != nil {
 		violated := false
 		for _, v := range nativeV {
 			violated = violated || v.Violated
@@ -130,16 +138,13 @@ func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel) (cache.E
 
 // native decides all claims with the native search.
 func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
-	nc := native.New(pm)
-	var out []cache.Verdict
-	for _, p := range c.opts.Patterns {
-		for local := 1; local <= 2; local++ {
-			v, err := nc.Check(ctx, p, local)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, cache.Verdict{Claim: v.Claim(), Violated: v.Violated, Witness: v.Witness})
-		}
+	vs, err := native.New(pm).CheckAll(ctx, c.opts.Patterns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cache.Verdict, len(vs))
+	for i, v := range vs {
+		out[i] = cache.Verdict{Claim: v.Claim(), Violated: v.Violated, Witness: v.Witness}
 	}
 	return out, nil
 }

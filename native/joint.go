@@ -1,0 +1,182 @@
+package native
+
+import (
+	"context"
+
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// Joint search: every claim of a model in one breadth-first search over the
+// product of the model with all the claims' automata. The model part of the
+// state space is the same for every claim, so exploring it once instead of
+// once per claim is the main saving; the automata's states are correlated
+// (they all read the same observations), so the product stays close to the
+// largest single one.
+//
+// The first time a claim accepts in breadth-first order is on a shortest
+// path, as in Check. A claim that has accepted is frozen (its component no
+// longer changes), so it does not split states any more.
+
+const (
+	jointPCBits    = 24
+	jointTupleBits = 64 - 2*jointPCBits - vBits // 13
+	maxJointClaims = 16
+	maxJointTuples = 1<<jointTupleBits - 1
+	maxJointPC     = 1<<jointPCBits - 1
+)
+
+type tuple [maxJointClaims]uint8 // per claim, the id of its automaton state
+
+// errJointTooBig makes CheckAll fall back to one search per claim.
+type errJointTooBig struct{}
+
+func (errJointTooBig) Error() string { return "joint search too big" }
+
+func (c *Checker) checkJoint(ctx context.Context, claims []Verdict) error {
+	k := len(claims)
+	auts := make([]*ltl.Automaton, k)
+	sets := make([][]ltl.StateSet, k) // per claim: automaton states by id
+	ids := make([]map[ltl.StateSet]uint8, k)
+	for i := range claims {
+		auts[i] = claims[i].Pattern.Automaton(claims[i].Local)
+		ids[i] = map[ltl.StateSet]uint8{}
+	}
+	id := func(i int, s ltl.StateSet) (uint8, bool) {
+		if v, ok := ids[i][s]; ok {
+			return v, true
+		}
+		if len(sets[i]) == 255 {
+			return 0, false
+		}
+		ids[i][s] = uint8(len(sets[i]))
+		sets[i] = append(sets[i], s)
+		return uint8(len(sets[i]) - 1), true
+	}
+	var tuples []tuple
+	tupleIDs := map[tuple]uint64{}
+	tupleID := func(t tuple) (uint64, bool) {
+		if v, ok := tupleIDs[t]; ok {
+			return v, true
+		}
+		if len(tuples) == maxJointTuples {
+			return 0, false
+		}
+		tupleIDs[t] = uint64(len(tuples))
+		tuples = append(tuples, t)
+		return uint64(len(tuples) - 1), true
+	}
+	packJ := func(pc [2]int32, v uint64, t uint64) uint64 {
+		return uint64(pc[0])<<(jointPCBits+vBits+jointTupleBits) | uint64(pc[1])<<(vBits+jointTupleBits) | v<<jointTupleBits | t
+	}
+	unpackJ := func(key uint64) ([2]int32, int16, uint64) {
+		var pc [2]int32
+		pc[0] = int32(key >> (jointPCBits + vBits + jointTupleBits) & maxJointPC)
+		pc[1] = int32(key >> (vBits + jointTupleBits) & maxJointPC)
+		return pc, values[key>>jointTupleBits&(1<<vBits-1)], key & maxJointTuples
+	}
+	obs := func(pc [2]int32, v int16) ltl.Obs {
+		return ltl.Obs{V: v, Brk1: c.brkAt[0][pc[0]], Brk2: c.brkAt[1][pc[1]],
+			Pub1: c.pubAt[0][pc[0]], Pub2: c.pubAt[1][pc[1]]}
+	}
+	limit := c.MaxStates
+	if limit <= 0 {
+		limit = DefaultMaxStates
+	}
+	open := k // claims not yet violated
+	// step advances every unfrozen claim by one observation. It records
+	// the claims that accept at node n.
+	var keys []uint64
+	var parents []int32
+	var moved []int8
+	step := func(t tuple, o ltl.Obs, n int) (tuple, bool) {
+		var nt tuple
+		for i := 0; i < k; i++ {
+			if claims[i].Violated {
+				nt[i] = 255 // frozen
+				continue
+			}
+			s := auts[i].Step(sets[i][t[i]], o)
+			if auts[i].Accepts(s) {
+				claims[i].Violated = true
+				claims[i].Witness = witness(keys, parents, moved, n, unpackJ)
+				claims[i].States = n + 1
+				open--
+				nt[i] = 255
+				continue
+			}
+			v, ok := id(i, s)
+			if !ok {
+				return nt, false
+			}
+			nt[i] = v
+		}
+		return nt, true
+	}
+	var t0 tuple
+	for i := 0; i < k; i++ {
+		t0[i], _ = id(i, auts[i].Init())
+	}
+	keys, parents, moved = []uint64{0}, []int32{-1}, []int8{-1}
+	t0, ok := step(t0, obs([2]int32{}, 0), 0)
+	if !ok {
+		return errJointTooBig{}
+	}
+	tid, ok := tupleID(t0)
+	if !ok {
+		return errJointTooBig{}
+	}
+	keys[0] = packJ([2]int32{}, 0, tid)
+	seen := make(map[uint64]struct{}, 1024)
+	seen[keys[0]] = struct{}{}
+	for head := 0; head < len(keys) && open > 0; head++ {
+		if head&0xfff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		pc, v, t := unpackJ(keys[head])
+		for x := 0; x < 2 && open > 0; x++ {
+			if !c.enabled(x, pc) {
+				continue
+			}
+			npc, nv := pc, v
+			npc[x]++
+			switch c.pm.Steps[x][pc[x]].Kind {
+			case tracemodel.StepRead:
+				nv = int16(x + 1)
+			case tracemodel.StepWrite:
+				nv = int16(64 + x + 1)
+			}
+			// Tentatively the new node: its index is len(keys).
+			n := len(keys)
+			keys = append(keys, packJ(npc, valueIndex(nv), 0))
+			parents = append(parents, int32(head))
+			moved = append(moved, int8(x))
+			nt, ok := step(tuples[t], obs(npc, nv), n)
+			if !ok {
+				return errJointTooBig{}
+			}
+			ntid, ok := tupleID(nt)
+			if !ok {
+				return errJointTooBig{}
+			}
+			key := packJ(npc, valueIndex(nv), ntid)
+			if _, dup := seen[key]; dup {
+				keys, parents, moved = keys[:n], parents[:n], moved[:n]
+				continue
+			}
+			seen[key] = struct{}{}
+			keys[n] = key
+			if len(keys) > limit {
+				return &TooLargeError{Model: c.name(), States: limit}
+			}
+		}
+	}
+	for i := range claims {
+		if !claims[i].Violated {
+			claims[i].States = len(keys)
+		}
+	}
+	return nil
+}
