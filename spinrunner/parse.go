@@ -22,13 +22,16 @@ type panReport struct {
 }
 
 var (
-	reErrors  = regexp.MustCompile(`depth reached (\d+), errors: (\d+)`)
-	reStored  = regexp.MustCompile(`^\s*([0-9.eE+]+) states, stored`)
-	rePanErr  = regexp.MustCompile(`^pan:\d+: (.*?)(?: \(at depth \d+\))?$`)
-	reLTL     = regexp.MustCompile(`^ltl (\S+):`)
-	reClaims  = regexp.MustCompile(`the model contains \d+ never claims: (.*)$`)
-	reNever   = regexp.MustCompile(`\bnever\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{`)
-	reStep    = regexp.MustCompile(`^\s*(\d+):\s+proc\s+(\d+)\s+\((.+):\d+\)\s+(.+):(\d+)\s+\(state \d+\)\s+\[(.*)\]\s*$`)
+	reErrors = regexp.MustCompile(`depth reached (\d+), errors: (\d+)`)
+	reStored = regexp.MustCompile(`^\s*([0-9.eE+]+) states, stored`)
+	rePanErr = regexp.MustCompile(`^pan:\d+: (.*?)(?: \(at depth \d+\))?$`)
+	reLTL    = regexp.MustCompile(`^ltl (\S+):`)
+	reClaims = regexp.MustCompile(`the model contains \d+ never claims: (.*)$`)
+	reNever  = regexp.MustCompile(`\bnever\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{`)
+	// A step of a replay, as `spin -t -p` prints it ("proc  1 (t1:1)") or
+	// `pan -r -v` ("proc  2 (t1)", then "trans {...}").
+	reStep    = regexp.MustCompile(`^\s*(\d+):\s+proc\s+(\d+)\s+\(([^():]+)(?::\d+)?\)\s+(.+):(-?\d+)\s+\(state \d+\)(?:\s+trans \{[^}]*\})?\s+\[(.*)\]\s*$`)
+	reAssert  = regexp.MustCompile(`^pan:\d+: assertion violated\s+(.*?)(?: \(at depth \d+\))?$`)
 	reSpinErr = regexp.MustCompile(`^spin: (.+):\d+, Error: (.*)$`)
 )
 
@@ -131,7 +134,10 @@ type trail struct {
 // lives in _spin_nvr.tmp), drops init, and merges the lines a d_step prints
 // for each of its statements into one step per (step, proc, line). It stops
 // at the end of the trail, after which spin dumps the final process states.
-func parseTrail(out []byte, file string) (trail, error) {
+// parseTrail reads the replay of a trail of the given claim: the steps of the
+// model's processes, not those of init or of the claim. A trail that ends on
+// an assert of a process is a failing assertion of the model itself.
+func parseTrail(out []byte, file, claim string) (trail, error) {
 	var t trail
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
@@ -145,8 +151,15 @@ func parseTrail(out []byte, file string) (trail, error) {
 			t.modelFail = m[2]
 			continue
 		}
+		// pan replays a claim violation as the failed assert of the never
+		// claim, always a negation "!(...)"; any other failed assertion is
+		// the model's own.
+		if a := reAssert.FindStringSubmatch(line); a != nil && !strings.HasPrefix(a[1], "!") && t.modelFail == "" {
+			t.modelFail = "assertion violated " + a[1]
+			continue
+		}
 		m := reStep.FindStringSubmatch(line)
-		if m == nil || m[4] != file || m[3] == ":init:" {
+		if m == nil || m[4] != file || m[3] == ":init:" || m[3] == claim {
 			continue
 		}
 		step, err1 := strconv.Atoi(m[1])

@@ -100,7 +100,7 @@ spin: trail ends after 12 steps
  12:	proc  1 (t1:1) model.pml:9 (state 7) <valid end state>
  12:	proc  - (P3_1:1) _spin_nvr.tmp:9 (state 18)
 `
-	got, err := parseTrail([]byte(out), "model.pml")
+	got, err := parseTrail([]byte(out), "model.pml", "P3_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +114,40 @@ spin: trail ends after 12 steps
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 
-	got, _ = parseTrail([]byte("spin: model.pml:6, Error: assertion violated\n"), "model.pml")
+	got, _ = parseTrail([]byte("spin: model.pml:6, Error: assertion violated\n"), "model.pml", "P3_1")
 	if got.modelFail != "assertion violated" || got.ended {
 		t.Errorf("model assertion: got %+v", got)
+	}
+}
+
+// TestParsePanTrail reads the replay format of `pan -r -v`: the claim is
+// process 0, init 1, and the globals follow each step.
+func TestParsePanTrail(t *testing.T) {
+	out := `0: Claim P3_1 (1), from state 18
+  1: proc  0 (P3_1)  model.pml:20 (state 18) trans {72533,1} [(1)]
+global vars:
+	short  v:	0
+  2: proc  1 (:init:)  model.pml:-27790 (state 3) trans {71874,299} [(run t1())]
+  5: proc  2 (t1)  model.pml:7 (state 3) trans {12,3} [v = ((v&1280)|1)]
+global vars:
+	short  v:	1
+  6: proc  0 (P3_1)  model.pml:21 (state 2) trans {72533,2} [(((v&767)==1))]
+  7: proc  3 (t2)  model.pml:12 (state 3) trans {14,1} [v = ((v&640)|66)]
+  9: proc  2 (t1)  model.pml:8 (state 4) trans {12,4} [v = ((v&1280)|65)]
+pan:1: assertion violated  !(((v&767)==65)) (at depth 10)
+spin: trail ends after 10 steps
+`
+	got, err := parseTrail([]byte(out), "model.pml", "P3_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := trail{ended: true, steps: []TrailStep{
+		{Step: 5, Proc: 2, ProcName: "t1", Line: 7, Stmt: "v = ((v&1280)|1)"},
+		{Step: 7, Proc: 3, ProcName: "t2", Line: 12, Stmt: "v = ((v&640)|66)"},
+		{Step: 9, Proc: 2, ProcName: "t1", Line: 8, Stmt: "v = ((v&1280)|65)"},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 }
 
