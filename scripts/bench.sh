@@ -22,6 +22,7 @@ trap 'rm -rf "$work"' EXIT
 echo "== Go benchmarks"
 go test ./predict -run '^$' -bench 'Parse|RunNative' -benchtime 3x | grep -E '^Benchmark'
 go test ./recorder -run '^$' -bench RecordOverhead -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
+go test ./service -run '^$' -bench Workers -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 echo
 
 now() { date +%s.%N; }
@@ -31,7 +32,7 @@ stat() { # stat FILE FIELD: a number from a JSON report's stats
 }
 
 "$BIN" gen --kind fft --threads 4 --vars 2000 --events 1000000 -o "$work/fft.csv" 2>/dev/null
-"$BIN" gen --kind server --threads 4 --bugs 4 --events 200000 -o "$work/server.csv" 2>/dev/null
+"$BIN" gen --kind server --threads 4 --bugs 4 --events 30000 -o "$work/server.csv" 2>/dev/null
 
 row() { # row NAME TRACE SAMPLE-GLOB
   local name=$1 trace=$2 sample=$3
