@@ -73,7 +73,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict) error {
 		var pc [2]int32
 		pc[0] = int32(key >> (jointPCBits + vBits + jointTupleBits) & maxJointPC)
 		pc[1] = int32(key >> (vBits + jointTupleBits) & maxJointPC)
-		return pc, values[key>>jointTupleBits&(1<<vBits-1)], key & maxJointTuples
+		return pc, valueAt(key >> jointTupleBits & (1<<vBits - 1)), key & maxJointTuples
 	}
 	obs := func(pc [2]int32, v int16) ltl.Obs {
 		return ltl.Obs{V: v, Brk1: c.brkAt[0][pc[0]], Brk2: c.brkAt[1][pc[1]],

@@ -151,8 +151,11 @@ const (
 	maxAutID = 1<<autBits - 1
 )
 
-// values are the variable's possible values; their index is packed.
-var values = [...]int16{0, 1, 2, 65, 66}
+// valueAt and valueIndex convert between the variable's possible values (0,
+// 1, 2, 65, 66) and the index that is packed into a state.
+func valueAt(i uint64) int16 {
+	return [...]int16{0, 1, 2, 65, 66}[i]
+}
 
 func valueIndex(v int16) uint64 {
 	switch v {
@@ -175,7 +178,7 @@ func pack(pc [2]int32, v uint64, aut uint64) uint64 {
 func unpack(k uint64) (pc [2]int32, v int16, aut uint64) {
 	pc[0] = int32(k >> (pcBits + vBits + autBits) & maxPC)
 	pc[1] = int32(k >> (vBits + autBits) & maxPC)
-	return pc, values[k>>autBits&(1<<vBits-1)], k & maxAutID
+	return pc, valueAt(k >> autBits & (1<<vBits - 1)), k & maxAutID
 }
 
 // Check decides the claim of pattern pat with local thread local, by a
