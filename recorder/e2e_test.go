@@ -136,11 +136,10 @@ func TestEndToEnd(t *testing.T) {
 			accesses: []access{{"local", "Write", "inc"}, {"remote", "Write", "drain-write"}, {"local", "Read", "recheck"}},
 		},
 		{src: "splash_barrier.c", args: []string{"2", "3"}},
-		// One critical section per thread: the pattern language
-		// (like the paper's) also matches accesses of two different
-		// critical sections of one thread.
-		{src: "locked_counter.c", args: []string{"3", "1"}},
-		{src: "prodcons.c", args: []string{"1", "20000"}},
+		// Several critical sections per thread: a write published by an
+		// unlock ends the region of P2, P4 and P5 (README, "The model").
+		{src: "locked_counter.c", args: []string{"3", "5"}},
+		{src: "prodcons.c", args: []string{"5", "20000"}},
 		{src: "atomic_flag.c"},
 	}
 	for _, tt := range tests {
