@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -175,6 +176,9 @@ func (o *Options) defaults() {
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = o.Spin.Jobs
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = runtime.NumCPU()
 	}
 	o.Spin.Jobs = o.Jobs
 }
