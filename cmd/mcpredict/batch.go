@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,12 +55,9 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often to poll the server for a job's state")
 	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
 	quiet := fs.Bool("q", false, "no progress lines")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) == 0 {
 		fmt.Fprintln(stderr, "mcpredict batch: want at least one DIR or GLOB (see mcpredict batch -h)")

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -31,13 +29,11 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("diff", "[flags] BASE.json NEW.json", diffDescription, stderr)
 	format := fs.String("format", "text", "text or json")
 	out := fs.String("o", "", "write the comparison to `FILE` instead of standard output")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
 	}
+	var err error
 	if len(pos) != 2 {
 		fmt.Fprintln(stderr, "mcpredict diff: want two arguments, BASE.json and NEW.json (see mcpredict diff -h)")
 		return exitUsage

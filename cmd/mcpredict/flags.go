@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +29,20 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// parseArgs is parseFlags for a command: when parsing ends the command
+// (-h, or a bad flag, already reported by the FlagSet), ok is false and
+// code is the exit status.
+func parseArgs(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	pos, err := parseFlags(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, exitOK, false
+	case err != nil:
+		return nil, exitUsage, false
+	}
+	return pos, 0, true
 }
 
 // newFlagSet returns a FlagSet whose usage prints the given synopsis and

@@ -4,7 +4,6 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -56,13 +55,11 @@ func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&c.Events, "events", 0, "write about this many events (overrides --phases)")
 	fs.IntVar(&c.Bugs, "bugs", 4, "seeded atomicity bugs (server)")
 	out := fs.String("o", "", "write the trace to `FILE` (gzip if it ends in .gz) instead of standard output")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
 	}
+	var err error
 	if len(pos) > 0 {
 		fmt.Fprintln(stderr, "mcpredict gen: no arguments expected (see mcpredict gen -h)")
 		return exitUsage

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -30,12 +28,9 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	noBoundaries := fs.Bool("no-boundaries", false, "no region boundaries")
 	lenient := fs.Bool("lenient", false, "skip malformed trace lines")
 	format := fs.String("format", "pml", "pml or json")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 || *varName == "" || len(threads) != 2 {
 		fmt.Fprintln(stderr, "mcpredict model: want TRACE, --var V and --threads A,B (see mcpredict model -h)")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -23,12 +21,9 @@ func cmdPatterns(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var user multiFlag
 	fs.Var(&user, "pattern", "also show this user pattern (repeatable)")
 	verbose := fs.Bool("help-text", false, "also print each pattern's explanation")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
 		fmt.Fprintln(stderr, "mcpredict patterns: no arguments expected (use --pattern)")

@@ -177,12 +177,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cf.register(fs)
 	var of outputFlags
 	of.register(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "mcpredict run: want exactly one TRACE argument (see mcpredict run -h)")

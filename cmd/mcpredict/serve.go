@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,12 +57,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxUpload := fs.Int64("max-upload-mb", 256, "largest accepted trace upload, in MiB")
 	var allow multiFlag
 	fs.Var(&allow, "allow-path", "accept server-side trace paths under `DIR` (repeatable)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
 		fmt.Fprintln(stderr, "mcpredict serve: no arguments expected (see mcpredict serve -h)")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,13 +39,11 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	noCache := fs.Bool("no-cache", false, "do not read or write the verdict cache")
 	nativeOnly := fs.Bool("native-only", false, "run without spin and gcc (only native-engine items succeed)")
 	verbose := fs.Bool("v", false, "log every model")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
 	}
+	var err error
 	if len(pos) > 0 || *natsURL == "" {
 		fmt.Fprintln(stderr, "mcpredict worker: want --nats URL and no arguments (see mcpredict worker -h)")
 		return exitUsage
