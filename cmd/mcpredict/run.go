@@ -42,6 +42,10 @@ leaves out the bugs a previous JSON report has; --suppressions silences
 the bugs its rules match (docs/formats.md). Both are counted in the
 summary. On a terminal, standard error shows a progress bar (--quiet: none).
 
+Environment: MCPREDICT_SPIN and MCPREDICT_CC choose the spin and C compiler
+binaries (default: spin and gcc on PATH; MCPREDICT_CC=tcc compiles Spin's
+verifiers about 20 times faster). Verdicts are cached (--cache-dir).
+
 Exit status: 0 no violation, 1 violations found (not counting the bugs left
 out by --baseline or --suppressions), 2 bad usage or bad input, 3 internal
 or tool failure (spin or gcc missing or failing).`
@@ -65,7 +69,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1' (repeatable)")
-	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization (the paper's literal semantics)")
+	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization or published writes (the paper's literal semantics)")
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
 	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
 	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
