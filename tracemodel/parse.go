@@ -148,7 +148,6 @@ type tstate struct {
 	funcs          []int32 // Enter/Exit stack
 	waitFor        int32   // mutex a Wait must release next (see lockState.suspended), 0 if none
 	seen           bool    // has had an event of its own
-	createdAt      int     // trace line of its Create, 0 if none
 }
 
 type lockState struct {
@@ -407,9 +406,7 @@ func (b *builder) event(n int, t []byte) string {
 		tid = b.thread(f[0])
 		ts = b.threads[tid-1]
 	}
-	if !ts.seen {
-		ts.seen = true
-	}
+	ts.seen = true
 	ts.n++
 	pos := ts.n
 	changed := false
@@ -436,7 +433,6 @@ func (b *builder) event(n int, t []byte) string {
 				b.warn(fmt.Sprintf("%s:%d: Create of thread %s after its first event: no order from the Create", b.m.Name, n, objName))
 			} else {
 				os.pendingCreate = b.releaseVC(ts, tid, pos)
-				os.createdAt = n
 			}
 		} else {
 			child := make([]int32, len(os.vc))
