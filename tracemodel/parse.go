@@ -427,24 +427,19 @@ func (b *builder) event(n int, t []byte) string {
 	case Create, Join:
 		other := b.thread(objName)
 		ev.Obj = other
-		os := b.threads[other-1]
+		ot := b.threads[other-1]
 		if kind == Create {
-			if os.seen {
+			if ot.seen {
 				b.warn(fmt.Sprintf("%s:%d: Create of thread %s after its first event: no order from the Create", b.m.Name, n, objName))
 			} else {
-				os.pendingCreate = b.releaseVC(ts, tid, pos)
+				ot.pendingCreate = b.releaseVC(ts, tid, pos)
 			}
 		} else {
-			child := make([]int32, len(os.vc))
-			copy(child, os.vc)
-			if len(child) >= int(other) {
-				child[other-1] = os.n
-			} else if os.n > 0 {
-				child = grow(child, int(other))
-				child[other-1] = os.n
-			}
+			// Everything the child did happens before the Join.
+			child := grow(append([]int32(nil), ot.vc...), int(other))
+			child[other-1] = ot.n
 			changed = join(&ts.vc, child) || changed
-			os.joinedAt = n
+			ot.joinedAt = n
 		}
 	default:
 		obj := b.obj(objName)
