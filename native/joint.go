@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/mcpredict/mcpredict/ltl"
-	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
 // Joint search: every claim of a model in one breadth-first search over the
@@ -75,10 +74,6 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict) error {
 		pc[1] = int32(key >> (vBits + jointTupleBits) & maxJointPC)
 		return pc, valueAt(key >> jointTupleBits & (1<<vBits - 1)), key & maxJointTuples
 	}
-	obs := func(pc [2]int32, v int16) ltl.Obs {
-		return ltl.Obs{V: v, Brk1: c.brkAt[0][pc[0]], Brk2: c.brkAt[1][pc[1]],
-			Pub1: c.pubAt[0][pc[0]], Pub2: c.pubAt[1][pc[1]]}
-	}
 	limit := c.MaxStates
 	if limit <= 0 {
 		limit = DefaultMaxStates
@@ -118,7 +113,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict) error {
 		t0[i], _ = id(i, auts[i].Init())
 	}
 	keys, parents, moved = []uint64{0}, []int32{-1}, []int8{-1}
-	t0, ok := step(t0, obs([2]int32{}, 0), 0)
+	t0, ok := step(t0, c.obs([2]int32{}, 0), 0)
 	if !ok {
 		return errJointTooBig{}
 	}
@@ -137,23 +132,16 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict) error {
 		}
 		pc, v, t := unpackJ(keys[head])
 		for x := 0; x < 2 && open > 0; x++ {
-			if !c.enabled(x, pc) {
+			npc, nv, ok := c.successor(x, pc, v)
+			if !ok {
 				continue
-			}
-			npc, nv := pc, v
-			npc[x]++
-			switch c.pm.Steps[x][pc[x]].Kind {
-			case tracemodel.StepRead:
-				nv = int16(x + 1)
-			case tracemodel.StepWrite:
-				nv = int16(64 + x + 1)
 			}
 			// Tentatively the new node: its index is len(keys).
 			n := len(keys)
 			keys = append(keys, packJ(npc, valueIndex(nv), 0))
 			parents = append(parents, int32(head))
 			moved = append(moved, int8(x))
-			nt, ok := step(tuples[t], obs(npc, nv), n)
+			nt, ok := step(tuples[t], c.obs(npc, nv), n)
 			if !ok {
 				return errJointTooBig{}
 			}

@@ -139,6 +139,28 @@ func (c *Checker) enabled(x int, pc [2]int32) bool {
 	return true
 }
 
+// successor returns the positions and the variable's value after thread x
+// runs its next step from positions pc, if it can.
+func (c *Checker) successor(x int, pc [2]int32, v int16) ([2]int32, int16, bool) {
+	if !c.enabled(x, pc) {
+		return pc, v, false
+	}
+	switch c.pm.Steps[x][pc[x]].Kind {
+	case tracemodel.StepRead:
+		v = int16(x + 1)
+	case tracemodel.StepWrite:
+		v = int16(64 + x + 1)
+	}
+	pc[x]++
+	return pc, v, true
+}
+
+// obs is what the claims see of a state.
+func (c *Checker) obs(pc [2]int32, v int16) ltl.Obs {
+	return ltl.Obs{V: v, Brk1: c.brkAt[0][pc[0]], Brk2: c.brkAt[1][pc[1]],
+		Pub1: c.pubAt[0][pc[0]], Pub2: c.pubAt[1][pc[1]]}
+}
+
 // A product state is packed into a uint64 so that the visited set is a map
 // with integer keys (the search's hot path): the two threads' positions, the
 // index of the variable's value, and the index of the automaton state among
@@ -210,11 +232,7 @@ func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdic
 		sets = append(sets, s)
 		return uint64(len(sets) - 1), true
 	}
-	obs := func(pc [2]int32, v int16) ltl.Obs {
-		return ltl.Obs{V: v, Brk1: c.brkAt[0][pc[0]], Brk2: c.brkAt[1][pc[1]],
-			Pub1: c.pubAt[0][pc[0]], Pub2: c.pubAt[1][pc[1]]}
-	}
-	a0, _ := autID(aut.Step(aut.Init(), obs([2]int32{}, 0)))
+	a0, _ := autID(aut.Step(aut.Init(), c.obs([2]int32{}, 0)))
 	keys := []uint64{pack([2]int32{}, 0, a0)}
 	parents := []int32{-1}
 	moved := []int8{-1}
@@ -228,18 +246,11 @@ func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdic
 		}
 		pc, v, a := unpack(keys[head])
 		for x := 0; x < 2; x++ {
-			if !c.enabled(x, pc) {
+			npc, nv, ok := c.successor(x, pc, v)
+			if !ok {
 				continue
 			}
-			npc, nv := pc, v
-			npc[x]++
-			switch c.pm.Steps[x][pc[x]].Kind {
-			case tracemodel.StepRead:
-				nv = int16(x + 1)
-			case tracemodel.StepWrite:
-				nv = int16(64 + x + 1)
-			}
-			ns := aut.Step(sets[a], obs(npc, nv))
+			ns := aut.Step(sets[a], c.obs(npc, nv))
 			na, ok := autID(ns)
 			if !ok {
 				return verdict, &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}

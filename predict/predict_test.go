@@ -3,7 +3,6 @@ package predict
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -280,10 +279,6 @@ func TestPlanErrors(t *testing.T) {
 			t.Errorf("Plan(%+v): %T, want *UsageError", o, err)
 		}
 	}
-}
-
-func TestMain(m *testing.M) {
-	os.Exit(m.Run())
 }
 
 func TestCacheGivesTheSameReport(t *testing.T) {

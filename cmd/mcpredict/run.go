@@ -233,8 +233,6 @@ func fail(stderr io.Writer, cmd string, err error) int {
 		return exitInternal
 	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &pa):
 		return exitUsage
-	case errors.Is(err, context.Canceled):
-		return exitInternal
 	}
-	return exitInternal
+	return exitInternal // tool failures, internal errors, interruption
 }
