@@ -21,10 +21,13 @@ type Model struct {
 	// Warnings are oddities that do not stop the analysis.
 	Warnings []string
 
+	sync        *Order                  // the synchronization order
 	syncObj     []bool                  // by object id: used by a synchronization action
 	lockOps     map[lockThread][]lockOp // per (lock object, thread): its lock operations
 	rwObj       []bool                  // by object id: used as a rwlock
 	blocking    [][]int32               // per thread: positions of blocking events
+	handoffs    [][]int32               // per thread: positions of Create, Signal, Broadcast, SemPost
+	scope       []*scopeIndex           // per thread: region-scope queries (scope.go)
 	threadLocks [][]int32               // per thread: sorted lock objects it uses
 }
 
@@ -33,8 +36,6 @@ type Thread struct {
 	ID     int     // model id, 1-based, in order of first appearance
 	Handle string  // the token of the trace (pthread handle)
 	Events []int32 // indexes into Model.Events, program order
-
-	clocks []clockSnap // vector-clock snapshots, increasing Pos
 }
 
 // Var is a variable: an accessed object, split into generations by Free.
@@ -104,17 +105,33 @@ func (m *Model) EventAt(tid int, pos int32) *Event {
 // Clock returns how many events of thread other happen before (or at)
 // position pos of thread tid: the position in other of the latest event
 // that is causally before it, 0 if none.
+// This is the synchronization order (see Order).
 func (m *Model) Clock(tid int, pos int32, other int) int32 {
-	if pos <= 0 {
-		return 0
-	}
-	cs := m.Threads[tid-1].clocks
-	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
-	if i < 0 || other-1 >= len(cs[i].VC) {
-		return 0
-	}
-	return cs[i].VC[other-1]
+	return m.sync.Clock(tid, pos, other)
 }
+
+// SyncOrder returns the synchronization order of the trace.
+func (m *Model) SyncOrder() *Order { return m.sync }
+
+// DataflowOrder returns the order of the model of variable v under the
+// precise semantics: the synchronization order plus the data flow observed
+// on every other variable, so that no predicted interleaving makes a read of
+// another variable see a different write than it saw in the recorded run.
+// For every non-synchronization variable u ≠ v, across threads:
+//
+//   - a read of u is after the write it read from (the latest write of u
+//     before it in the trace);
+//   - a write of u is after the reads of u since the previous write (they
+//     read the value it overwrites);
+//   - when the earlier access lies in a critical section of a (non-shared)
+//     lock that the later thread holds at its access, the release of that
+//     critical section is before the later access, and then two writes are
+//     ordered as well: critical sections that conflict on u keep their
+//     order.
+//
+// The accesses of v itself add nothing: they are what the model reorders.
+// It costs one pass over the trace.
+func (m *Model) DataflowOrder(v int) *Order { return m.order(int32(v)) }
 
 // SharedVar is a variable accessed by at least two threads, at least one of
 // which writes it, with the candidate pairs of DESIGN §3.

@@ -133,21 +133,16 @@ type builder struct {
 	varOf       []int32 // by object: current variable id, 0 if none
 	genOf       []int32 // by object: generation of the next variable
 	threads     []*tstate
-	release     map[int32][]int32 // cond/semaphore object -> VC of its latest Signal/Broadcast/SemPost
-	barrier     map[int32][]int32 // barrier object -> join of all BarrierWaits so far
 	locks       map[int32]*lockState
 	lockKind    map[int32]StepKind // object -> Lock or RdLock (mutex vs rwlock)
 }
 
 type tstate struct {
-	vc             []int32
-	n              int32   // events so far
-	pendingCreate  []int32 // VC of the Create of this thread, joined at its first event
-	pendingBarrier int32   // barrier object to join at the next event, 0 if none
-	joinedAt       int     // trace line of the Join of this thread, 0 if not joined
-	funcs          []int32 // Enter/Exit stack
-	waitFor        int32   // mutex a Wait must release next (see lockState.suspended), 0 if none
-	seen           bool    // has had an event of its own
+	n        int32   // events so far
+	joinedAt int     // trace line of the Join of this thread, 0 if not joined
+	funcs    []int32 // Enter/Exit stack
+	waitFor  int32   // mutex a Wait must release next (see lockState.suspended), 0 if none
+	seen     bool    // has had an event of its own
 }
 
 type lockState struct {
@@ -218,8 +213,6 @@ func newBuilder(name string, opts Options) *builder {
 		threadIndex: map[string]int32{},
 		varOf:       []int32{0},
 		genOf:       []int32{0},
-		release:     map[int32][]int32{},
-		barrier:     map[int32][]int32{},
 		locks:       map[int32]*lockState{},
 		lockKind:    map[int32]StepKind{},
 	}
@@ -262,6 +255,8 @@ func (b *builder) thread(handle []byte) int32 {
 	id := int32(len(b.m.Threads) + 1)
 	b.m.Threads = append(b.m.Threads, Thread{ID: int(id), Handle: h})
 	b.m.blocking = append(b.m.blocking, nil)
+	b.m.handoffs = append(b.m.handoffs, nil)
+
 	b.threads = append(b.threads, &tstate{})
 	b.threadIndex[h] = id
 	return id
@@ -409,15 +404,6 @@ func (b *builder) event(n int, t []byte) string {
 	ts.seen = true
 	ts.n++
 	pos := ts.n
-	changed := false
-	if ts.pendingCreate != nil {
-		changed = join(&ts.vc, ts.pendingCreate) || changed
-		ts.pendingCreate = nil
-	}
-	if ts.pendingBarrier != 0 {
-		changed = join(&ts.vc, b.barrier[ts.pendingBarrier]) || changed
-		ts.pendingBarrier = 0
-	}
 
 	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: b.loc(file, lineNo), Pos: pos}
 	if len(ts.funcs) > 0 {
@@ -431,14 +417,8 @@ func (b *builder) event(n int, t []byte) string {
 		if kind == Create {
 			if ot.seen {
 				b.warn(fmt.Sprintf("%s:%d: Create of thread %s after its first event: no order from the Create", b.m.Name, n, objName))
-			} else {
-				ot.pendingCreate = b.releaseVC(ts, tid, pos)
 			}
 		} else {
-			// Everything the child did happens before the Join.
-			child := grow(append([]int32(nil), ot.vc...), int(other))
-			child[other-1] = ot.n
-			changed = join(&ts.vc, child) || changed
 			ot.joinedAt = n
 		}
 	default:
@@ -475,36 +455,24 @@ func (b *builder) event(n int, t []byte) string {
 			if k := len(ts.funcs); k > 0 {
 				ts.funcs = ts.funcs[:k-1]
 			}
-		case Signal, Broadcast, SemPost:
-			b.release[obj] = b.releaseVC(ts, tid, pos)
-		case Wait, SemWait:
-			if rel, ok := b.release[obj]; ok {
-				changed = join(&ts.vc, rel) || changed
-			}
+		case Wait:
 			if len(f) == 6 {
 				ev.Obj2 = b.obj(f[5])
 				b.markSync(ev.Obj2)
 			}
-		case BarrierWait:
-			acc := b.barrier[obj]
-			join(&acc, b.releaseVC(ts, tid, pos))
-			b.barrier[obj] = acc
-			ts.pendingBarrier = obj
 		}
 		if kind.IsSync() && kind != Signal && kind != Broadcast && kind != SemPost &&
 			kind != SemWait && kind != BarrierWait {
 			b.applyLock(kind, tid, pos, n, ev.Obj, ev.Obj2)
 		}
 	}
-	if kind.Blocking() {
+	switch {
+	case kind.Blocking():
 		b.m.blocking[tid-1] = append(b.m.blocking[tid-1], pos)
+	case kind == Create || kind == Signal || kind == Broadcast || kind == SemPost:
+		b.m.handoffs[tid-1] = append(b.m.handoffs[tid-1], pos)
 	}
 	th := &b.m.Threads[tid-1] // only now: b.thread above may grow m.Threads
-	if changed {
-		snap := make([]int32, len(ts.vc))
-		copy(snap, ts.vc)
-		th.clocks = append(th.clocks, clockSnap{Pos: pos, VC: snap})
-	}
 	th.Events = append(th.Events, int32(len(b.m.Events)))
 	b.m.Events = append(b.m.Events, ev)
 	return ""
@@ -528,14 +496,6 @@ func (b *builder) markSync(obj int32) {
 		b.m.syncObj = append(b.m.syncObj, false)
 	}
 	b.m.syncObj[obj] = true
-}
-
-// releaseVC returns a copy of the thread's clock including its event at pos.
-func (b *builder) releaseVC(ts *tstate, tid int32, pos int32) []int32 {
-	vc := make([]int32, max(len(ts.vc), int(tid)))
-	copy(vc, ts.vc)
-	vc[tid-1] = pos
-	return vc
 }
 
 func grow(vc []int32, n int) []int32 {
@@ -735,6 +695,11 @@ func (b *builder) finish() *Model {
 	}
 	for _, ls := range m.threadLocks {
 		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
+	}
+	m.sync = m.order(-1)
+	m.scope = make([]*scopeIndex, len(m.Threads))
+	for i := range m.Threads {
+		m.scope[i] = m.buildScope(i + 1)
 	}
 	return m
 }

@@ -114,10 +114,24 @@ type EventRef struct {
 // Loc returns the source location of the event.
 func (e EventRef) Loc() Loc { return Loc{File: e.File, Line: e.Line} }
 
-// ProjectOptions tune Project.
+// ProjectOptions tune Project. The zero value is the paper's causal order
+// with the region boundaries at blocking synchronization and published
+// writes; Precise returns the options of the default (precise) semantics.
 type ProjectOptions struct {
-	// NoBoundaries omits region boundaries (the paper's literal semantics).
+	// NoBoundaries omits region boundaries (the paper's literal semantics):
+	// blocking synchronization, published writes and hand-offs.
 	NoBoundaries bool
+	// Handoffs ends regions where a thread hands control to others:
+	// Create, Signal, Broadcast and SemPost (see handoffs).
+	Handoffs bool
+	// Scope ends regions at the end of an operation: the accesses of a
+	// region must lie in one iteration of one function invocation (see
+	// scopeBreak).
+	Scope bool
+	// Order is the causal order of the model; nil is the trace's
+	// synchronization order (Model.SyncOrder). The precise semantics use
+	// Model.DataflowOrder of the variable.
+	Order *Order `json:"-"`
 }
 
 // rawStep is a step before merging, with its positions in the thread.
@@ -138,6 +152,10 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	}
 	if t1 == t2 || t1 <= 0 || t2 <= 0 || t1 > len(m.Threads) || t2 > len(m.Threads) {
 		return nil, fmt.Errorf("trace %s: bad thread pair %d,%d", m.Name, t1, t2)
+	}
+	ord := opts.Order
+	if ord == nil {
+		ord = m.sync
 	}
 	tids := [2]int{t1, t2}
 	var acc [2][]int32 // positions of accesses
@@ -162,7 +180,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	var start, end [2]int32
 	for x := 0; x < 2; x++ {
 		c := acc[x][0]
-		if d := m.firstDependence(tids[x], tids[1-x]); d > 0 && d < c {
+		if d := ord.firstDependence(tids[x], tids[1-x]); d > 0 && d < c {
 			c = d
 		}
 		start[x] = m.openAt(tids[x], common, c)
@@ -172,7 +190,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 		changed = false
 		for x := 0; x < 2; x++ {
 			e := end[x]
-			if k := m.Clock(tids[1-x], end[1-x], tids[x]); k > e {
+			if k := ord.Clock(tids[1-x], end[1-x], tids[x]); k > e {
 				e = k
 			}
 			e = m.closeAfter(tids[x], common, e)
@@ -222,7 +240,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 			}
 		}
 		if !opts.NoBoundaries {
-			raw[x] = append(raw[x], m.breaks(tid, acc[x])...)
+			raw[x] = append(raw[x], m.breaks(tid, acc[x], opts)...)
 		}
 		// (pos, order) is unique: one event per position, and the steps
 		// that share one (a cond Wait's release, boundary and reacquire; an
@@ -235,7 +253,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 		})
 		for i := range raw[x] {
 			raw[x][i].first = raw[x][i].pos
-			raw[x][i].k = m.Clock(tid, raw[x][i].guardPos, tids[1-x])
+			raw[x][i].k = ord.Clock(tid, raw[x][i].guardPos, tids[1-x])
 		}
 	}
 
@@ -329,19 +347,43 @@ func mergeable(a, b *rawStep) bool {
 }
 
 // breaks returns the region breaks of thread tid between consecutive
-// accesses at positions acc: the first blocking event (Boundary) and the
-// first release of a lock held at the earlier access (Publish) in each gap.
-// Later ones in the same gap would only repeat them. Implicit releases of
-// cond waits are boundaries already.
-func (m *Model) breaks(tid int, acc []int32) []rawStep {
+// accesses at positions acc. In each gap it places at most one Boundary, at
+// the first of: a blocking event, a hand-off (with opts.Handoffs), the end
+// of an operation (with opts.Scope); and at most one Publish, at the first
+// release of a lock held at the earlier access. Later ones in the same gap
+// would only repeat them. Implicit releases of cond waits are boundaries
+// already.
+func (m *Model) breaks(tid int, acc []int32, opts ProjectOptions) []rawStep {
 	var out []rawStep
 	bl := m.blocking[tid-1]
+	ho := m.handoffs[tid-1]
 	locks := m.threadLocks[tid-1]
+	first := func(list []int32, a, b int32) int32 { // first position in (a, b), 0 if none
+		if j := sort.Search(len(list), func(j int) bool { return list[j] > a }); j < len(list) && list[j] < b {
+			return list[j]
+		}
+		return 0
+	}
 	for i := 0; i+1 < len(acc); i++ {
 		a, b := acc[i], acc[i+1]
-		if j := sort.Search(len(bl), func(j int) bool { return bl[j] > a }); j < len(bl) && bl[j] < b {
-			e := m.EventAt(tid, bl[j])
-			out = append(out, rawStep{Step: Step{Kind: StepBoundary, Events: []EventRef{m.ref(e)}}, pos: bl[j], guardPos: bl[j] - 1})
+		at, order := int32(0), int8(0)
+		if p := first(bl, a, b); p > 0 {
+			at = p
+		}
+		if opts.Handoffs {
+			if p := first(ho, a, b); p > 0 && (at == 0 || p < at) {
+				at = p
+			}
+		}
+		if opts.Scope {
+			// Before any lock step or access at that position.
+			if p := m.scopeBreak(tid, a, b); p > 0 && (at == 0 || p < at) {
+				at, order = p, -2
+			}
+		}
+		if at > 0 {
+			e := m.EventAt(tid, at)
+			out = append(out, rawStep{Step: Step{Kind: StepBoundary, Events: []EventRef{m.ref(e)}}, pos: at, guardPos: at - 1, order: order})
 		}
 		pub := b
 		for _, l := range locks {
@@ -390,18 +432,6 @@ func (m *Model) ref(e *Event) EventRef {
 		r.Func = m.Objects[e.Func]
 	}
 	return r
-}
-
-// firstDependence returns the first position of thread tid that causally
-// depends on an event of thread other, 0 if none. Before it, the thread's
-// lock-only prefix can run before anything of other and is left out.
-func (m *Model) firstDependence(tid, other int) int32 {
-	cs := m.Threads[tid-1].clocks
-	i := sort.Search(len(cs), func(i int) bool { return len(cs[i].VC) >= other && cs[i].VC[other-1] > 0 })
-	if i == len(cs) {
-		return 0
-	}
-	return cs[i].Pos
 }
 
 // openAt moves position c back to the start of every hold (of the given

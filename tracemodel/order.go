@@ -1,0 +1,285 @@
+package tracemodel
+
+import (
+	"sort"
+)
+
+// Order is a causal (happens-before) order over the events of a trace, kept
+// as vector-clock snapshots per thread. Two orders exist for a trace:
+//
+//   - the synchronization order (Model.Clock): program order, Create → the
+//     child's first event, the child's last event → Join, Signal/Broadcast →
+//     the Wait it releases, SemPost → SemWait, barrier episodes. Locks are
+//     not causal.
+//   - the data-flow order of a variable v (Model.DataflowOrder): the
+//     synchronization order plus the observed data flow of every other
+//     variable (see DataflowOrder). It is the order of the model of v under
+//     the precise semantics.
+type Order struct {
+	clocks [][]clockSnap // per thread (index = model id - 1), increasing Pos
+}
+
+// Clock returns how many events of thread other happen before (or at)
+// position pos of thread tid in the order: the position in other of the
+// latest event that is causally before it, 0 if none.
+func (o *Order) Clock(tid int, pos int32, other int) int32 {
+	if pos <= 0 || tid-1 >= len(o.clocks) {
+		return 0
+	}
+	cs := o.clocks[tid-1]
+	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
+	if i < 0 || other-1 >= len(cs[i].VC) {
+		return 0
+	}
+	return cs[i].VC[other-1]
+}
+
+// firstDependence returns the first position of thread tid that causally
+// depends on an event of thread other, 0 if none.
+func (o *Order) firstDependence(tid, other int) int32 {
+	cs := o.clocks[tid-1]
+	i := sort.Search(len(cs), func(i int) bool { return len(cs[i].VC) >= other && cs[i].VC[other-1] > 0 })
+	if i == len(cs) {
+		return 0
+	}
+	return cs[i].Pos
+}
+
+// eventRef is an event by thread and position (1-based).
+type eventRef struct {
+	thread int32
+	pos    int32
+}
+
+// varFlow is the observed data flow of one variable so far in a replay: its
+// latest write and the latest read of each thread since that write.
+type varFlow struct {
+	write eventRef
+	reads []eventRef
+}
+
+// orderBuilder replays the events of a trace in trace order and computes
+// vector clocks.
+type orderBuilder struct {
+	m       *Model
+	exclude int32 // variable whose data flow is left out; -1: no data flow at all
+	clocks  [][]clockSnap
+	vc      [][]int32 // current clock per thread (own component not kept)
+	n       []int32   // events so far per thread
+	pending [][]int32 // per thread: the clock of its Create, joined at its first event
+	// pendingBarrier: per thread, the barrier whose clock its next event
+	// joins (0: none).
+	pendingBarrier []int32
+	release        map[int32]eventRef
+	barrier        map[int32][]int32
+	flow           []varFlow // by variable id; only with data flow
+}
+
+// order computes the order of the trace. exclude < 0 gives the
+// synchronization order; otherwise the data flow of every variable except
+// exclude is added.
+func (m *Model) order(exclude int32) *Order {
+	nt := len(m.Threads)
+	b := &orderBuilder{
+		m:              m,
+		exclude:        exclude,
+		clocks:         make([][]clockSnap, nt),
+		vc:             make([][]int32, nt),
+		n:              make([]int32, nt),
+		pending:        make([][]int32, nt),
+		pendingBarrier: make([]int32, nt),
+		release:        map[int32]eventRef{},
+		barrier:        map[int32][]int32{},
+	}
+	if exclude >= 0 {
+		b.flow = make([]varFlow, len(m.Vars))
+	}
+	for i := range m.Events {
+		b.event(&m.Events[i])
+	}
+	return &Order{clocks: b.clocks}
+}
+
+// vcAt returns the clock of thread t at position pos (own component not
+// included) from the snapshots recorded so far.
+func (b *orderBuilder) vcAt(t, pos int32) []int32 {
+	cs := b.clocks[t-1]
+	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
+	if i < 0 {
+		return nil
+	}
+	return cs[i].VC
+}
+
+// joinEvent joins the clock of event r (including r itself) into thread t's
+// clock and reports whether it changed.
+func (b *orderBuilder) joinEvent(t int32, r eventRef) bool {
+	changed := join(&b.vc[t-1], b.vcAt(r.thread, r.pos))
+	if r.thread != t {
+		b.vc[t-1] = grow(b.vc[t-1], int(r.thread))
+		if b.vc[t-1][r.thread-1] < r.pos {
+			b.vc[t-1][r.thread-1] = r.pos
+			changed = true
+		}
+	}
+	return changed
+}
+
+// copyWithSelf returns thread t's clock at its current event pos, own
+// component included.
+func (b *orderBuilder) copyWithSelf(t, pos int32) []int32 {
+	vc := make([]int32, max(len(b.vc[t-1]), int(t)))
+	copy(vc, b.vc[t-1])
+	vc[t-1] = pos
+	return vc
+}
+
+func (b *orderBuilder) event(e *Event) {
+	t := e.Thread
+	b.n[t-1]++
+	pos := b.n[t-1]
+	changed := false
+	if p := b.pending[t-1]; p != nil {
+		changed = join(&b.vc[t-1], p) || changed
+		b.pending[t-1] = nil
+	}
+	if obj := b.pendingBarrier[t-1]; obj != 0 {
+		changed = join(&b.vc[t-1], b.barrier[obj]) || changed
+		b.pendingBarrier[t-1] = 0
+	}
+	switch e.Kind {
+	case Create:
+		// A Create of a thread that already ran gives no order (the
+		// parser warns about it).
+		if c := e.Obj; b.n[c-1] == 0 {
+			b.pending[c-1] = b.copyWithSelf(t, pos)
+		}
+	case Join:
+		c := e.Obj
+		if b.n[c-1] > 0 {
+			changed = b.joinEvent(t, eventRef{thread: c, pos: b.n[c-1]}) || changed
+		}
+	case Signal, Broadcast, SemPost:
+		b.release[e.Obj] = eventRef{thread: t, pos: pos}
+	case Wait, SemWait:
+		if r, ok := b.release[e.Obj]; ok {
+			changed = b.joinEvent(t, r) || changed
+		}
+	case BarrierWait:
+		acc := b.barrier[e.Obj]
+		join(&acc, b.copyWithSelf(t, pos))
+		b.barrier[e.Obj] = acc
+		// The thread's next event is after every BarrierWait on the
+		// barrier until then, including later arrivals.
+		b.pendingBarrier[t-1] = e.Obj
+	case Read, Write:
+		if b.flow != nil && e.Obj != b.exclude && !b.m.IsSyncVar(int(e.Obj)) {
+			changed = b.dataflow(e, pos) || changed
+		}
+	}
+	if changed {
+		snap := make([]int32, len(b.vc[t-1]))
+		copy(snap, b.vc[t-1])
+		b.clocks[t-1] = append(b.clocks[t-1], clockSnap{Pos: pos, VC: snap})
+	}
+}
+
+// dataflow adds the observed data flow of access e (at position pos of its
+// thread) to the thread's clock: a read is after the write it read from, a
+// write after the reads of the previous value; when both accesses lie in
+// critical sections of one lock, the whole earlier critical section is
+// before the later access (and then two writes are ordered too). Accesses of
+// one thread are ordered by program order already.
+func (b *orderBuilder) dataflow(e *Event, pos int32) bool {
+	t := e.Thread
+	f := &b.flow[e.Obj]
+	changed := false
+	if e.Kind == Read {
+		if w := f.write; w.thread != 0 && w.thread != t {
+			changed = b.flowEdge(t, pos, w, true)
+		}
+		for i := range f.reads {
+			if f.reads[i].thread == t {
+				f.reads[i].pos = pos
+				return changed
+			}
+		}
+		f.reads = append(f.reads, eventRef{thread: t, pos: pos})
+		return changed
+	}
+	for _, r := range f.reads {
+		if r.thread != t {
+			changed = b.flowEdge(t, pos, r, true) || changed
+		}
+	}
+	if w := f.write; w.thread != 0 && w.thread != t {
+		changed = b.flowEdge(t, pos, w, false) || changed
+	}
+	f.write = eventRef{thread: t, pos: pos}
+	f.reads = f.reads[:0]
+	return changed
+}
+
+// flowEdge orders the earlier access src before thread t's access at pos.
+// If both are inside critical sections of a lock, the release of src's
+// critical section is joined instead (it is before pos since t holds the
+// lock now). Without a common critical section, only plain edges (read
+// from, read before overwrite) are added.
+func (b *orderBuilder) flowEdge(t, pos int32, src eventRef, plain bool) bool {
+	m := b.m
+	rel := int32(0)
+	locks := m.threadLocks[src.thread-1]
+	mine := m.threadLocks[t-1]
+	for i, j := 0, 0; i < len(locks) && j < len(mine); {
+		switch {
+		case locks[i] < mine[j]:
+			i++
+		case locks[i] > mine[j]:
+			j++
+		default:
+			l := locks[i]
+			if r := m.releaseOfHold(l, src.thread, src.pos); r > 0 && m.holdsAt(l, t, pos) {
+				rel = max(rel, r)
+			}
+			i++
+			j++
+		}
+	}
+	switch {
+	case rel > 0:
+		return b.joinEvent(t, eventRef{thread: src.thread, pos: rel})
+	case plain:
+		return b.joinEvent(t, src)
+	}
+	return false
+}
+
+// holdAt returns the index in ops of the exclusive acquisition whose hold
+// contains position pos, or -1. Read holds of a rwlock do not exclude each
+// other, so they order nothing.
+func holdAt(ops []lockOp, pos int32) int {
+	i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos > pos }) - 1
+	// A cond Wait is a release and an acquisition at one position; an
+	// access is never at a lock operation's position.
+	if i >= 0 && (ops[i].Kind == StepLock || ops[i].Kind == StepWrLock) && ops[i].Pos < pos {
+		return i
+	}
+	return -1
+}
+
+// holdsAt reports whether thread tid holds lock l at position pos.
+func (m *Model) holdsAt(l int32, tid, pos int32) bool {
+	return holdAt(m.lockOps[lockThread{lock: l, thread: tid}], pos) >= 0
+}
+
+// releaseOfHold returns the position of the release that ends thread tid's
+// hold of lock l containing pos, 0 if pos is not in a hold or the hold never
+// ends.
+func (m *Model) releaseOfHold(l int32, tid, pos int32) int32 {
+	ops := m.lockOps[lockThread{lock: l, thread: tid}]
+	i := holdAt(ops, pos)
+	if i < 0 || i+1 >= len(ops) {
+		return 0
+	}
+	return ops[i+1].Pos
+}

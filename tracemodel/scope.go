@@ -1,0 +1,110 @@
+package tracemodel
+
+import "math"
+
+// Region scope (the precise semantics, ProjectOptions.Scope).
+//
+// A thread's accesses to a variable form one atomic region only while they
+// belong to one operation. The trace shows where an operation ends: the
+// thread comes back to code it already ran in a function invocation that
+// was active at the earlier access — the next iteration of a loop around
+// it, in that function or in a caller up to the innermost function that
+// contains both accesses. "Code it already ran" is an event with the same
+// action, source location and object (variable, lock, or called function
+// for Enter) as an earlier event of the same invocation. Events with an
+// unknown location never count.
+//
+// Between two accesses a < b of a thread there is a scope break iff some
+// event q in (a, b] repeats an event of its invocation at a position ≤ a.
+// An invocation that starts after a cannot have such an event, so only
+// frames active at a (a's own and its callers below the common one) count,
+// and a loop that runs entirely between the two accesses (check; loop;
+// act) is no break. Without Enter/Exit events the whole thread is one
+// invocation.
+
+// scopeIndex answers scope-break queries for one thread: back[p-1] is the
+// position of the first occurrence, in its invocation, of the event at
+// position p when that is an earlier event (math.MaxInt32 otherwise), and
+// tree is a segment tree of minima over back.
+type scopeIndex struct {
+	size int // leaves, a power of two
+	tree []int32
+}
+
+type scopeKey struct {
+	kind Kind
+	loc  int32
+	obj  int32
+}
+
+// buildScope computes the scope index of thread tid.
+func (m *Model) buildScope(tid int) *scopeIndex {
+	evs := m.Threads[tid-1].Events
+	n := len(evs)
+	size := 1
+	for size < n {
+		size <<= 1
+	}
+	ix := &scopeIndex{size: size, tree: make([]int32, 2*size)}
+	for i := range ix.tree {
+		ix.tree[i] = math.MaxInt32
+	}
+	frames := []map[scopeKey]int32{{}}
+	for i, ei := range evs {
+		e := &m.Events[ei]
+		pos := int32(i + 1)
+		if e.Kind == Exit {
+			if len(frames) > 1 {
+				frames = frames[:len(frames)-1]
+			}
+			continue
+		}
+		if e.Loc != 0 {
+			k := scopeKey{kind: e.Kind, loc: e.Loc, obj: e.Obj}
+			top := frames[len(frames)-1]
+			if first, ok := top[k]; ok {
+				ix.tree[size+i] = first
+			} else {
+				top[k] = pos
+			}
+		}
+		if e.Kind == Enter {
+			frames = append(frames, map[scopeKey]int32{})
+		}
+	}
+	for i := size - 1; i >= 1; i-- {
+		ix.tree[i] = min(ix.tree[2*i], ix.tree[2*i+1])
+	}
+	return ix
+}
+
+// firstBack returns the first position q in (a, b] whose event repeats an
+// event at a position ≤ a, 0 if none.
+func (ix *scopeIndex) firstBack(a, b int32) int32 {
+	// Leaves lo..hi (0-based indexes = positions - 1) of the range (a, b].
+	lo, hi := int(a), int(b)-1
+	if lo > hi {
+		return 0
+	}
+	return ix.search(1, 0, ix.size-1, lo, hi, a)
+}
+
+func (ix *scopeIndex) search(node, nlo, nhi, lo, hi int, a int32) int32 {
+	if nhi < lo || nlo > hi || ix.tree[node] > a {
+		return 0
+	}
+	if nlo == nhi {
+		return int32(nlo + 1)
+	}
+	mid := (nlo + nhi) / 2
+	if q := ix.search(2*node, nlo, mid, lo, hi, a); q > 0 {
+		return q
+	}
+	return ix.search(2*node+1, mid+1, nhi, lo, hi, a)
+}
+
+// scopeBreak returns the position of the first scope break between the
+// accesses at positions a < b of thread tid, 0 if none.
+func (m *Model) scopeBreak(tid int, a, b int32) int32 {
+	return m.scope[tid-1].firstBack(a, b)
+}
