@@ -15,7 +15,10 @@ type Report struct {
 	Schema string `json:"schema"` // SchemaVersion
 	Tool   Tool   `json:"tool"`
 	Trace  string `json:"trace"`
-	Stats  Stats  `json:"stats"`
+	// Semantics names the model semantics of the run: "precise" (the
+	// default), "paper", or "custom (...)" listing the rules that are on.
+	Semantics string `json:"semantics,omitempty"`
+	Stats     Stats  `json:"stats"`
 	// Skipped lines (lenient mode) and their first messages.
 	Skipped  int      `json:"skipped_lines,omitempty"`
 	Problems []string `json:"problems,omitempty"`
@@ -227,6 +230,9 @@ func writeTextSummary(ew *errWriter, r *Report, active int) {
 	}
 	if s.Elapsed > 0 {
 		ew.printf(", %s", s.Elapsed.Round(time.Millisecond))
+	}
+	if r.Semantics != "" {
+		ew.printf(", %s semantics", r.Semantics)
 	}
 	ew.printf("\n")
 	if r.Skipped > 0 {

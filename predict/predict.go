@@ -194,6 +194,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		return nil, err
 	}
 	checker := NewChecker(opts)
+	proj := newProjector(m, opts.Project, opts.Patterns, tasks)
 	results := make([]PairResult, len(tasks))
 	var (
 		mu   sync.Mutex
@@ -201,7 +202,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 	)
 	err = forEach(ctx, len(tasks), opts.Jobs, func(ctx context.Context, i int) error {
 		t := tasks[i]
-		pm, err := m.Project(t.Var, t.T1, t.T2, opts.Project)
+		pm, err := proj.project(ctx, t)
 		if err != nil {
 			return err
 		}
@@ -232,12 +233,13 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Report {
 	opts.defaults()
 	rep := &bugs.Report{
-		Schema:   bugs.SchemaVersion,
-		Tool:     bugs.Tool{Name: "mcpredict", Version: opts.Version, Engine: string(opts.Engine)},
-		Trace:    m.Name,
-		Skipped:  m.Skipped,
-		Problems: m.Problems,
-		Warnings: m.Warnings,
+		Schema:    bugs.SchemaVersion,
+		Tool:      bugs.Tool{Name: "mcpredict", Version: opts.Version, Engine: string(opts.Engine)},
+		Semantics: opts.Project.String(),
+		Trace:     m.Name,
+		Skipped:   m.Skipped,
+		Problems:  m.Problems,
+		Warnings:  m.Warnings,
 	}
 	rep.Stats.Events = m.EventCount()
 	rep.Stats.Threads = len(m.Threads)

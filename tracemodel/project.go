@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // StepKind is the kind of a PairModel statement.
@@ -128,9 +129,13 @@ type ProjectOptions struct {
 	// region must lie in one iteration of one function invocation (see
 	// scopeBreak).
 	Scope bool
-	// Order is the causal order of the model; nil is the trace's
-	// synchronization order (Model.SyncOrder). The precise semantics use
-	// Model.DataflowOrder of the variable.
+	// Dataflow orders the model by Model.DataflowOrder of the variable
+	// instead of the synchronization order. Project computes it (one pass
+	// over the trace) unless Order is set.
+	Dataflow bool
+	// Order, if set, is the causal order of the model (the caller's cached
+	// DataflowOrder of the variable, or any other); nil means the order
+	// that Dataflow selects.
 	Order *Order `json:"-"`
 }
 
@@ -154,7 +159,11 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 		return nil, fmt.Errorf("trace %s: bad thread pair %d,%d", m.Name, t1, t2)
 	}
 	ord := opts.Order
-	if ord == nil {
+	switch {
+	case ord != nil:
+	case opts.Dataflow:
+		ord = m.DataflowOrder(v)
+	default:
 		ord = m.sync
 	}
 	tids := [2]int{t1, t2}
@@ -467,4 +476,51 @@ func (m *Model) closeAfter(tid int, locks []int32, e int32) int32 {
 		}
 	}
 	return e
+}
+
+// Semantics names a set of ProjectOptions: "precise" (the default of
+// mcpredict) or "paper" (McPatom's literal over-approximation).
+const (
+	SemanticsPrecise = "precise"
+	SemanticsPaper   = "paper"
+)
+
+// SemanticsOptions returns the projection options of a named semantics.
+func SemanticsOptions(name string) (ProjectOptions, error) {
+	switch name {
+	case SemanticsPrecise, "":
+		return ProjectOptions{Handoffs: true, Scope: true, Dataflow: true}, nil
+	case SemanticsPaper:
+		return ProjectOptions{NoBoundaries: true}, nil
+	}
+	return ProjectOptions{}, fmt.Errorf("unknown semantics %q: want precise or paper", name)
+}
+
+// String describes the options as `mcpredict run` prints them: the name of
+// the semantics when they are one, else the rules that are on.
+func (o ProjectOptions) String() string {
+	o.Order = nil
+	if p, _ := SemanticsOptions(SemanticsPrecise); o == p {
+		return SemanticsPrecise
+	}
+	if p, _ := SemanticsOptions(SemanticsPaper); o == p {
+		return SemanticsPaper
+	}
+	var on []string
+	if !o.NoBoundaries {
+		on = append(on, "boundaries")
+		if o.Handoffs {
+			on = append(on, "handoffs")
+		}
+	}
+	if o.Scope {
+		on = append(on, "scope")
+	}
+	if o.Dataflow {
+		on = append(on, "dataflow")
+	}
+	if len(on) == 0 {
+		return "custom (none)"
+	}
+	return "custom (" + strings.Join(on, ", ") + ")"
 }

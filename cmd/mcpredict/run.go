@@ -55,6 +55,9 @@ type checkFlags struct {
 	vars, threads, patterns listFlag
 	userPatterns            multiFlag
 	noBoundaries, lenient   bool
+	semantics               string
+	noDataflow, noScope     bool
+	noHandoffs              bool
 	engine                  string
 	jobs                    int
 	timeout                 time.Duration
@@ -69,7 +72,11 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1' (repeatable)")
-	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization or published writes (the paper's literal semantics)")
+	fs.StringVar(&c.semantics, "semantics", tracemodel.SemanticsPrecise, "model semantics: precise (observed data flow, region scope, boundaries) or paper (McPatom's literal over-approximation); the --no-* flags turn single rules off")
+	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization, hand-offs or published writes")
+	fs.BoolVar(&c.noHandoffs, "no-handoffs", false, "no region boundaries at Create, Signal, Broadcast, SemPost")
+	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables")
+	fs.BoolVar(&c.noScope, "no-scope", false, "regions span loop iterations (no region scope)")
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
 	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
 	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
@@ -92,9 +99,13 @@ func (c *checkFlags) options() (predict.Options, error) {
 	if err != nil {
 		return o, err
 	}
+	proj, err := c.projectOptions()
+	if err != nil {
+		return o, err
+	}
 	o = predict.Options{
 		Vars: c.vars, Threads: c.threads, Patterns: pats, Engine: eng, Jobs: c.jobs,
-		Project: tracemodel.ProjectOptions{NoBoundaries: c.noBoundaries},
+		Project: proj,
 		Spin:    spinrunner.Options{Timeout: c.timeout, KeepDir: c.keepModels, MemoryMB: c.memoryMB},
 		Version: version,
 	}
@@ -125,6 +136,28 @@ func (c *checkFlags) options() (predict.Options, error) {
 		if err != nil {
 			return o, err
 		}
+	}
+	return o, nil
+}
+
+// projectOptions turns --semantics and the --no-* rule flags into
+// projection options.
+func (c *checkFlags) projectOptions() (tracemodel.ProjectOptions, error) {
+	o, err := tracemodel.SemanticsOptions(c.semantics)
+	if err != nil {
+		return o, &predict.UsageError{Msg: "--semantics: " + err.Error()}
+	}
+	if c.noBoundaries {
+		o.NoBoundaries, o.Handoffs = true, false
+	}
+	if c.noHandoffs {
+		o.Handoffs = false
+	}
+	if c.noDataflow {
+		o.Dataflow = false
+	}
+	if c.noScope {
+		o.Scope = false
 	}
 	return o, nil
 }

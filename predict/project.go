@@ -1,0 +1,88 @@
+package predict
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/native"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// projector builds the PairModels of a run. Under the data-flow semantics
+// (ProjectOptions.Dataflow) the order of a model depends on its variable and
+// costs a pass over the trace, so it is computed only for models that have a
+// violation under the synchronization order — adding order only removes
+// interleavings, so the others have none either — once per variable, and
+// dropped when the last model of the variable is done.
+type projector struct {
+	m    *tracemodel.Model
+	opts tracemodel.ProjectOptions
+	pats []ltl.Pattern
+
+	mu     sync.Mutex
+	orders map[int]*varOrder
+}
+
+type varOrder struct {
+	once  sync.Once
+	order *tracemodel.Order
+	left  int // tasks of the variable not yet projected
+}
+
+func newProjector(m *tracemodel.Model, opts tracemodel.ProjectOptions, pats []ltl.Pattern, tasks []Task) *projector {
+	p := &projector{m: m, opts: opts, pats: pats, orders: map[int]*varOrder{}}
+	for _, t := range tasks {
+		vo := p.orders[t.Var]
+		if vo == nil {
+			vo = &varOrder{}
+			p.orders[t.Var] = vo
+		}
+		vo.left++
+	}
+	return p
+}
+
+// project returns the PairModel of task t.
+func (p *projector) project(ctx context.Context, t Task) (*tracemodel.PairModel, error) {
+	if !p.opts.Dataflow || p.opts.Order != nil {
+		return p.m.Project(t.Var, t.T1, t.T2, p.opts)
+	}
+	p.mu.Lock()
+	vo := p.orders[t.Var]
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		if vo.left--; vo.left == 0 {
+			delete(p.orders, t.Var)
+		}
+		p.mu.Unlock()
+	}()
+	sync := p.opts
+	sync.Dataflow = false
+	pm, err := p.m.Project(t.Var, t.T1, t.T2, sync)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := native.New(pm).CheckAll(ctx, p.pats)
+	var tooLarge *native.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		// Undecided: project under the data-flow order anyway.
+	case err != nil:
+		return nil, err
+	default:
+		violated := false
+		for _, v := range vs {
+			violated = violated || v.Violated
+		}
+		if !violated {
+			return pm, nil
+		}
+	}
+	vo.once.Do(func() { vo.order = p.m.DataflowOrder(t.Var) })
+	df := p.opts
+	df.Order = vo.order
+	return p.m.Project(t.Var, t.T1, t.T2, df)
+}
