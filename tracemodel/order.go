@@ -238,7 +238,11 @@ func (b *orderBuilder) flowEdge(t, pos int32, src eventRef, plain bool) bool {
 			j++
 		default:
 			l := locks[i]
-			if r := m.releaseOfHold(l, src.thread, src.pos); r > 0 && m.holdsAt(l, t, pos) {
+			// A release not yet in the trace is a hold taken over while its
+			// holder was blocked in a cond Wait (recorded when it returns):
+			// the mutex was released at the start of the wait, which the
+			// trace does not show, so that hold orders nothing.
+			if r := m.releaseOfHold(l, src.thread, src.pos); r > 0 && r <= b.n[src.thread-1] && m.holdsAt(l, t, pos) {
 				rel = max(rel, r)
 			}
 			i++
