@@ -394,7 +394,7 @@ func TestNativeMatchesSpin(t *testing.T) {
 type oEvent struct {
 	act, obj, obj2 string
 	loc            string
-	g              int // index in the trace order
+	g              int   // index in the trace order
 	vc             []int // events of each thread that happen before it, itself included
 	// excl lists the locks the thread holds exclusively at the event, each
 	// with the index (in the thread) of the event that ends that hold (-1:
@@ -724,11 +724,52 @@ type oStep struct {
 
 // oSem is the semantics the oracle decides under.
 type oSem struct {
-	boundaries, handoffs, scope, dataflow bool
+	boundaries, handoffs, scope, waitCond, dataflow bool
 }
 
 func (s oSem) options() tracemodel.ProjectOptions {
-	return tracemodel.ProjectOptions{NoBoundaries: !s.boundaries, Handoffs: s.handoffs, Scope: s.scope, Dataflow: s.dataflow}
+	return tracemodel.ProjectOptions{NoBoundaries: !s.boundaries, Handoffs: s.handoffs, Scope: s.scope, WaitConditions: s.waitCond, Dataflow: s.dataflow}
+}
+
+// waitSites are the "var|lock|loc" of accesses (at known locations) in a
+// critical section that ends in a cond wait: a Wait with that mutex, or an Unlock directly
+// followed by a Wait without a mutex.
+func (tr *oTrace) waitSites() map[string]bool {
+	sites := map[string]bool{}
+	for _, evs := range tr.events {
+		depth := map[string]int{}
+		start := map[string]int{}
+		add := func(l string, from, to int) {
+			for j := from + 1; j < to; j++ {
+				if a := evs[j]; (a.act == "Read" || a.act == "Write") && a.loc != "?" {
+					sites[a.obj+"|"+l+"|"+a.loc] = true
+				}
+			}
+		}
+		for i, e := range evs {
+			switch e.act {
+			case "Lock", "TryLock", "WrLock":
+				if depth[e.obj]++; depth[e.obj] == 1 {
+					start[e.obj] = i
+				}
+			case "RdLock":
+				if depth[e.obj]++; depth[e.obj] == 1 {
+					start[e.obj] = -1 // shared: not a condition's critical section
+				}
+			case "Unlock", "RwUnlock":
+				if depth[e.obj]--; depth[e.obj] == 0 && start[e.obj] >= 0 &&
+					i+1 < len(evs) && evs[i+1].act == "Wait" && evs[i+1].obj2 == "" {
+					add(e.obj, start[e.obj], i)
+				}
+			case "Wait":
+				if e.obj2 != "" {
+					add(e.obj2, start[e.obj2], i)
+					start[e.obj2] = i
+				}
+			}
+		}
+	}
+	return sites
 }
 
 // scopeRepeats reports, per event of thread t, whether it repeats an event
@@ -775,6 +816,11 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 	t, other := tids[x], tids[1-x]
 	evs := tr.events[t]
 	boundaries := sem.boundaries
+	var sites map[string]bool
+	if sem.waitCond {
+		sites = tr.waitSites()
+	}
+	exclSince := map[string]int{} // exclusive holds: where they began; -1 shared
 	var repeats []bool
 	if sem.scope {
 		repeats = tr.scopeRepeats(v, t)
@@ -820,14 +866,27 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 		case "Lock", "TryLock", "WrLock", "RdLock":
 			if held[e.obj]++; held[e.obj] == 1 {
 				since[e.obj] = i
+				exclSince[e.obj] = i
+				if e.act == "RdLock" {
+					exclSince[e.obj] = -1
+				}
 			}
 		case "Unlock", "RwUnlock":
 			if held[e.obj]--; held[e.obj] == 0 {
 				publish = blockingHere && accessIn(since[e.obj], i)
+				if sem.waitCond && blockingHere && exclSince[e.obj] >= 0 {
+					for j := exclSince[e.obj] + 1; j < i; j++ {
+						if a := evs[j]; (a.act == "Read" || a.act == "Write") && a.obj == v && sites[v+"|"+e.obj+"|"+a.loc] {
+							out = append(out, oStep{kind: oBoundary, need: pre, done: i})
+							break
+						}
+					}
+				}
 			}
 		case "Wait":
 			if e.obj2 != "" {
 				since[e.obj2] = i
+				exclSince[e.obj2] = i
 			}
 		}
 		switch e.act {
@@ -1144,9 +1203,10 @@ var oracleSemantics = []oSem{
 	{boundaries: true},
 	{boundaries: true, handoffs: true},
 	{boundaries: true, scope: true},
+	{boundaries: true, waitCond: true},
 	{boundaries: true, dataflow: true},
 	{dataflow: true},
-	{boundaries: true, handoffs: true, scope: true, dataflow: true},
+	{boundaries: true, handoffs: true, scope: true, waitCond: true, dataflow: true},
 }
 
 // withLoops rewrites a generated trace so that the region-scope rule has

@@ -28,6 +28,7 @@ type Model struct {
 	blocking    [][]int32               // per thread: positions of blocking events
 	handoffs    [][]int32               // per thread: positions of Create, Signal, Broadcast, SemPost
 	scope       []*scopeIndex           // per thread: region-scope queries (scope.go)
+	waitSites   map[waitSite]bool       // wait-loop conditions (waitcond.go)
 	threadLocks [][]int32               // per thread: sorted lock objects it uses
 }
 

@@ -701,5 +701,6 @@ func (b *builder) finish() *Model {
 	for i := range m.Threads {
 		m.scope[i] = m.buildScope(i + 1)
 	}
+	m.waitSites = m.buildWaitSites()
 	return m
 }

@@ -129,6 +129,10 @@ type ProjectOptions struct {
 	// region must lie in one iteration of one function invocation (see
 	// scopeBreak).
 	Scope bool
+	// WaitConditions ends a variable's regions at the release of a critical
+	// section that checks it at a cond-wait loop's condition, even when the
+	// thread did not block (see waitcond.go).
+	WaitConditions bool
 	// Dataflow orders the model by Model.DataflowOrder of the variable
 	// instead of the synchronization order. Project computes it (one pass
 	// over the trace) unless Order is set.
@@ -249,7 +253,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 			}
 		}
 		if !opts.NoBoundaries {
-			raw[x] = append(raw[x], m.breaks(tid, acc[x], opts)...)
+			raw[x] = append(raw[x], m.breaks(tid, int32(v), acc[x], opts)...)
 		}
 		// (pos, order) is unique: one event per position, and the steps
 		// that share one (a cond Wait's release, boundary and reacquire; an
@@ -362,7 +366,7 @@ func mergeable(a, b *rawStep) bool {
 // release of a lock held at the earlier access. Later ones in the same gap
 // would only repeat them. Implicit releases of cond waits are boundaries
 // already.
-func (m *Model) breaks(tid int, acc []int32, opts ProjectOptions) []rawStep {
+func (m *Model) breaks(tid int, v int32, acc []int32, opts ProjectOptions) []rawStep {
 	var out []rawStep
 	bl := m.blocking[tid-1]
 	ho := m.handoffs[tid-1]
@@ -382,6 +386,12 @@ func (m *Model) breaks(tid int, acc []int32, opts ProjectOptions) []rawStep {
 		if opts.Handoffs {
 			if p := first(ho, a, b); p > 0 && (at == 0 || p < at) {
 				at = p
+			}
+		}
+		if opts.WaitConditions {
+			// Before the release's lock step.
+			if p := m.waitCondRelease(tid, v, a); p > 0 && p < b && (at == 0 || p < at) {
+				at, order = p, -2
 			}
 		}
 		if opts.Scope {
@@ -489,7 +499,7 @@ const (
 func SemanticsOptions(name string) (ProjectOptions, error) {
 	switch name {
 	case SemanticsPrecise, "":
-		return ProjectOptions{Handoffs: true, Scope: true, Dataflow: true}, nil
+		return ProjectOptions{Handoffs: true, Scope: true, WaitConditions: true, Dataflow: true}, nil
 	case SemanticsPaper:
 		return ProjectOptions{NoBoundaries: true}, nil
 	}
@@ -515,6 +525,9 @@ func (o ProjectOptions) String() string {
 	}
 	if o.Scope {
 		on = append(on, "scope")
+	}
+	if o.WaitConditions {
+		on = append(on, "wait conditions")
 	}
 	if o.Dataflow {
 		on = append(on, "dataflow")
