@@ -38,7 +38,8 @@ func predictExample(t *testing.T, name string) *bugs.Report {
 		t.Fatal(err)
 	}
 	m.Name = "examples/" + name + ".csv"
-	rep, err := predict.Run(ctx, m, predict.Options{Engine: predict.EngineNative, Jobs: 2, Version: "test"})
+	precise, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
+	rep, err := predict.Run(ctx, m, predict.Options{Engine: predict.EngineNative, Jobs: 2, Version: "test", Project: precise})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,10 @@ import (
 type JobOptions struct {
 	Vars         []string `json:"vars,omitempty"`
 	Threads      []string `json:"threads,omitempty"`
-	Patterns     []string `json:"patterns,omitempty"` // built-in pattern ids, e.g. P1,P3
-	UserPatterns []string `json:"pattern,omitempty"`  // patterns in the pattern language
-	Engine       string   `json:"engine,omitempty"`   // auto, spin or native; "" = the server's
+	Patterns     []string `json:"patterns,omitempty"`  // built-in pattern ids, e.g. P1,P3
+	UserPatterns []string `json:"pattern,omitempty"`   // patterns in the pattern language
+	Engine       string   `json:"engine,omitempty"`    // auto, spin or native; "" = the server's
+	Semantics    string   `json:"semantics,omitempty"` // precise or paper; "" = the server's
 	NoBoundaries bool     `json:"no_boundaries,omitempty"`
 	Lenient      bool     `json:"lenient,omitempty"`
 }

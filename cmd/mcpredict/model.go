@@ -25,7 +25,13 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(&threads, "threads", "the two thread handles `A,B` (required)")
 	fs.Var(&patterns, "patterns", "claims for these built-in patterns only")
 	fs.Var(&user, "pattern", "add a user pattern (repeatable)")
-	noBoundaries := fs.Bool("no-boundaries", false, "no region boundaries")
+	sem := checkFlags{}
+	fs.StringVar(&sem.semantics, "semantics", tracemodel.SemanticsPrecise, "model semantics: precise or paper (see mcpredict run -h)")
+	fs.BoolVar(&sem.noBoundaries, "no-boundaries", false, "no region boundaries")
+	fs.BoolVar(&sem.noHandoffs, "no-handoffs", false, "no region boundaries at hand-offs")
+	fs.BoolVar(&sem.noDataflow, "no-dataflow", false, "synchronization order only")
+	fs.BoolVar(&sem.noScope, "no-scope", false, "no region scope")
+	fs.BoolVar(&sem.noWaitConds, "no-wait-conditions", false, "no region boundaries after wait-loop conditions")
 	lenient := fs.Bool("lenient", false, "skip malformed trace lines")
 	format := fs.String("format", "pml", "pml or json")
 	pos, code, ok := parseArgs(fs, args)
@@ -58,7 +64,11 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return fail(stderr, "model", &predict.UsageError{Msg: fmt.Sprintf("no thread %q in %s", h, m.Name)})
 		}
 	}
-	pm, err := m.Project(v, tids[0], tids[1], tracemodel.ProjectOptions{NoBoundaries: *noBoundaries})
+	popts, err := sem.projectOptions()
+	if err != nil {
+		return fail(stderr, "model", err)
+	}
+	pm, err := m.Project(v, tids[0], tids[1], popts)
 	if err != nil {
 		return fail(stderr, "model", &predict.UsageError{Msg: err.Error()})
 	}

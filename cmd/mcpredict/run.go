@@ -57,7 +57,7 @@ type checkFlags struct {
 	noBoundaries, lenient   bool
 	semantics               string
 	noDataflow, noScope     bool
-	noHandoffs              bool
+	noHandoffs, noWaitConds bool
 	engine                  string
 	jobs                    int
 	timeout                 time.Duration
@@ -77,6 +77,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.noHandoffs, "no-handoffs", false, "no region boundaries at Create, Signal, Broadcast, SemPost")
 	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables")
 	fs.BoolVar(&c.noScope, "no-scope", false, "regions span loop iterations (no region scope)")
+	fs.BoolVar(&c.noWaitConds, "no-wait-conditions", false, "no region boundary after a critical section that checks a cond-wait loop's condition")
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
 	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
 	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
@@ -158,6 +159,9 @@ func (c *checkFlags) projectOptions() (tracemodel.ProjectOptions, error) {
 	}
 	if c.noScope {
 		o.Scope = false
+	}
+	if c.noWaitConds {
+		o.WaitConditions = false
 	}
 	return o, nil
 }

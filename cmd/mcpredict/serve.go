@@ -102,6 +102,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if jo.Engine != "" {
 			c.engine = jo.Engine
 		}
+		if jo.Semantics != "" {
+			c.semantics = jo.Semantics
+		}
 		c.noBoundaries = c.noBoundaries || jo.NoBoundaries
 		return c.options()
 	}
