@@ -12,6 +12,10 @@
  *   mcpredict cc -O1 -o apache_log apache_log.c
  *   mcpredict record -o apache.csv -- ./apache_log 2 3 20000
  *   mcpredict run apache.csv
+ *
+ * mcpredict:args 2 3 20000
+ * mcpredict:expect P1 buf->outcnt local:Read@check remote:Write@update local:Read@reread
+ * mcpredict:notexhibited buf->outcnt
  */
 #include <fcntl.h>
 #include <pthread.h>

@@ -11,6 +11,8 @@
  *   mcpredict cc -O1 -o atomic_flag atomic_flag.c
  *   mcpredict record -o atomic.csv -- ./atomic_flag
  *   mcpredict run atomic.csv
+ *
+ * mcpredict:expect none
  */
 #include <pthread.h>
 #include <stdatomic.h>

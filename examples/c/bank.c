@@ -12,6 +12,10 @@
  *   mcpredict cc -O1 -o bank bank.c
  *   mcpredict record -o bank.csv -- ./bank 2 20000
  *   mcpredict run bank.csv
+ *
+ * mcpredict:args 2 20000
+ * mcpredict:expect P3 balance local:Read@read remote:Write@write local:Write@write
+ * mcpredict:notexhibited balance
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -5,6 +5,9 @@
  *   mcpredict cc -O1 -o locked_counter locked_counter.c
  *   mcpredict record -o counter.csv -- ./locked_counter 3 5
  *   mcpredict run counter.csv
+ *
+ * mcpredict:args 3 5
+ * mcpredict:expect none
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -13,6 +13,10 @@
  *   mcpredict cc -O1 -o mozilla_events mozilla_events.c
  *   mcpredict record -o mozilla.csv -- ./mozilla_events 3 20000
  *   mcpredict run mozilla.csv
+ *
+ * mcpredict:args 3 20000
+ * mcpredict:expect P2 queue.count local:Write@inc remote:Write@drain-write local:Read@recheck
+ * mcpredict:notexhibited queue.count
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -13,6 +13,11 @@
  *
  *   mcpredict record -o prodcons.csv -- ./prodcons 1 20000
  *   mcpredict run prodcons.csv
+ *
+ * Several items, so that the ring reuses its slots: a slot read by one
+ * get() and written again for a later item is not a violation either.
+ * mcpredict:args 5 20000
+ * mcpredict:expect none
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -13,6 +13,9 @@
  *   mcpredict cc -O1 -o splash_barrier splash_barrier.c
  *   mcpredict record -o splash.csv -- ./splash_barrier 2 3
  *   mcpredict run splash.csv
+ *
+ * mcpredict:args 2 3
+ * mcpredict:expect none
  */
 #include <pthread.h>
 #include <stdio.h>
