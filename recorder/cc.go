@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -19,15 +20,29 @@ type CCOptions struct {
 	// Runtime is the path of the recorder runtime library (RuntimeLib).
 	Runtime string
 	// TempDir receives the objects of a command that compiles and links
-	// in one step.
+	// in one step, and the assembly of the files rewritten for
+	// AllocFuncs.
 	TempDir string
+	// AllocFuncs are the program's own allocation and deallocation
+	// functions (--alloc-func, --free-func). A C or C++ file compiled
+	// with -c, or in a one-step build, is compiled to assembly, the
+	// definitions of these functions in it are renamed and wrapped (see
+	// rewriteAsm), and the result is assembled.
+	AllocFuncs []AllocFunc
 }
 
+// RewriteStep is the first word of the pseudo-command, among those that
+// CompileCommands returns, that rewrites an assembly file for AllocFuncs
+// (CC runs it in-process): RewriteStep FILE.s SPEC...
+const RewriteStep = "mcpredict-rewrite-asm"
+
 // instrumentFlags are added to every compilation. ThreadSanitizer's
-// instrumentation gives the hooks; -g gives the line tables and variable
-// types the converter reads (added only if the user chose no -g level).
+// instrumentation gives the hooks; frame pointers let the runtime find the
+// frame of a stack access (the converter names it from that function's
+// DWARF locals); -g gives the line tables and variable types the converter
+// reads (added only if the user chose no -g level).
 func instrumentFlags(args []string) []string {
-	flags := []string{"-fsanitize=thread"}
+	flags := []string{"-fsanitize=thread", "-fno-omit-frame-pointer"}
 	for _, a := range args {
 		if strings.HasPrefix(a, "-g") && a != "-g0" {
 			return flags
@@ -39,8 +54,13 @@ func instrumentFlags(args []string) []string {
 // linkFlags are added to the link of an executable: the runtime instead
 // of libtsan, the program's own string-function calls sent to the
 // runtime's wrappers, and the libraries the runtime uses.
+//
+// The runtime's entry points for the --alloc-func wrappers are exported,
+// so that wrappers in shared libraries, even those loaded with dlopen,
+// find them.
 func linkFlags(runtime string) []string {
-	return []string{runtime, "-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset", "-lpthread", "-ldl"}
+	return []string{runtime, "-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset",
+		"-Wl,--export-dynamic-symbol=__mcprec_ufn_*", "-lpthread", "-ldl"}
 }
 
 // separateArg reports whether a gcc option takes its value as the next
@@ -132,6 +152,8 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 			shared = true
 		case a == "-fsanitize=thread":
 			continue // added back where it belongs
+		case a == "-fomit-frame-pointer":
+			continue // the runtime needs frame pointers
 		case strings.HasPrefix(a, "-x") && len(a) > 2:
 			lang = a[2:]
 			if strings.HasPrefix(lang, "c++") {
@@ -172,8 +194,41 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 		return out
 	}
 	if compileOnly {
-		cmd := append([]string{compiler}, instrumentFlags(args)...)
-		return [][]string{append(cmd, flat(nil)...)}, nil
+		if len(opts.AllocFuncs) == 0 || !onlyC(args) {
+			cmd := append([]string{compiler}, instrumentFlags(args)...)
+			return [][]string{append(cmd, flat(nil)...)}, nil
+		}
+		// Each source through assembly, into its object.
+		if opts.TempDir == "" {
+			return nil, errors.New("no directory for the assembly of --alloc-func")
+		}
+		var flags []string
+		out := ""
+		for _, p := range parsed {
+			switch {
+			case p.source:
+			case p.args[0] == "-o":
+				out = p.args[1]
+			case p.args[0] == "-c":
+			default:
+				flags = append(flags, p.args...)
+			}
+		}
+		var cmds [][]string
+		n := 0
+		for _, p := range parsed {
+			if !p.source {
+				continue
+			}
+			n++
+			obj := out
+			if obj == "" || inputs > 1 {
+				src := p.args[0]
+				obj = strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)) + ".o"
+			}
+			cmds = append(cmds, viaAssembly(compiler, args, flags, p, obj, n, opts)...)
+		}
+		return cmds, nil
 	}
 	if opts.Runtime == "" && !shared {
 		return nil, errors.New("no recorder runtime library given")
@@ -197,13 +252,17 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 		src := p.args[0]
 		nsrc++
 		obj := filepath.Join(opts.TempDir, fmt.Sprintf("%d-%s.o", nsrc, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))))
-		cmd := append([]string{compiler}, instrumentFlags(args)...)
-		cmd = append(cmd, compileFlags...)
-		if p.lang != "" {
-			cmd = append(cmd, "-x", p.lang)
+		if len(opts.AllocFuncs) > 0 {
+			cmds = append(cmds, viaAssembly(compiler, args, compileFlags, p, obj, nsrc, opts)...)
+		} else {
+			cmd := append([]string{compiler}, instrumentFlags(args)...)
+			cmd = append(cmd, compileFlags...)
+			if p.lang != "" {
+				cmd = append(cmd, "-x", p.lang)
+			}
+			cmd = append(cmd, "-c", src, "-o", obj)
+			cmds = append(cmds, cmd)
 		}
-		cmd = append(cmd, "-c", src, "-o", obj)
-		cmds = append(cmds, cmd)
 		if p.lang != "" {
 			link = append(link, "-x", "none")
 		}
@@ -220,11 +279,121 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 	return append(cmds, link), nil
 }
 
+// onlyC reports whether a compile-only command compiles to objects (-c),
+// rather than preprocessing, writing assembly or dependencies only.
+func onlyC(args []string) bool {
+	c := false
+	for _, a := range args {
+		switch a {
+		case "-S", "-E", "-M", "-MM", "-flto":
+			return false
+		case "-c":
+			c = true
+		}
+	}
+	return c
+}
+
+// viaAssembly compiles one source to assembly, rewrites it for
+// opts.AllocFuncs and assembles it into obj. flags are the command's
+// options (without -c, -o and the inputs).
+func viaAssembly(compiler string, args, flags []string, p ccArg, obj string, n int, opts CCOptions) [][]string {
+	src := p.args[0]
+	asm := filepath.Join(opts.TempDir, fmt.Sprintf("%d-%s.s", n, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))))
+	cmd := append([]string{compiler}, instrumentFlags(args)...)
+	cmd = append(cmd, flags...)
+	// Dependency files keep the names and targets they would have had.
+	has := func(names ...string) bool {
+		for _, f := range flags {
+			for _, n := range names {
+				if f == n {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if has("-MD", "-MMD") {
+		if !has("-MF") {
+			cmd = append(cmd, "-MF", strings.TrimSuffix(obj, filepath.Ext(obj))+".d")
+		}
+		if !has("-MT", "-MQ") {
+			cmd = append(cmd, "-MT", obj)
+		}
+	}
+	if p.lang != "" {
+		cmd = append(cmd, "-x", p.lang)
+	}
+	cmd = append(cmd, "-S", src, "-o", asm)
+	rewrite := []string{RewriteStep, asm}
+	for _, f := range opts.AllocFuncs {
+		rewrite = append(rewrite, f.spec())
+	}
+	as := []string{compiler}
+	for _, f := range flags {
+		if strings.HasPrefix(f, "-m") || strings.HasPrefix(f, "-Wa,") || strings.HasPrefix(f, "-B") || strings.HasPrefix(f, "--sysroot") {
+			as = append(as, f)
+		}
+	}
+	as = append(as, "-x", "assembler", "-c", asm, "-o", obj)
+	return [][]string{cmd, rewrite, as}
+}
+
+// spec is the form of f that RewriteStep takes: alloc:NAME:ARG or
+// free:NAME:ARG.
+func (f AllocFunc) spec() string {
+	kind := "alloc"
+	if f.Free {
+		kind = "free"
+	}
+	return fmt.Sprintf("%s:%s:%d", kind, f.Name, f.Arg)
+}
+
+func parseSpec(s string) (AllocFunc, error) {
+	kind, rest, _ := strings.Cut(s, ":")
+	name, arg, _ := strings.Cut(rest, ":")
+	n, err := strconv.Atoi(arg)
+	if err != nil || (kind != "alloc" && kind != "free") {
+		return AllocFunc{}, fmt.Errorf("%s: bad function spec %q", RewriteStep, s)
+	}
+	return AllocFunc{Name: name, Free: kind == "free", Arg: n}, nil
+}
+
+// runRewrite runs a RewriteStep pseudo-command.
+func runRewrite(c []string, verbose bool, stderr io.Writer) error {
+	if len(c) < 2 {
+		return fmt.Errorf("%s: no file", RewriteStep)
+	}
+	var funcs []AllocFunc
+	for _, s := range c[2:] {
+		f, err := parseSpec(s)
+		if err != nil {
+			return err
+		}
+		funcs = append(funcs, f)
+	}
+	done, err := rewriteAsm(c[1], funcs)
+	if err != nil {
+		return err
+	}
+	if verbose && len(done) > 0 {
+		fmt.Fprintf(stderr, "mcpredict cc: wrapped %s\n", strings.Join(done, ", "))
+	}
+	return nil
+}
+
 // CC runs a gcc command line with recording (see CompileCommands),
 // building the runtime into cacheDir first if needed. The commands'
 // output goes to stdout and stderr; with verbose, each command is printed
 // to stderr before it runs.
 func CC(ctx context.Context, args []string, compiler, cacheDir string, verbose bool, stdout, stderr io.Writer) error {
+	return CCWith(ctx, args, CCOptions{Compiler: compiler}, cacheDir, verbose, stdout, stderr)
+}
+
+// CCWith is CC with options: opts.Compiler and opts.AllocFuncs are used
+// (the runtime and the temporary directory are CC's).
+func CCWith(ctx context.Context, args []string, opts CCOptions, cacheDir string, verbose bool, stdout, stderr io.Writer) error {
+	compiler := opts.Compiler
 	tmp, err := os.MkdirTemp("", "mcpredict-cc-")
 	if err != nil {
 		return err
@@ -238,13 +407,19 @@ func CC(ctx context.Context, args []string, compiler, cacheDir string, verbose b
 	if err != nil {
 		return err
 	}
-	cmds, err := CompileCommands(args, CCOptions{Compiler: compiler, Runtime: lib, TempDir: tmp})
+	cmds, err := CompileCommands(args, CCOptions{Compiler: compiler, Runtime: lib, TempDir: tmp, AllocFuncs: opts.AllocFuncs})
 	if err != nil {
 		return err
 	}
 	for _, c := range cmds {
 		if verbose {
 			fmt.Fprintln(stderr, "+ "+strings.Join(c, " "))
+		}
+		if c[0] == RewriteStep {
+			if err := runRewrite(c, verbose, stderr); err != nil {
+				return err
+			}
+			continue
 		}
 		cmd := exec.CommandContext(ctx, c[0], c[1:]...)
 		cmd.Stdin = os.Stdin

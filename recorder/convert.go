@@ -36,16 +36,28 @@ type Stats struct {
 	Exe     string
 	Threads int // threads that recorded at least their header
 	Events  int // trace lines written
+	// Warnings say what makes the trace partial: threads that never ran,
+	// threads still running when the program exited (see liveness.go).
+	// They are also written into the trace as "# warning: " lines.
+	Warnings []string
+	// Unfinished are the threads (trace ids) that still ran when the
+	// recording ended; NeverRan those that were created but never ran.
+	Unfinished, NeverRan []uint64
 }
 
 // Convert reads the raw log in dir (written by a program built with
 // mcpredict cc and run with MCPREDICT_TRACE_DIR=dir) and writes it to w as
 // a trace in the CSV format of DESIGN §2, in the recorded total order.
 //
-// It makes two passes over the log: the first replays the heap to name
-// each block after the first pointer the program reached it through, so
-// that every access to the block, even those before that read, gets the
-// same name; the second writes the lines.
+// It makes two or three passes over the log. The first replays the heap
+// to name each block after the first pointer the program reached it
+// through (or, failing that, after its allocation site), so that every
+// access to the block, even those before that read, gets the same name;
+// it also collects the stack frames threads described, which stack
+// locations several threads access, the atomic locations and the threads'
+// lives. The second, only when the program used atomics, finds the
+// atomic locations that are also accessed plainly. The last writes the
+// lines.
 func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	l, err := openRawLog(dir, opts.PID)
 	if err != nil {
@@ -54,26 +66,41 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	st := Stats{PID: l.PID, Exe: l.Exe, Threads: len(l.Threads)}
 	syms := newProcSyms(l.Modules, opts.FullPaths, opts.Warn)
 
-	learner := newNamer(syms, l.Threads)
+	lr := newLearned()
+	learner := newNamer(syms, l, lr)
+	live := newLiveness(l)
 	if err := l.scan(func(ev *rawEvent) error {
 		learner.learn(ev)
+		live.note(ev)
 		return nil
 	}); err != nil {
 		return st, err
 	}
+	if len(lr.atomics) > 0 {
+		mixer := newNamer(syms, l, lr)
+		if err := l.scan(func(ev *rawEvent) error {
+			mixer.learnMixed(ev)
+			return nil
+		}); err != nil {
+			return st, err
+		}
+	}
+	st.Warnings, st.Unfinished, st.NeverRan = live.warnings(syms)
 
-	n := newNamer(syms, l.Threads)
-	n.blockNames = learner.blockNames
+	n := newNamer(syms, l, lr)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	for _, c := range opts.Comments {
 		for _, line := range strings.Split(c, "\n") {
 			bw.WriteString("# " + line + "\n")
 		}
 	}
+	for _, wn := range st.Warnings {
+		bw.WriteString("# warning: " + wn + "\n")
+	}
 	cw := &csvWriter{w: bw}
+	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: map[uint64]*thrState{}}
 	err = l.scan(func(ev *rawEvent) error {
-		n.replay(ev)
-		writeEvent(cw, syms, n, ev, opts.NoFuncs)
+		tw.event(ev)
 		return cw.err
 	})
 	st.Events = cw.lines
@@ -145,7 +172,7 @@ func syncAction(k kind) string {
 		return "WrLock"
 	case kRwUnlock:
 		return "RwUnlock"
-	case kSignal, kAtomicRel:
+	case kSignal:
 		return "Signal"
 	case kBroadcast:
 		return "Broadcast"
@@ -155,14 +182,50 @@ func syncAction(k kind) string {
 		return "SemPost"
 	case kSemWait:
 		return "SemWait"
-	case kAtomicAcq:
-		return "Wait"
 	}
 	return ""
 }
 
-func writeEvent(c *csvWriter, syms *procSyms, n *namer, ev *rawEvent, noFuncs bool) {
+// AtomicPrefix starts the name of the synchronisation object of an atomic
+// variable: the release/acquire order of the atomic operations on v is
+// written as Signal and Wait on atomic:v, never on v itself, so that v
+// stays a data variable when the program also accesses it plainly.
+const AtomicPrefix = "atomic:"
+
+// thrState is the writer's state of one thread.
+type thrState struct {
+	funcs []string // the functions entered and not exited (Enter/Exit written)
+	// root is the thread's start routine, entered by a written Enter at
+	// its start; the thread's first recorded Enter of the same function
+	// is then not written again.
+	root      string
+	rootMerge bool
+}
+
+// traceWriter writes the events of the last pass.
+type traceWriter struct {
+	c       *csvWriter
+	syms    *procSyms
+	n       *namer
+	noFuncs bool
+	threads map[uint64]*thrState
+}
+
+func (tw *traceWriter) state(t *rawThread) *thrState {
+	s := tw.threads[t.Token]
+	if s == nil {
+		s = &thrState{}
+		tw.threads[t.Token] = s
+	}
+	return s
+}
+
+func (tw *traceWriter) event(ev *rawEvent) {
+	c, syms, n := tw.c, tw.syms, tw.n
 	t := ev.Thread
+	ts := tw.state(t)
+	merge := ts.rootMerge
+	ts.rootMerge = false
 	switch ev.Kind {
 	case kRead, kWrite, kRead8:
 		action, size := "Read", ev.Extra
@@ -172,18 +235,36 @@ func writeEvent(c *csvWriter, syms *procSyms, n *namer, ev *rawEvent, noFuncs bo
 		case kRead8:
 			size = 8
 		}
+		tw.access(ev, action, size)
+	case kAtomic:
+		size := ev.Extra & atomSizeMask
+		name := n.syncName(ev.Addr, ev.Seq)
 		loc := syms.location(ev.PC)
-		a, end := ev.Addr, ev.Addr+size
-		for i := 0; a < end && i < maxExpand; i++ {
-			name, next := n.nameAt(a, end)
-			c.line(t, ev.Seq, loc, action, name)
-			a = next
+		if ev.Extra&atomAcq != 0 {
+			c.line(t, ev.Seq, loc, "Wait", AtomicPrefix+name)
 		}
+		if tw.mixed(ev.Addr, size) {
+			action := "Read"
+			if ev.Extra&atomWrite != 0 {
+				// A read-modify-write is one event: as a Read and a
+				// Write, the predictor would put another thread's
+				// write between them, which the atomic forbids.
+				action = "Write"
+			}
+			tw.access(ev, action, size)
+		}
+		if ev.Extra&atomRel != 0 {
+			c.line(t, ev.Seq, loc, "Signal", AtomicPrefix+name)
+		}
+	case kAtomicAcq:
+		c.line(t, ev.Seq, syms.location(ev.PC), "Wait", AtomicPrefix+n.syncName(ev.Addr, ev.Seq))
+	case kAtomicRel:
+		c.line(t, ev.Seq, syms.location(ev.PC), "Signal", AtomicPrefix+n.syncName(ev.Addr, ev.Seq))
 	case kWait:
 		if ev.Extra != 0 {
-			c.line(t, ev.Seq, syms.location(ev.PC), "Wait", n.syncName(ev.Addr), n.syncName(ev.Extra))
+			c.line(t, ev.Seq, syms.location(ev.PC), "Wait", n.syncName(ev.Addr, ev.Seq), n.syncName(ev.Extra, ev.Seq))
 		} else {
-			c.line(t, ev.Seq, syms.location(ev.PC), "Wait", n.syncName(ev.Addr))
+			c.line(t, ev.Seq, syms.location(ev.PC), "Wait", n.syncName(ev.Addr, ev.Seq))
 		}
 	case kCreate:
 		c.line(t, ev.Seq, syms.location(ev.PC), "Create", strconv.FormatUint(ev.Addr, 10))
@@ -194,21 +275,80 @@ func writeEvent(c *csvWriter, syms *procSyms, n *namer, ev *rawEvent, noFuncs bo
 			obj = fmt.Sprintf("pthread:0x%x", ev.Addr)
 		}
 		c.line(t, ev.Seq, syms.location(ev.PC), "Join", obj)
-	case kAlloc:
-		c.line(t, ev.Seq, syms.location(ev.PC), "Alloc", fmt.Sprintf("0x%x", ev.Addr))
-	case kFree:
-		c.line(t, ev.Seq, syms.location(ev.PC), "Free", fmt.Sprintf("0x%x", ev.Addr))
+	case kAlloc, kUAlloc:
+		b := n.replay(ev)
+		if b != nil && b.id == ev.Seq {
+			c.line(t, ev.Seq, syms.location(ev.PC), "Alloc", blockObject(b))
+		}
+	case kFree, kUFree:
+		b := n.replay(ev)
+		if b != nil {
+			c.line(t, ev.Seq, syms.location(ev.PC), "Free", blockObject(b))
+		}
 	case kEnter:
-		if !noFuncs {
-			c.line(t, ev.Seq, syms.location(ev.PC), "Enter", syms.function(ev.Addr))
+		if tw.noFuncs {
+			return
 		}
+		name := syms.function(ev.Addr)
+		if merge && name == ts.root {
+			return // the start routine, entered already
+		}
+		ts.funcs = append(ts.funcs, name)
+		c.line(t, ev.Seq, syms.location(ev.PC), "Enter", name)
 	case kExit:
-		if !noFuncs {
-			c.line(t, ev.Seq, syms.location(ev.PC), "Exit", syms.function(ev.PC))
+		if tw.noFuncs {
+			return
 		}
+		name := syms.function(ev.PC)
+		if len(ts.funcs) > 0 {
+			ts.funcs = ts.funcs[:len(ts.funcs)-1]
+		}
+		c.line(t, ev.Seq, syms.location(ev.PC), "Exit", name)
+	case kThrStart:
+		// The thread's start routine is entered, with function events
+		// or without: a thread whose start routine never exits (no
+		// Exit before the end of the trace) still ran at the end.
+		ts.root = syms.function(ev.Addr)
+		ts.rootMerge = true
+		ts.funcs = append(ts.funcs, ts.root)
+		c.line(t, ev.Seq, "?", "Enter", ts.root)
+	case kThrEnd:
+		// The thread ended: the functions it had not exited (all of
+		// them after pthread_exit) are exited.
+		for i := len(ts.funcs) - 1; i >= 0; i-- {
+			c.line(t, ev.Seq, "?", "Exit", ts.funcs[i])
+		}
+		ts.funcs = nil
+	case kFrame, kProcExit:
 	default:
 		if action := syncAction(ev.Kind); action != "" {
-			c.line(t, ev.Seq, syms.location(ev.PC), action, n.syncName(ev.Addr))
+			c.line(t, ev.Seq, syms.location(ev.PC), action, n.syncName(ev.Addr, ev.Seq))
 		}
 	}
+}
+
+// access writes a Read or Write of size bytes at ev.Addr: one line per
+// variable it covers (the first maxExpand), none for read-only memory or
+// stack memory only one thread accesses.
+func (tw *traceWriter) access(ev *rawEvent, action string, size uint64) {
+	loc := tw.syms.location(ev.PC)
+	a, end := ev.Addr, ev.Addr+max(size, 1)
+	for i := 0; a < end && i < maxExpand; i++ {
+		name, next := tw.n.nameAt(a, end, ev.Seq)
+		if name != "" && tw.n.sharedStack(a, ev.Seq) {
+			tw.c.line(ev.Thread, ev.Seq, loc, action, name)
+		}
+		a = next
+	}
+}
+
+// mixed reports whether the atomic location [a, a+size) is also accessed
+// plainly.
+func (tw *traceWriter) mixed(a, size uint64) bool {
+	for i := uint64(0); i < max(size, 1); i++ {
+		if tw.n.l.mixed[tw.n.key(a+i)] {
+			return true
+		}
+	}
+	return false
 }

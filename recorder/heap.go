@@ -2,16 +2,23 @@ package recorder
 
 import "debug/dwarf"
 
-// block is one live heap allocation.
+// block is one heap allocation: of malloc and friends, or of a function
+// named with --alloc-func (user).
 type block struct {
 	base, size uint64
+	sizeKnown  bool   // false: a user block whose function takes no size
 	id         uint64 // sequence number of its Alloc: identifies the lifetime
-	gen        int    // how many blocks have started at base so far (1, 2, …)
+	user       bool
+	fn         string // the allocator: malloc, calloc, new, apr_palloc …
+	site       uint64 // the pc of the allocation call
+	thread     uint64 // the allocating thread's token
+	ordinal    int    // its number among the thread's blocks of that site
 
-	// Set when the block is named after a pointer it was reached through.
+	// The first pass names the block; the second finds the name here.
 	name  string
-	typ   dwarf.Type // the pointee type
-	depth int        // pointer hops from a global (1 for buf->x)
+	typ   dwarf.Type // the pointee type of a pointer it was reached by
+	depth int        // pointer hops from a global or stack root (path names)
+	path  bool       // named after a pointer (buf->x), not the site
 }
 
 // end is the first address past the block (a zero-sized block still owns
@@ -139,40 +146,133 @@ func (m *blockMap) containing(a uint64) *block {
 	return nil
 }
 
-// heapTracker replays Alloc and Free events.
+// maxUnknownExtent bounds a user block of unknown size: it extends to the
+// next user block, the end of the malloc block holding it, or this many
+// bytes.
+const maxUnknownExtent = 64 << 10
+
+// heapTracker replays Alloc and Free events. Blocks of --alloc-func
+// functions (user blocks) usually lie inside malloc blocks (the pool's
+// chunks): they are kept apart and found first. Freed blocks are kept
+// until memory is allocated over them, so that an access after the free
+// (a use after free) is named like the accesses before it.
 type heapTracker struct {
-	live blockMap
-	gens map[uint64]int // base -> number of blocks that started there
+	live, dead   blockMap // malloc blocks
+	ulive, udead blockMap // user blocks
 }
 
-func newHeapTracker() *heapTracker {
-	return &heapTracker{gens: map[uint64]int{}}
+func newHeapTracker() *heapTracker { return &heapTracker{} }
+
+// removeOverlaps drops the blocks of m that overlap [lo, hi) and returns
+// them.
+func removeOverlaps(m *blockMap, lo, hi uint64) []*block {
+	var out []*block
+	if b := m.floor(lo); b != nil && b.base < lo && b.end() > lo {
+		out = append(out, m.remove(b.base))
+	}
+	for b := m.ceil(lo); b != nil && b.base < hi; b = m.ceil(lo) {
+		out = append(out, m.remove(b.base))
+	}
+	return out
 }
 
-// alloc starts a block (or resizes it, for a realloc in place) and returns
-// it. Blocks it overlaps are dropped: their Free was not recorded (freed
-// by uninstrumented code before recording started, for example).
-func (h *heapTracker) alloc(base, size, id uint64) *block {
-	if b := h.live.at(base); b != nil {
-		b.size = size
-		return b
+// alloc starts a malloc block (or resizes one, for a realloc in place)
+// and returns it. Blocks it overlaps are dropped: their Free was not
+// recorded (freed by uninstrumented code before recording started, for
+// example), or they were freed. User blocks inside it belonged to memory
+// that has been given back.
+func (h *heapTracker) alloc(b *block) *block {
+	if old := h.live.at(b.base); old != nil {
+		old.size = b.size
+		return old
 	}
-	end := base + size
-	if size == 0 {
-		end = base + 1
-	}
-	if b := h.live.floor(base); b != nil && b.end() > base {
-		h.live.remove(b.base)
-	}
-	for b := h.live.ceil(base); b != nil && b.base < end; b = h.live.ceil(base) {
-		h.live.remove(b.base)
-	}
-	h.gens[base]++
-	b := &block{base: base, size: size, id: id, gen: h.gens[base]}
+	end := b.end()
+	removeOverlaps(&h.live, b.base, end)
+	removeOverlaps(&h.dead, b.base, end)
+	removeOverlaps(&h.ulive, b.base, end)
+	removeOverlaps(&h.udead, b.base, end)
 	h.live.insert(b)
 	return b
 }
 
+// ualloc starts a user block. One at the same address as a live one ends
+// that one's lifetime: the pool reused the memory.
+func (h *heapTracker) ualloc(b *block) *block {
+	end := b.end()
+	if !b.sizeKnown {
+		end = b.base + 1
+	}
+	removeOverlaps(&h.ulive, b.base, end)
+	removeOverlaps(&h.udead, b.base, end)
+	h.ulive.insert(b)
+	return b
+}
+
+// free ends a malloc block, and the user blocks inside it.
 func (h *heapTracker) free(base uint64) *block {
-	return h.live.remove(base)
+	b := h.live.remove(base)
+	if b == nil {
+		return nil
+	}
+	for _, u := range removeOverlaps(&h.ulive, b.base, b.end()) {
+		removeOverlaps(&h.udead, u.base, u.base+1)
+		h.udead.insert(u)
+	}
+	removeOverlaps(&h.dead, b.base, b.end())
+	h.dead.insert(b)
+	return b
+}
+
+// ufree ends a user block.
+func (h *heapTracker) ufree(base uint64) *block {
+	b := h.ulive.remove(base)
+	if b == nil {
+		return nil
+	}
+	removeOverlaps(&h.udead, b.base, b.base+1)
+	h.udead.insert(b)
+	return b
+}
+
+// userEnd is where a user block ends: its size, or for one of unknown
+// size the next user block, the end of the malloc block holding it, or
+// maxUnknownExtent.
+func (h *heapTracker) userEnd(m *blockMap, b *block) uint64 {
+	if b.sizeKnown {
+		return b.end()
+	}
+	end := b.base + maxUnknownExtent
+	if n := m.ceil(b.base + 1); n != nil && n.base < end {
+		end = n.base
+	}
+	if c := h.live.containing(b.base); c != nil && c.end() < end {
+		end = c.end()
+	}
+	return end
+}
+
+// find returns the block holding address a and where it ends: a live
+// user block, a freed one, a live malloc block, a freed one.
+func (h *heapTracker) find(a uint64) (*block, uint64) {
+	for _, m := range []*blockMap{&h.ulive, &h.udead} {
+		if b := m.floor(a); b != nil {
+			if end := h.userEnd(m, b); a < end {
+				return b, end
+			}
+		}
+	}
+	for _, m := range []*blockMap{&h.live, &h.dead} {
+		if b := m.containing(a); b != nil {
+			return b, b.end()
+		}
+	}
+	return nil, 0
+}
+
+// liveAt returns the live block that starts at a, a user block first.
+func (h *heapTracker) liveAt(a uint64) *block {
+	if b := h.ulive.at(a); b != nil {
+		return b
+	}
+	return h.live.at(a)
 }

@@ -22,6 +22,7 @@ type procSyms struct {
 
 	locCache  map[uint64]string
 	funcCache map[uint64]string
+	siteCache map[uint64]string
 }
 
 type segRef struct {
@@ -37,6 +38,7 @@ func newProcSyms(mods []module, fullPaths bool, warn func(string)) *procSyms {
 		warn:      warn,
 		locCache:  map[uint64]string{},
 		funcCache: map[uint64]string{},
+		siteCache: map[uint64]string{},
 	}
 	for i, m := range mods {
 		for _, s := range m.Segs {
@@ -243,150 +245,557 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 // otherwise name its nodes list->next->next->next…
 const maxHops = 3
 
-// namer gives names to data addresses, and to heap blocks through the
-// pointers the program reached them by.
-type namer struct {
-	syms    *procSyms
-	heap    *heapTracker
-	threads []*rawThread
-
-	// blockNames holds, per block lifetime (Alloc sequence number), the
-	// name chosen in the first pass.
-	blockNames map[uint64]blockName
-	used       map[string]int // names given to blocks, for uniqueness
+// readOnly reports whether the program cannot write address a: a loaded
+// segment without write permission (code, string literals, .rodata) or a
+// RELRO range (constants the dynamic linker relocated).
+func (p *procSyms) readOnly(a uint64) bool {
+	mi, ok := p.module(a)
+	if !ok {
+		return false
+	}
+	for _, r := range p.mods[mi].ReadOnly {
+		if a >= r[0] && a < r[1] {
+			return true
+		}
+	}
+	return false
 }
 
-type blockName struct {
+// frameAt returns the described frame of the function holding run-time
+// pc.
+func (p *procSyms) frameAt(pc uint64) *frameFunc {
+	mi, ok := p.module(pc)
+	if !ok {
+		return nil
+	}
+	return p.table(mi).frame(pc - p.mods[mi].Bias)
+}
+
+// site names the call at return address ret: file:line, or the module
+// and offset when there is no line table (both are the same in every run
+// of the same build).
+func (p *procSyms) site(ret uint64) string {
+	if s, ok := p.siteCache[ret]; ok {
+		return s
+	}
+	s := "?"
+	if mi, ok := p.module(ret); ok {
+		m := p.mods[mi]
+		if file, line, ok := p.table(mi).location(ret - m.Bias); ok {
+			s = file + ":" + strconv.Itoa(line)
+		} else {
+			s = fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), ret-m.Bias)
+		}
+	}
+	p.siteCache[ret] = s
+	return s
+}
+
+// locKey identifies a memory location for the whole trace: a heap block's
+// lifetime (its Alloc's sequence number) and the offset in it, or an
+// address (id 0) outside the heap.
+type locKey struct{ id, off uint64 }
+
+// stackKey is an 8-byte granule of a thread's stack.
+type stackKey struct{ owner, granule uint64 }
+
+// sharers records which threads accessed a location: the first, and
+// whether any other did.
+type sharers struct {
+	first uint64
+	multi bool
+}
+
+func (s *sharers) add(tok uint64) {
+	if s.first == 0 {
+		s.first = tok
+	} else if s.first != tok {
+		s.multi = true
+	}
+}
+
+// threadFrames are the stack frames a thread described (FRAME records):
+// per CFA, the records in sequence order.
+type threadFrames struct {
+	cfas []uint64 // sorted
+	recs map[uint64][]frameRec
+}
+
+type frameRec struct{ seq, pc uint64 }
+
+func (tf *threadFrames) add(seq, cfa, pc uint64) {
+	if _, ok := tf.recs[cfa]; !ok {
+		i := sort.Search(len(tf.cfas), func(i int) bool { return tf.cfas[i] >= cfa })
+		tf.cfas = append(tf.cfas, 0)
+		copy(tf.cfas[i+1:], tf.cfas[i:])
+		tf.cfas[i] = cfa
+	}
+	tf.recs[cfa] = append(tf.recs[cfa], frameRec{seq, pc})
+}
+
+// at returns the record of cfa in force at seq: the latest one before it,
+// or the first one (a frame another thread used before its owner
+// described it).
+func (tf *threadFrames) at(cfa, seq uint64) frameRec {
+	rs := tf.recs[cfa]
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].seq > seq }) - 1
+	if i < 0 {
+		i = 0
+	}
+	return rs[i]
+}
+
+// siteInfo summarises the blocks allocated at one call site.
+type siteInfo struct {
+	blocks  int
+	threads map[uint64]bool
+}
+
+// siteThread counts the blocks a thread allocated at a site.
+type siteThread struct {
+	site   string
+	thread uint64
+}
+
+// pathName is a block named after the pointer it was reached through.
+type pathName struct {
 	name  string
 	typ   dwarf.Type
 	depth int
 }
 
-func newNamer(syms *procSyms, threads []*rawThread) *namer {
-	return &namer{
-		syms:       syms,
-		heap:       newHeapTracker(),
-		threads:    threads,
-		blockNames: map[uint64]blockName{},
-		used:       map[string]int{},
+// learned is what the first pass over the log finds out for the second.
+type learned struct {
+	paths     map[uint64]pathName   // by block id
+	types     map[uint64]dwarf.Type // blocks with a type but no path name
+	sites     map[string]*siteInfo
+	frames    map[uint64]*threadFrames // by thread token
+	stack     map[stackKey]*sharers
+	owners    map[string]map[uint64]bool // stack variable -> owner threads
+	atomics   map[locKey]bool            // bytes accessed by atomic operations
+	atomGran  map[locKey]bool            // their 8-byte granules
+	mixed     map[locKey]bool            // atomic bytes also accessed plainly
+	firstSeq  map[uint64]uint64          // first event of each thread
+	usedPaths map[string]int
+}
+
+func newLearned() *learned {
+	return &learned{
+		paths:     map[uint64]pathName{},
+		types:     map[uint64]dwarf.Type{},
+		sites:     map[string]*siteInfo{},
+		frames:    map[uint64]*threadFrames{},
+		stack:     map[stackKey]*sharers{},
+		owners:    map[string]map[uint64]bool{},
+		atomics:   map[locKey]bool{},
+		atomGran:  map[locKey]bool{},
+		mixed:     map[locKey]bool{},
+		firstSeq:  map[uint64]uint64{},
+		usedPaths: map[string]int{},
 	}
 }
 
-// learn is the first pass: it replays the heap and names every block
-// after the first pointer through which it was read (an 8-byte read whose
-// value is the block's base), so that all accesses to the block, even
-// those before that read, get the same name.
-func (n *namer) learn(ev *rawEvent) {
-	switch ev.Kind {
-	case kAlloc:
-		n.heap.alloc(ev.Addr, ev.Extra, ev.Seq)
-	case kFree:
-		n.heap.free(ev.Addr)
-	case kRead8:
-		dst := n.heap.live.at(ev.Extra)
-		if dst == nil || dst.name != "" {
-			return
-		}
-		name, typ, hops, ok := n.pointerAt(ev.Addr)
-		if !ok || hops >= maxHops {
-			return
-		}
-		elem, ok := pointee(typ)
-		if !ok {
-			return
-		}
-		n.used[name]++
-		if c := n.used[name]; c > 1 {
-			// Another block was reached through the same pointer
-			// before: a different variable.
-			name = fmt.Sprintf("%s#%d", name, c)
-		}
-		dst.name, dst.typ, dst.depth = name, elem, hops+1
-		n.blockNames[dst.id] = blockName{name, elem, hops + 1}
+// namer gives names to data addresses. The same namer type replays the
+// log in each pass: the first (learn) fills in a learned, the second
+// (replay, nameAt) uses it.
+type namer struct {
+	syms     *procSyms
+	heap     *heapTracker
+	threads  []*rawThread // by token
+	ufuncs   map[uint64]uint64
+	l        *learned
+	ordinals map[siteThread]int
+}
+
+func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
+	return &namer{
+		syms:     syms,
+		heap:     newHeapTracker(),
+		threads:  log.Threads,
+		ufuncs:   log.UFuncs,
+		l:        l,
+		ordinals: map[siteThread]int{},
 	}
+}
+
+var allocNames = [...]string{allocMalloc: "malloc", allocCalloc: "calloc", allocRealloc: "realloc",
+	allocMemalign: "memalign", allocNew: "new", allocNewArray: "new[]"}
+
+// track replays an Alloc or Free and returns the block it started or
+// ended, or nil.
+func (n *namer) track(ev *rawEvent) *block {
+	switch ev.Kind {
+	case kAlloc, kUAlloc:
+		size, known := ev.allocSize()
+		b := &block{base: ev.Addr, size: size, sizeKnown: known, id: ev.Seq, user: ev.Kind == kUAlloc,
+			site: ev.PC, thread: ev.Thread.Token}
+		if b.user {
+			b.fn = "alloc"
+			if fn, ok := n.ufuncs[ev.Extra>>48]; ok {
+				b.fn = n.syms.function(fn)
+			}
+			if !known {
+				b.size = 0
+			}
+			b = n.heap.ualloc(b)
+		} else {
+			b.fn = "malloc"
+			if k := ev.Extra >> 56; k < uint64(len(allocNames)) {
+				b.fn = allocNames[k]
+			}
+			if old := n.heap.alloc(b); old != b {
+				return old // resized in place: the same block
+			}
+		}
+		st := siteThread{b.fn + "@" + n.syms.site(b.site), b.thread}
+		n.ordinals[st]++
+		b.ordinal = n.ordinals[st]
+		return b
+	case kFree:
+		return n.heap.free(ev.Addr)
+	case kUFree:
+		return n.heap.ufree(ev.Addr)
+	}
+	return nil
+}
+
+// learn is the first pass.
+func (n *namer) learn(ev *rawEvent) {
+	l := n.l
+	tok := ev.Thread.Token
+	if _, ok := l.firstSeq[tok]; !ok {
+		l.firstSeq[tok] = ev.Seq
+	}
+	switch ev.Kind {
+	case kAlloc, kUAlloc:
+		if b := n.track(ev); b != nil && b.id == ev.Seq {
+			site := b.fn + "@" + n.syms.site(b.site)
+			si := l.sites[site]
+			if si == nil {
+				si = &siteInfo{threads: map[uint64]bool{}}
+				l.sites[site] = si
+			}
+			si.blocks++
+			si.threads[b.thread] = true
+		}
+	case kFree, kUFree:
+		n.track(ev)
+	case kFrame:
+		tf := l.frames[tok]
+		if tf == nil {
+			tf = &threadFrames{recs: map[uint64][]frameRec{}}
+			l.frames[tok] = tf
+		}
+		tf.add(ev.Seq, ev.Addr, ev.PC)
+	case kRead, kWrite, kRead8:
+		size := ev.Extra
+		if ev.Kind == kRead8 {
+			size = 8
+			n.learnPointer(ev)
+		}
+		n.noteStack(ev, size)
+	case kAtomic:
+		size := ev.Extra & atomSizeMask
+		n.noteStack(ev, size)
+		for i := uint64(0); i < size; i++ {
+			k := n.key(ev.Addr + i)
+			l.atomics[k] = true
+			l.atomGran[locKey{k.id, k.off >> 3}] = true
+		}
+	}
+}
+
+// noteStack records which threads access a stack location.
+func (n *namer) noteStack(ev *rawEvent, size uint64) {
+	owner := n.stackOwner(ev.Addr, ev.Seq)
+	if owner == nil || n.tlsOwner(ev.Addr) != nil {
+		return
+	}
+	// The variable's owners: a function's local in several threads'
+	// stacks is a variable per thread (named func::var@tN).
+	if base, _, _, ok := n.stackLocal(owner, ev.Addr, ev.Seq); ok {
+		if n.l.owners[base] == nil {
+			n.l.owners[base] = map[uint64]bool{}
+		}
+		n.l.owners[base][owner.Token] = true
+	}
+	for g := ev.Addr >> 3; g <= (ev.Addr+max(size, 1)-1)>>3 && g < ev.Addr>>3+8; g++ {
+		k := stackKey{owner.Token, g}
+		s := n.l.stack[k]
+		if s == nil {
+			s = &sharers{}
+			n.l.stack[k] = s
+		}
+		s.add(ev.Thread.Token)
+	}
+}
+
+// learnPointer handles an 8-byte read whose value is the start of a live
+// block: the block is named after the pointer read (buf->outcnt) if that
+// pointer has a name close enough to a global or a stack variable, and
+// gets the type it points to in any case.
+func (n *namer) learnPointer(ev *rawEvent) {
+	dst := n.heap.liveAt(ev.Extra)
+	if dst == nil {
+		return
+	}
+	l := n.l
+	if _, ok := l.paths[dst.id]; ok {
+		return
+	}
+	name, typ, hops, ok := n.pointerAt(ev.Addr, ev.Seq)
+	if !ok {
+		return
+	}
+	elem, ok := pointee(typ)
+	if !ok {
+		return
+	}
+	if name == "" || hops >= maxHops {
+		if _, ok := l.types[dst.id]; !ok {
+			l.types[dst.id] = elem
+		}
+		return
+	}
+	l.usedPaths[name]++
+	if c := l.usedPaths[name]; c > 1 {
+		// Another block was reached through the same pointer before:
+		// a different variable.
+		name = fmt.Sprintf("%s#%d", name, c)
+	}
+	l.paths[dst.id] = pathName{name, elem, hops + 1}
+	delete(l.types, dst.id)
+	dst.name, dst.typ, dst.depth, dst.path = name, elem, hops+1, true
 }
 
 // pointerAt names a pointer-typed location at address a and returns its
-// type and how many hops from a global it is.
-func (n *namer) pointerAt(a uint64) (name string, typ dwarf.Type, hops int, ok bool) {
-	if b := n.heap.live.containing(a); b != nil {
+// type and how many hops from a global or stack variable it is. The name
+// is "" when the location has a type but no name fit for a path (a block
+// named after its allocation site).
+func (n *namer) pointerAt(a, seq uint64) (name string, typ dwarf.Type, hops int, ok bool) {
+	if b, _ := n.heap.find(a); b != nil {
+		if b.typ == nil {
+			if t, ok := n.l.types[b.id]; ok {
+				b.typ = t
+			}
+		}
 		if b.typ == nil {
 			return "", nil, 0, false
 		}
-		name, lf, ok := n.blockLeaf(b, a-b.base)
+		base := ""
+		if b.path {
+			base = b.name
+		}
+		name, lf, ok := blockLeaf(base, b.path, b.typ, a-b.base)
 		if !ok || lf.off != int64(a-b.base) {
 			return "", nil, 0, false
 		}
+		if !b.path {
+			return "", lf.typ, 0, true
+		}
 		return name, lf.typ, b.depth, true
 	}
-	v, off, _, ok := n.syms.global(a)
-	if !ok || v.typ == nil {
-		return "", nil, 0, false
+	if v, off, _, ok := n.syms.global(a); ok {
+		if v.typ == nil {
+			return "", nil, 0, false
+		}
+		lf := typeLeaf(v.typ, int64(off))
+		if lf.off != int64(off) {
+			return "", nil, 0, false
+		}
+		return v.name + lf.path, lf.typ, 0, true
 	}
-	lf := typeLeaf(v.typ, int64(off))
-	if lf.off != int64(off) {
-		return "", nil, 0, false
+	if owner := n.stackOwner(a, seq); owner != nil {
+		if base, lf, start, ok := n.stackLocal(owner, a, seq); ok && lf.typ != nil && start+uint64(lf.off) == a {
+			return base + lf.path, lf.typ, 0, true
+		}
 	}
-	return v.name + lf.path, lf.typ, 0, true
+	return "", nil, 0, false
 }
 
-// blockLeaf names offset off in a named block: buf->outcnt for the first
-// element of a struct, buf[2].x for later ones, p[3] for scalars.
-func (n *namer) blockLeaf(b *block, off uint64) (string, leaf, bool) {
-	es := typeSize(b.typ)
-	if b.typ == nil || es <= 0 {
+// blockLeaf names offset off in a block of type typ: base->outcnt for the
+// first element of a struct reached through a pointer (path), base.outcnt
+// for a block named after its site, base[2].x for later elements, base[3]
+// for scalars.
+func blockLeaf(base string, path bool, typ dwarf.Type, off uint64) (string, leaf, bool) {
+	es := typeSize(typ)
+	if typ == nil || es <= 0 {
 		return "", leaf{}, false
 	}
 	idx := int64(off) / es
-	lf := typeLeaf(b.typ, int64(off)-idx*es)
+	lf := typeLeaf(typ, int64(off)-idx*es)
 	lf.off += idx * es
-	_, isStruct := stripType(b.typ).(*dwarf.StructType)
+	_, isStruct := stripType(typ).(*dwarf.StructType)
 	switch {
+	case isStruct && idx == 0 && strings.HasPrefix(lf.path, ".") && path:
+		return base + "->" + lf.path[1:], lf, true
 	case isStruct && idx == 0 && strings.HasPrefix(lf.path, "."):
-		return b.name + "->" + lf.path[1:], lf, true
+		return base + lf.path, lf, true
 	default:
-		return fmt.Sprintf("%s[%d]%s", b.name, idx, lf.path), lf, true
+		return fmt.Sprintf("%s[%d]%s", base, idx, lf.path), lf, true
+	}
+}
+
+// key returns the location key of address a.
+func (n *namer) key(a uint64) locKey {
+	if b, _ := n.heap.find(a); b != nil {
+		return locKey{b.id, a - b.base}
+	}
+	return locKey{0, a}
+}
+
+// learnMixed is the pass that finds plain accesses to atomic locations.
+func (n *namer) learnMixed(ev *rawEvent) {
+	switch ev.Kind {
+	case kAlloc, kUAlloc, kFree, kUFree:
+		n.track(ev)
+	case kRead, kWrite, kRead8:
+		size := ev.Extra
+		if ev.Kind == kRead8 {
+			size = 8
+		}
+		size = min(max(size, 1), 64)
+		for i := uint64(0); i < size; i++ {
+			k := n.key(ev.Addr + i)
+			if n.l.atomGran[locKey{k.id, k.off >> 3}] && n.l.atomics[k] {
+				n.l.mixed[k] = true
+			}
+		}
 	}
 }
 
 // replay is the second pass's view of Alloc and Free: blocks get the
 // names learned in the first pass.
-func (n *namer) replay(ev *rawEvent) {
-	switch ev.Kind {
-	case kAlloc:
-		b := n.heap.alloc(ev.Addr, ev.Extra, ev.Seq)
-		if bn, ok := n.blockNames[b.id]; ok {
-			b.name, b.typ, b.depth = bn.name, bn.typ, bn.depth
-		}
-	case kFree:
-		n.heap.free(ev.Addr)
+func (n *namer) replay(ev *rawEvent) *block {
+	b := n.track(ev)
+	if b == nil || b.id != ev.Seq || (ev.Kind != kAlloc && ev.Kind != kUAlloc) {
+		return b
 	}
+	if p, ok := n.l.paths[b.id]; ok {
+		b.name, b.typ, b.path = p.name, p.typ, true
+		b.depth = p.depth
+		return b
+	}
+	ord := b.ordinal
+	b.typ = n.l.types[b.id]
+	site := b.fn + "@" + n.syms.site(b.site)
+	b.name = site
+	if si := n.l.sites[site]; si != nil && si.blocks > 1 {
+		if len(si.threads) > 1 {
+			b.name = fmt.Sprintf("%s#t%d.%d", site, b.thread, ord)
+		} else {
+			b.name = fmt.Sprintf("%s#%d", site, ord)
+		}
+	}
+	return b
+}
+
+// stackOwner returns the thread whose stack holds address a at seq (a dead
+// thread's stack may be reused by a later one), or nil.
+func (n *namer) stackOwner(a, seq uint64) *rawThread {
+	var best *rawThread
+	bestSeq := uint64(0)
+	for _, t := range n.threads {
+		if a < t.StackLo || a >= t.StackHi {
+			continue
+		}
+		f, ok := n.l.firstSeq[t.Token]
+		if !ok {
+			f = ^uint64(0)
+		}
+		// The latest to start at or before seq; failing that the first
+		// to start after it.
+		switch {
+		case best == nil:
+		case f <= seq && (bestSeq > seq || f > bestSeq):
+		case f > seq && bestSeq > seq && f < bestSeq:
+		default:
+			continue
+		}
+		best, bestSeq = t, f
+	}
+	return best
+}
+
+// tlsOwner returns the thread whose static TLS block holds a, or nil.
+func (n *namer) tlsOwner(a uint64) *rawThread {
+	for _, t := range n.threads {
+		if a >= t.TLSLo && a < t.TLSHi {
+			return t
+		}
+	}
+	return nil
+}
+
+// stackLocal finds the local variable of owner's stack that holds a at
+// seq: the nearest described frame above a whose function has a local
+// there. It returns the variable's qualified name (main::ctx), the leaf
+// of its type holding a, and the variable's address.
+func (n *namer) stackLocal(owner *rawThread, a, seq uint64) (string, leaf, uint64, bool) {
+	tf := n.l.frames[owner.Token]
+	if tf == nil {
+		return "", leaf{}, 0, false
+	}
+	i := sort.Search(len(tf.cfas), func(i int) bool { return tf.cfas[i] > a })
+	for j := i; j < len(tf.cfas) && j < i+16; j++ {
+		cfa := tf.cfas[j]
+		rec := tf.at(cfa, seq)
+		fr := n.syms.frameAt(rec.pc)
+		if fr == nil {
+			continue
+		}
+		v, ok := fr.local(int64(a) - int64(cfa))
+		if !ok {
+			continue
+		}
+		start := uint64(int64(cfa) + v.off)
+		base := fr.name + "::" + v.name
+		if v.typ == nil {
+			return base, leaf{off: 0, size: v.size}, start, true
+		}
+		lf := typeLeaf(v.typ, int64(a-start))
+		return base, lf, start, true
+	}
+	return "", leaf{}, 0, false
+}
+
+// stackName names address a of owner's stack at seq and returns where the
+// variable (leaf) ends.
+func (n *namer) stackName(owner *rawThread, a, end, seq uint64) (string, uint64) {
+	base, lf, start, ok := n.stackLocal(owner, a, seq)
+	if !ok {
+		return fmt.Sprintf("stack:t%d-%d", owner.Token, owner.StackHi-a), end
+	}
+	if len(n.l.owners[base]) > 1 {
+		base = fmt.Sprintf("%s@t%d", base, owner.Token)
+	}
+	if lf.typ == nil && lf.size > 0 {
+		if a == start {
+			return base, start + uint64(lf.size)
+		}
+		return fmt.Sprintf("%s+%d", base, a-start), end
+	}
+	return base + lf.path, start + uint64(lf.off+max(lf.size, 1))
 }
 
 // nameAt names the variable holding address a of an access that ends at
-// end, and returns where that variable ends (the next variable of a long
-// access starts there).
-func (n *namer) nameAt(a, end uint64) (string, uint64) {
-	name, next := n.nameAt1(a, end)
+// end at seq, and returns where that variable ends (the next variable of
+// a long access starts there). The name is "" for memory that is never a
+// shared variable: read-only data.
+func (n *namer) nameAt(a, end, seq uint64) (string, uint64) {
+	name, next := n.nameAt1(a, end, seq)
 	if next <= a || next > end {
 		next = end
 	}
 	return name, next
 }
 
-func (n *namer) nameAt1(a, end uint64) (string, uint64) {
-	if b := n.heap.live.containing(a); b != nil {
-		off := a - b.base
-		if b.name != "" {
-			if name, lf, ok := n.blockLeaf(b, off); ok {
-				return name, b.base + uint64(lf.off+max(lf.size, 1))
-			}
-		}
-		gen := ""
-		if b.gen > 1 {
-			gen = "#" + strconv.Itoa(b.gen)
-		}
-		return fmt.Sprintf("heap:0x%x%s+%d", b.base, gen, off), end
+func (n *namer) nameAt1(a, end, seq uint64) (string, uint64) {
+	if b, bend := n.heap.find(a); b != nil {
+		return n.heapName(b, bend, a, end)
+	}
+	if n.syms.readOnly(a) {
+		return "", end
 	}
 	if v, off, _, ok := n.syms.global(a); ok {
 		start := a - off
@@ -403,17 +812,53 @@ func (n *namer) nameAt1(a, end uint64) (string, uint64) {
 		m := n.syms.mods[mi]
 		return fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), a-m.Bias), end
 	}
-	for _, t := range n.threads {
-		if a >= t.StackLo && a < t.StackHi {
-			return fmt.Sprintf("stack:0x%x", a), end
-		}
+	if t := n.tlsOwner(a); t != nil {
+		return fmt.Sprintf("tls:t%d+%d", t.Token, a-t.TLSLo), end
+	}
+	if t := n.stackOwner(a, seq); t != nil {
+		return n.stackName(t, a, end, seq)
 	}
 	return fmt.Sprintf("0x%x", a), end
 }
 
+// heapName names address a of block b (which ends at bend).
+func (n *namer) heapName(b *block, bend, a, end uint64) (string, uint64) {
+	off := a - b.base
+	if b.typ != nil {
+		if name, lf, ok := blockLeaf(b.name, b.path, b.typ, off); ok {
+			return name, min(b.base+uint64(lf.off+max(lf.size, 1)), bend)
+		}
+	}
+	return fmt.Sprintf("%s+%d", b.name, off), min(end, bend)
+}
+
+// sharedStack reports whether address a, if it is in a thread's stack,
+// is accessed by several threads (only those stack locations are written).
+func (n *namer) sharedStack(a, seq uint64) bool {
+	owner := n.stackOwner(a, seq)
+	if owner == nil {
+		return true
+	}
+	s := n.l.stack[stackKey{owner.Token, a >> 3}]
+	return s != nil && s.multi
+}
+
 // syncName names a synchronisation object (the whole of it: the start of
 // the leaf at a).
-func (n *namer) syncName(a uint64) string {
-	name, _ := n.nameAt(a, a+1)
+func (n *namer) syncName(a, seq uint64) string {
+	name, _ := n.nameAt(a, a+1, seq)
+	if name == "" {
+		name = fmt.Sprintf("0x%x", a) // a lock in read-only memory?
+	}
 	return name
+}
+
+// blockObject is the object of a block's Alloc and Free events: its name
+// with a '*', which no access has (an access to a block is named after
+// one of its fields or offsets), so the predictor never mixes the two.
+func blockObject(b *block) string {
+	if b == nil || b.name == "" {
+		return "*heap"
+	}
+	return "*" + b.name
 }

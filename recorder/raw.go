@@ -17,9 +17,9 @@ import (
 
 // The raw log format; rt/mcprec.h is the reference and must agree.
 const (
-	rawVersion = 1
-	rawMagic   = "MCPRT001"
-	headerSize = 64
+	rawVersion = 2
+	rawMagic   = "MCPRT002"
+	headerSize = 128
 	recSize    = 32
 	seqMask    = 1<<56 - 1
 )
@@ -49,10 +49,49 @@ const (
 	kFree      kind = 19
 	kEnter     kind = 20 // PC is the call site, Addr a pc inside the function
 	kExit      kind = 21
-	kAtomicAcq kind = 22
-	kAtomicRel kind = 23
-	kindMax         = 23
+	kAtomicAcq kind = 22 // __tsan_acquire annotation
+	kAtomicRel kind = 23 // __tsan_release annotation
+	kAtomic    kind = 24 // Extra is atom* flags | size
+	kFrame     kind = 25 // PC is in the function, Addr its CFA
+	kUAlloc    kind = 26 // Extra: size (48 bits, unknownSize: none) | function index << 48
+	kUFree     kind = 27
+	kThrStart  kind = 28 // Addr is the start routine
+	kThrEnd    kind = 29
+	kProcExit  kind = 30
+	kindMax         = 30
 )
+
+// Flags of kAtomic (MCPREC_ATOM_* in rt/mcprec.h).
+const (
+	atomSizeMask = 0xff
+	atomRead     = 1 << 8
+	atomWrite    = 1 << 9
+	atomAcq      = 1 << 10
+	atomRel      = 1 << 11
+)
+
+// The allocator of a kAlloc, in the top byte of Extra (MCPREC_FN_*).
+const (
+	allocMalloc = iota
+	allocCalloc
+	allocRealloc
+	allocMemalign
+	allocNew
+	allocNewArray
+)
+
+// sizeOf returns the size of a kAlloc or kUAlloc; ok is false when it is
+// not known.
+func (ev *rawEvent) allocSize() (size uint64, ok bool) {
+	if ev.Kind == kUAlloc {
+		s := ev.Extra & (1<<48 - 1)
+		return s, s != unknownSize
+	}
+	return ev.Extra & (1<<56 - 1), true
+}
+
+// unknownSize marks a kUAlloc whose function does not take the size.
+const unknownSize = 1<<48 - 1
 
 // rawEvent is one record of a thread log.
 type rawEvent struct {
@@ -68,6 +107,7 @@ type rawEvent struct {
 type rawThread struct {
 	Token, Parent, Pthread uint64
 	StackLo, StackHi       uint64
+	TLSLo, TLSHi           uint64
 	path                   string
 }
 
@@ -76,6 +116,9 @@ type module struct {
 	Path string // empty for the main executable in the runtime's view; filled from Exe
 	Bias uint64 // load bias: run-time address minus link-time address
 	Segs [][2]uint64
+	// ReadOnly are the run-time ranges the program cannot write: loaded
+	// segments without write permission, and the RELRO range.
+	ReadOnly [][2]uint64
 }
 
 // rawLog is the raw log of one recorded process.
@@ -83,8 +126,12 @@ type rawLog struct {
 	Dir     string
 	PID     int
 	Exe     string
+	Funcs   bool // Enter/Exit were recorded
 	Modules []module
 	Threads []*rawThread
+	// UFuncs are the --alloc-func/--free-func wrappers by index (the
+	// runtime appends "ufn INDEX 0xADDR" lines to the meta file).
+	UFuncs map[uint64]uint64
 }
 
 // rawPIDs lists the processes that left a log in dir, in increasing pid
@@ -125,7 +172,7 @@ func openRawLog(dir string, pid int) (*rawLog, error) {
 			return nil, fmt.Errorf("%s: logs of several processes %v: choose one with -pid", dir, pids)
 		}
 	}
-	l := &rawLog{Dir: dir, PID: pid}
+	l := &rawLog{Dir: dir, PID: pid, Funcs: true, UFuncs: map[uint64]uint64{}}
 	metaPath := filepath.Join(dir, fmt.Sprintf("p%d.meta", pid))
 	if err := l.readMeta(metaPath); err != nil {
 		return nil, err
@@ -169,6 +216,25 @@ func (l *rawLog) readMeta(path string) error {
 			// Already known from the file name.
 		case "exe":
 			l.Exe = val
+		case "funcs":
+			l.Funcs = val != "0"
+		case "ufn":
+			idx, addr, _ := strings.Cut(val, " ")
+			i, err1 := strconv.ParseUint(idx, 10, 64)
+			a, err2 := strconv.ParseUint(addr, 0, 64)
+			if err1 != nil || err2 != nil {
+				return bad("bad allocation function")
+			}
+			l.UFuncs[i] = a
+		case "relro":
+			lo, hi, _ := strings.Cut(val, " ")
+			a, err1 := strconv.ParseUint(lo, 0, 64)
+			b, err2 := strconv.ParseUint(hi, 0, 64)
+			if err1 != nil || err2 != nil || len(l.Modules) == 0 {
+				return bad("bad RELRO range")
+			}
+			m := &l.Modules[len(l.Modules)-1]
+			m.ReadOnly = append(m.ReadOnly, [2]uint64{a, b})
 		case "module":
 			addr, name, _ := strings.Cut(val, " ")
 			bias, err := strconv.ParseUint(addr, 0, 64)
@@ -177,14 +243,20 @@ func (l *rawLog) readMeta(path string) error {
 			}
 			l.Modules = append(l.Modules, module{Path: name, Bias: bias})
 		case "seg":
-			lo, hi, _ := strings.Cut(val, " ")
-			a, err1 := strconv.ParseUint(lo, 0, 64)
-			b, err2 := strconv.ParseUint(hi, 0, 64)
-			if err1 != nil || err2 != nil || len(l.Modules) == 0 {
+			f := strings.Fields(val)
+			if len(f) < 2 || len(l.Modules) == 0 {
+				return bad("bad segment")
+			}
+			a, err1 := strconv.ParseUint(f[0], 0, 64)
+			b, err2 := strconv.ParseUint(f[1], 0, 64)
+			if err1 != nil || err2 != nil {
 				return bad("bad segment")
 			}
 			m := &l.Modules[len(l.Modules)-1]
 			m.Segs = append(m.Segs, [2]uint64{a, b})
+			if len(f) > 2 && !strings.Contains(f[2], "w") {
+				m.ReadOnly = append(m.ReadOnly, [2]uint64{a, b})
+			}
 		default:
 			// Unknown keys are for later versions of the runtime.
 		}
@@ -232,6 +304,8 @@ func readThreadHeader(path string) (*rawThread, error) {
 		Pthread: le.Uint64(h[32:]),
 		StackLo: le.Uint64(h[40:]),
 		StackHi: le.Uint64(h[48:]),
+		TLSLo:   le.Uint64(h[56:]),
+		TLSHi:   le.Uint64(h[64:]),
 		path:    path,
 	}, nil
 }

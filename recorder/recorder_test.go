@@ -3,6 +3,7 @@ package recorder
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -16,7 +17,9 @@ import (
 
 func TestCompileCommands(t *testing.T) {
 	opts := CCOptions{Runtime: "/rt/libmcprec.a", TempDir: "/tmp/x"}
-	link := []string{"/rt/libmcprec.a", "-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset", "-lpthread", "-ldl"}
+	link := []string{"/rt/libmcprec.a", "-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset",
+		"-Wl,--export-dynamic-symbol=__mcprec_ufn_*", "-lpthread", "-ldl"}
+	pool := []AllocFunc{{Name: "pool_get", Arg: 2}, {Name: "pool_put", Free: true, Arg: 1}}
 	tests := []struct {
 		name string
 		args []string
@@ -26,12 +29,12 @@ func TestCompileCommands(t *testing.T) {
 		{
 			name: "compile only",
 			args: []string{"-O2", "-c", "a.c", "-o", "a.o"},
-			want: [][]string{{"gcc", "-fsanitize=thread", "-g", "-O2", "-c", "a.c", "-o", "a.o"}},
+			want: [][]string{{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c", "-o", "a.o"}},
 		},
 		{
 			name: "compile only keeps the user's -g level and drops a duplicate -fsanitize",
 			args: []string{"-g3", "-fsanitize=thread", "-c", "a.c"},
-			want: [][]string{{"gcc", "-fsanitize=thread", "-g3", "-c", "a.c"}},
+			want: [][]string{{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g3", "-c", "a.c"}},
 		},
 		{
 			name: "link objects",
@@ -42,7 +45,7 @@ func TestCompileCommands(t *testing.T) {
 			name: "one-step build is split",
 			args: []string{"-O1", "-Iinc", "-o", "prog", "main.c", "util.o", "-Wl,-z,now", "-lm"},
 			want: [][]string{
-				{"gcc", "-fsanitize=thread", "-g", "-O1", "-Iinc", "-c", "main.c", "-o", "/tmp/x/1-main.o"},
+				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O1", "-Iinc", "-c", "main.c", "-o", "/tmp/x/1-main.o"},
 				append([]string{"gcc", "-O1", "-Iinc", "-o", "prog", "/tmp/x/1-main.o", "util.o", "-Wl,-z,now", "-lm"}, link...),
 			},
 		},
@@ -50,7 +53,7 @@ func TestCompileCommands(t *testing.T) {
 			name: "C++ picks g++",
 			args: []string{"-std=c++17", "x.cpp", "-o", "x"},
 			want: [][]string{
-				{"g++", "-fsanitize=thread", "-g", "-std=c++17", "-c", "x.cpp", "-o", "/tmp/x/1-x.o"},
+				{"g++", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-std=c++17", "-c", "x.cpp", "-o", "/tmp/x/1-x.o"},
 				append([]string{"g++", "-std=c++17", "/tmp/x/1-x.o", "-o", "x"}, link...),
 			},
 		},
@@ -59,7 +62,7 @@ func TestCompileCommands(t *testing.T) {
 			args: []string{"-x", "c", "prog.txt", "-o", "p"},
 			opts: CCOptions{Compiler: "cc"},
 			want: [][]string{
-				{"cc", "-fsanitize=thread", "-g", "-x", "c", "-c", "prog.txt", "-o", "/tmp/x/1-prog.o"},
+				{"cc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-x", "c", "-c", "prog.txt", "-o", "/tmp/x/1-prog.o"},
 				append([]string{"cc", "-x", "c", "-x", "none", "/tmp/x/1-prog.o", "-o", "p"}, link...),
 			},
 		},
@@ -67,9 +70,43 @@ func TestCompileCommands(t *testing.T) {
 			name: "shared library: instrumented, no runtime",
 			args: []string{"-shared", "-fPIC", "-o", "libx.so", "x.c"},
 			want: [][]string{
-				{"gcc", "-fsanitize=thread", "-g", "-fPIC", "-c", "x.c", "-o", "/tmp/x/1-x.o"},
-				{"gcc", "-shared", "-fPIC", "-o", "libx.so", "/tmp/x/1-x.o", "-g"},
+				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-fPIC", "-c", "x.c", "-o", "/tmp/x/1-x.o"},
+				{"gcc", "-shared", "-fPIC", "-o", "libx.so", "/tmp/x/1-x.o", "-fno-omit-frame-pointer", "-g"},
 			},
+		},
+		{
+			name: "frame pointers stay on",
+			args: []string{"-O2", "-fomit-frame-pointer", "-c", "a.c"},
+			want: [][]string{{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c"}},
+		},
+		{
+			name: "alloc funcs: compiled through assembly, dependencies kept",
+			args: []string{"-O1", "-MMD", "-c", "pool.c", "-o", "obj/pool.o"},
+			opts: CCOptions{AllocFuncs: pool},
+			want: [][]string{
+				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O1", "-MMD", "-MF", "obj/pool.d", "-MT", "obj/pool.o", "-S", "pool.c", "-o", "/tmp/x/1-pool.s"},
+				{RewriteStep, "/tmp/x/1-pool.s", "alloc:pool_get:2", "free:pool_put:1"},
+				{"gcc", "-x", "assembler", "-c", "/tmp/x/1-pool.s", "-o", "obj/pool.o"},
+			},
+		},
+		{
+			name: "alloc funcs: several sources, -m options to the assembler",
+			args: []string{"-m64", "-c", "a.c", "b.c"},
+			opts: CCOptions{AllocFuncs: pool[:1]},
+			want: [][]string{
+				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-m64", "-S", "a.c", "-o", "/tmp/x/1-a.s"},
+				{RewriteStep, "/tmp/x/1-a.s", "alloc:pool_get:2"},
+				{"gcc", "-m64", "-x", "assembler", "-c", "/tmp/x/1-a.s", "-o", "a.o"},
+				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-m64", "-S", "b.c", "-o", "/tmp/x/2-b.s"},
+				{RewriteStep, "/tmp/x/2-b.s", "alloc:pool_get:2"},
+				{"gcc", "-m64", "-x", "assembler", "-c", "/tmp/x/2-b.s", "-o", "b.o"},
+			},
+		},
+		{
+			name: "alloc funcs: preprocessing only is not rewritten",
+			args: []string{"-E", "a.c"},
+			opts: CCOptions{AllocFuncs: pool},
+			want: [][]string{{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-E", "a.c"}},
 		},
 		{
 			name: "no input",
@@ -83,6 +120,7 @@ func TestCompileCommands(t *testing.T) {
 			if tt.opts.Compiler != "" {
 				o.Compiler = tt.opts.Compiler
 			}
+			o.AllocFuncs = tt.opts.AllocFuncs
 			got, err := CompileCommands(tt.args, o)
 			if err != nil {
 				t.Fatal(err)
@@ -136,23 +174,6 @@ func TestBlockMap(t *testing.T) {
 	}
 }
 
-func TestHeapTrackerDropsOverlaps(t *testing.T) {
-	h := newHeapTracker()
-	h.alloc(100, 50, 1)
-	h.alloc(120, 10, 2) // inside the first: its Free was missed
-	if b := h.live.containing(110); b != nil {
-		t.Errorf("stale block %+v still live", b)
-	}
-	if b := h.live.containing(125); b == nil || b.id != 2 {
-		t.Errorf("containing(125) = %+v, want block 2", b)
-	}
-	h.free(120)
-	b := h.alloc(120, 10, 3)
-	if b.gen != 2 {
-		t.Errorf("second block at the same base has generation %d, want 2", b.gen)
-	}
-}
-
 func TestRecordFeatures(t *testing.T) {
 	src := filepath.Join("testdata", "features.c")
 	prog := build(t, src)
@@ -190,9 +211,9 @@ func TestRecordFeatures(t *testing.T) {
 	mustFind(t, evs, "Write", "cfg->verbose", mk["verbose"])
 	mustFind(t, evs, "Write", "cfg->limit", mk["limit-write"])
 	mustFind(t, evs, "Read", "cfg->limit", mk["limit-read"])
-	if got := mustFind(t, evs, "Write", "heap:0x*", mk["opaque"]); len(got) > 0 && !strings.HasSuffix(got[0].objs[0], "+4") {
-		t.Errorf("untyped heap write named %q, want heap:0x…+4", got[0].objs[0])
-	}
+	// A block reached through a void pointer: its allocation site and
+	// the offset.
+	mustFind(t, evs, "Write", fmt.Sprintf("calloc@features.c:%d+4", mk["opaque-alloc"]), mk["opaque"])
 	for _, f := range []string{"cfg->name[0]", "cfg->name[3]"} {
 		mustFind(t, evs, "Write", f, mk["memcpy"])
 	}
@@ -210,9 +231,17 @@ func TestRecordFeatures(t *testing.T) {
 		t.Errorf("timed-out wait recorded as %v", got[0])
 	}
 
-	// Heap: the realloc that moves frees the old block.
-	if len(find(evs, "Alloc", "0x*", 0)) < 3 || len(find(evs, "Free", "0x*", 0)) < 3 {
+	// Heap: the realloc that moves frees the old block. Alloc and Free
+	// name the block, with a '*' (never an access's name).
+	if len(find(evs, "Alloc", "*", 0)) < 3 || len(find(evs, "Free", "*", 0)) < 3 {
 		t.Errorf("want at least 3 Alloc and 3 Free events")
+	}
+	mustFind(t, evs, "Alloc", "*cfg", 0)
+	mustFind(t, evs, "Free", "*cfg", 0)
+	for _, e := range evs {
+		if len(e.objs) > 0 && strings.HasPrefix(e.objs[0], "0x") {
+			t.Errorf("raw address in the trace: %v", e)
+		}
 	}
 	// The threads' own stacks are never recorded.
 	for _, e := range evs {
@@ -242,8 +271,8 @@ func TestRecordCxxThreads(t *testing.T) {
 		t.Errorf("%d Lock of acct.mu, want 2", n)
 	}
 	// The atomic is synchronisation, not data.
-	mustFind(t, evs, "Signal", "hits*", 0)
-	mustFind(t, evs, "Wait", "hits*", 0)
+	mustFind(t, evs, "Signal", "atomic:hits*", 0)
+	mustFind(t, evs, "Wait", "atomic:hits*", 0)
 	for _, e := range evs {
 		if (e.action == "Read" || e.action == "Write") && strings.HasPrefix(e.objs[0], "hits") {
 			t.Errorf("atomic recorded as data: %v", e)
@@ -255,8 +284,8 @@ func TestRecordAtomicFlag(t *testing.T) {
 	prog := build(t, exampleSource("atomic_flag.c"))
 	trace, _ := record(t, prog)
 	evs := parseTrace(t, trace)
-	rel := mustFind(t, evs, "Signal", "ready", 0)
-	acq := mustFind(t, evs, "Wait", "ready", 0)
+	rel := mustFind(t, evs, "Signal", "atomic:ready", 0)
+	acq := mustFind(t, evs, "Wait", "atomic:ready", 0)
 	for _, e := range evs {
 		if (e.action == "Read" || e.action == "Write") && (e.objs[0] == "ready" || e.objs[0] == "refs") {
 			t.Errorf("atomic recorded as data: %v", e)

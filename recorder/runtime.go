@@ -34,9 +34,11 @@ const FuncsEnv = "MCPREDICT_FUNCS"
 
 // runtimeCFlags compile the runtime: optimised, never instrumented, and
 // position independent for the PIE executables gcc makes by default (-fPIE
-// rather than -fPIC so that its thread-local state is a plain %fs access).
+// rather than -fPIC so that its thread-local state is a plain %fs access),
+// with frame pointers: the access hooks find the program's frame through
+// their own (see describe_frame in rt/mcprec.c).
 func runtimeCFlags() []string {
-	return []string{"-O2", "-g", "-fPIE", "-fno-sanitize=all", "-fno-stack-protector", "-Wall"}
+	return []string{"-O2", "-g", "-fPIE", "-fno-sanitize=all", "-fno-stack-protector", "-fno-omit-frame-pointer", "-Wall"}
 }
 
 // RuntimeLib returns the path of the recorder runtime library

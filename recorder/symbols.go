@@ -24,6 +24,28 @@ type lineRow struct {
 type dwarfScope struct {
 	name string // "" for unnamed scopes (lexical blocks, anonymous types)
 	fn   bool   // a function: its name qualifies static locals, not functions
+	// frame is the concrete function whose stack frame the locals in
+	// this scope live in; inl the names of the functions inlined into it
+	// on the way here ("helper::").
+	frame *frameFunc
+	inl   string
+}
+
+// frameFunc is a function's code range and its locals that live at fixed
+// offsets from the frame's CFA (DW_OP_fbreg with DW_OP_call_frame_cfa as
+// the frame base, as gcc emits on x86-64).
+type frameFunc struct {
+	lo, hi uint64
+	name   string
+	locals []localVar
+}
+
+// localVar is a local variable or parameter in the frame.
+type localVar struct {
+	name string // "ctx", or "helper::buf" for one of an inlined function
+	off  int64  // its address minus the CFA
+	size int64
+	typ  dwarf.Type
 }
 
 // funcSym is a function's link-time address range.
@@ -42,10 +64,11 @@ type varSym struct {
 // modSyms is what one module's ELF and DWARF say about its addresses.
 // Addresses in it are link-time addresses.
 type modSyms struct {
-	lines []lineRow
-	funcs []funcSym
-	vars  []varSym
-	err   error // why the module could not be read (reported once)
+	lines  []lineRow
+	funcs  []funcSym
+	vars   []varSym
+	frames []*frameFunc // sorted by lo
+	err    error        // why the module could not be read (reported once)
 }
 
 // loadModSyms reads the line table, functions and variables of an ELF
@@ -76,6 +99,7 @@ func loadModSyms(path string, fullPaths bool) *modSyms {
 		return a.end && !b.end
 	})
 	sort.Slice(ms.funcs, func(i, j int) bool { return ms.funcs[i].lo < ms.funcs[j].lo })
+	sort.Slice(ms.frames, func(i, j int) bool { return ms.frames[i].lo < ms.frames[j].lo })
 	sort.SliceStable(ms.vars, func(i, j int) bool { return ms.vars[i].lo < ms.vars[j].lo })
 	return ms
 }
@@ -88,6 +112,37 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]s
 	// classes, functions, lexical blocks …); name is "" for the unnamed.
 	var stack []dwarfScope
 	seen := map[string]bool{} // variables already collected, by name@addr
+	origins := map[dwarf.Offset]*dwarf.Entry{}
+	origin := func(e *dwarf.Entry) *dwarf.Entry {
+		for i := 0; i < 4; i++ {
+			off, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+			if !ok {
+				off, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+			}
+			if !ok {
+				return e
+			}
+			o, ok := origins[off]
+			if !ok {
+				r := d.Reader()
+				r.Seek(off)
+				o, _ = r.Next()
+				origins[off] = o
+			}
+			if o == nil {
+				return e
+			}
+			e = o
+		}
+		return e
+	}
+	named := func(e *dwarf.Entry) string {
+		n, _ := e.Val(dwarf.AttrName).(string)
+		if n == "" {
+			n, _ = origin(e).Val(dwarf.AttrName).(string)
+		}
+		return n
+	}
 	for {
 		e, err := r.Next()
 		if err != nil {
@@ -109,8 +164,14 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]s
 			if err := ms.readLines(d, e, fullPaths); err != nil {
 				return err
 			}
-		case dwarf.TagVariable:
-			ms.addVar(d, e, stack, seen)
+		case dwarf.TagVariable, dwarf.TagFormalParameter:
+			if e.Tag == dwarf.TagVariable {
+				ms.addVar(d, e, stack, seen)
+			}
+			if len(stack) > 0 && stack[len(stack)-1].frame != nil {
+				sc := stack[len(stack)-1]
+				addLocal(d, e, origin(e), named(e), sc)
+			}
 		case dwarf.TagSubprogram:
 			if ln, ok := e.Val(dwarf.AttrLinkageName).(string); ok && name != "" {
 				var q []string
@@ -129,7 +190,26 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]s
 			case dwarf.TagNamespace, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType, dwarf.TagSubprogram:
 				n = name
 			}
-			stack = append(stack, dwarfScope{n, isFn})
+			sc := dwarfScope{name: n, fn: isFn}
+			if len(stack) > 0 {
+				sc.frame, sc.inl = stack[len(stack)-1].frame, stack[len(stack)-1].inl
+			}
+			switch e.Tag {
+			case dwarf.TagSubprogram:
+				sc.frame, sc.inl = nil, ""
+				if f := newFrameFunc(d, e, named(e)); f != nil {
+					ms.frames = append(ms.frames, f)
+					sc.frame = f
+				}
+				if sc.name == "" {
+					sc.name = named(e)
+				}
+			case dwarf.TagInlinedSubroutine:
+				if sc.frame != nil {
+					sc.inl += named(e) + "::"
+				}
+			}
+			stack = append(stack, sc)
 		}
 	}
 }
@@ -217,6 +297,96 @@ func (ms *modSyms) addVar(d *dwarf.Data, e *dwarf.Entry, stack []dwarfScope, see
 	ms.vars = append(ms.vars, v)
 }
 
+// newFrameFunc returns the frame of a concrete function (one with code)
+// whose frame base is the CFA, or nil.
+func newFrameFunc(d *dwarf.Data, e *dwarf.Entry, name string) *frameFunc {
+	fb, ok := e.Val(dwarf.AttrFrameBase).([]byte)
+	if !ok || len(fb) != 1 || fb[0] != 0x9c { // DW_OP_call_frame_cfa
+		return nil
+	}
+	rs, err := d.Ranges(e)
+	if err != nil || len(rs) == 0 || name == "" {
+		return nil
+	}
+	lo, hi := rs[0][0], rs[0][1]
+	for _, r := range rs[1:] {
+		lo, hi = min(lo, r[0]), max(hi, r[1])
+	}
+	return &frameFunc{lo: lo, hi: hi, name: name}
+}
+
+// addLocal adds a local variable or parameter at a fixed offset from the
+// frame base (DW_OP_fbreg N) to the scope's frame. origin is the DIE with
+// its name and type (itself, or its abstract origin).
+func addLocal(d *dwarf.Data, e, origin *dwarf.Entry, name string, sc dwarfScope) {
+	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
+	if !ok || len(loc) < 2 || loc[0] != 0x91 || name == "" { // DW_OP_fbreg sleb128
+		return
+	}
+	off, n := sleb128(loc[1:])
+	if n != len(loc)-1 {
+		return // an expression beyond fbreg (a piece, a deref)
+	}
+	typOff, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+	if !ok {
+		typOff, ok = origin.Val(dwarf.AttrType).(dwarf.Offset)
+	}
+	v := localVar{name: sc.inl + name, off: off}
+	if ok {
+		if t, err := d.Type(typOff); err == nil {
+			v.typ = t
+			v.size = typeSize(t)
+		}
+	}
+	if v.size <= 0 {
+		v.size = 1
+	}
+	sc.frame.locals = append(sc.frame.locals, v)
+}
+
+// sleb128 decodes a signed LEB128 number and returns it and its length.
+func sleb128(b []byte) (int64, int) {
+	var v int64
+	var shift uint
+	for i, c := range b {
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, i + 1
+		}
+		if shift >= 64 {
+			break
+		}
+	}
+	return 0, 0
+}
+
+// frame returns the function whose code holds link-time pc, if its frame
+// is described.
+func (ms *modSyms) frame(pc uint64) *frameFunc {
+	i := sort.Search(len(ms.frames), func(i int) bool { return ms.frames[i].lo > pc }) - 1
+	for j := i; j >= 0 && j > i-8; j-- {
+		if f := ms.frames[j]; pc >= f.lo && pc < f.hi {
+			return f
+		}
+	}
+	return nil
+}
+
+// local returns the local of the frame at offset off from the CFA.
+func (f *frameFunc) local(off int64) (*localVar, bool) {
+	for i := range f.locals {
+		v := &f.locals[i]
+		if off >= v.off && off < v.off+v.size {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
 // readELFSymbols adds function ranges, and variables the DWARF did not
 // describe (objects compiled without -g), from the symbol tables.
 func (ms *modSyms) readELFSymbols(f *elf.File, linkage map[string]string) {
@@ -234,7 +404,7 @@ func (ms *modSyms) readELFSymbols(f *elf.File, linkage map[string]string) {
 		}
 		switch elf.ST_TYPE(s.Info) {
 		case elf.STT_FUNC:
-			name := s.Name
+			name := strings.TrimPrefix(s.Name, realPrefix)
 			if q, ok := linkage[name]; ok {
 				name = q
 			}

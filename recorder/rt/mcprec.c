@@ -9,8 +9,10 @@
  *
  * What it records, and how:
  *  - reads and writes of global and heap memory; accesses inside the calling
- *    thread's own stack are dropped (they cannot be shared in a correct
- *    program, and they are most of the traffic);
+ *    thread's own stack are dropped (they are most of the traffic), except
+ *    in the part of the stack that has escaped to other threads (see
+ *    "stacks" below); accesses to the thread's own static TLS block (errno,
+ *    __thread variables) are dropped too;
  *  - pthread mutexes, spinlocks, rwlocks, condition variables, barriers,
  *    create/join and POSIX semaphores, by defining the pthread functions in
  *    the executable: the dynamic linker then binds every caller, the program
@@ -18,7 +20,14 @@
  *    definitions, which call the real ones found with dlsym(RTLD_NEXT);
  *  - malloc/calloc/realloc/free/aligned allocation, the same way, calling
  *    glibc's __libc_* entry points, so that address reuse is visible;
- *  - C11/GCC atomics as release/acquire synchronisation (see atomic_pre).
+ *  - C11/GCC atomics: one record per operation, with its kind (read,
+ *    write, both) and the release/acquire semantics the trace needs (see
+ *    atomic_post); the converter makes them synchronisation, and data
+ *    accesses too where the program also accesses the location plainly;
+ *  - thread start and end, and process exit, so that threads that never
+ *    ran or still ran when the program exited can be named;
+ *  - the allocation functions the user names (mcpredict cc --alloc-func),
+ *    through the wrappers that mcpredict cc adds to their definitions.
  *
  * Every event takes one global sequence number (a single relaxed fetch_add,
  * never a lock) and is stored into its thread's own log: there is no shared
@@ -94,13 +103,28 @@ struct thr {
 	uint64_t woff; /* file offset of win */
 	uint32_t pos;  /* next free byte in win */
 	uintptr_t stk_lo, stk_size;
-	/* The last atomic acquire recorded, to fold spin loops (atomic_post). */
+	uintptr_t tls_lo, tls_size; /* the static TLS block: never shared */
+	struct stk *stk;            /* the thread's entry in the stack registry */
+	/* The frame last described by a FRAME record (its CFA and return
+	 * address identify one activation). */
+	uintptr_t fr_cfa, fr_ret;
+	/* Pages last found to be / not to be in another thread's stack, valid
+	 * while the registry's generation is ns_gen (see foreign). */
+	uintptr_t ns_page, st_page;
+	struct stk *st_stk;
+	uint32_t ns_gen, st_gen;
+	/* The last atomic load recorded, to fold spin loops (atomic_post). */
 	uintptr_t acq_addr;
-	uint64_t acq_end; /* log offset just after it */
-	uint32_t acq_rel; /* releases on its stripe at that time */
+	uint64_t acq_end;   /* log offset just after it */
+	uint32_t acq_wr;    /* atomic writes on its stripe at that time */
+	uint32_t acq_flags; /* its flags */
 };
 
 static __thread struct thr T __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t next_seq(void);
+static inline void put(struct thr *t, uint64_t seq, unsigned kind, uint64_t pc, uint64_t addr,
+		       uint64_t extra);
 
 /* ---- small helpers that call nothing that could re-enter us ---- */
 
@@ -161,6 +185,169 @@ static void writeall(int fd, const char *s, size_t n)
 			return;
 		s += w;
 		n -= (size_t)w;
+	}
+}
+
+/* ---- spinlocks (a few instructions held, never while blocking) ---- */
+
+static inline void spin_lock(uint32_t *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		}
+	}
+}
+
+static inline void spin_unlock(uint32_t *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+
+/* ---- stacks ----
+ *
+ * A thread's own stack accesses are not recorded, except at or above its
+ * escape mark esc_lo: the part of its stack (the frames of the functions
+ * that called the current one, from that address up) that other threads
+ * may touch. The mark goes down when the thread passes a pointer into its
+ * stack to pthread_create (struct ctx ctx; pthread_create(&t, 0, worker,
+ * &ctx)), and when another thread accesses its stack (the first such
+ * access finds the owner in the registry below). Only the frames above the
+ * mark pay for recording: the deeper calls, where most stack traffic is,
+ * stay free. The owner's accesses before the mark went down are lost (a
+ * stack address published through a global before any other thread used
+ * it); the converter keeps only the stack locations that several threads
+ * access.
+ *
+ * The registry is an array of stack ranges sorted by address, changed
+ * under a lock at thread start and end and read under a sequence lock.
+ * Every thread's accesses outside its own stack that fall inside the hull
+ * of all stacks are looked up (worker threads' heaps are in that hull), so
+ * each thread caches the last page it found in no stack and the last page
+ * it found in one.
+ */
+
+struct stk {
+	uint64_t lo, hi;
+	uint64_t esc_lo; /* hi: nothing escaped */
+};
+
+#define MAXSTK 4096
+static struct stk g_stk[MAXSTK];
+static struct stk g_nostk = {0, 0, UINT64_MAX}; /* threads without an entry */
+static uint32_t g_stk_used;     /* slots handed out so far */
+static uint32_t g_order[MAXSTK]; /* live slots, sorted by lo */
+static uint32_t g_norder;
+static uint32_t g_stk_lock;
+static uint32_t g_stk_seq; /* odd while g_order changes */
+static uint32_t g_stk_gen; /* changes with every registration */
+static uintptr_t g_stk_min = UINTPTR_MAX, g_stk_span;
+
+static struct stk *stack_register(uintptr_t lo, uintptr_t hi)
+{
+	if (hi <= lo)
+		return &g_nostk;
+	spin_lock(&g_stk_lock);
+	/* A dead thread's stack may be reused (glibc caches them): entries
+	 * overlapping the new one go. */
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g_norder; i++) {
+		struct stk *s = &g_stk[g_order[i]];
+		if (s->lo < hi && lo < s->hi)
+			s->hi = s->lo; /* free */
+		else
+			g_order[n++] = g_order[i];
+	}
+	uint32_t slot = MAXSTK;
+	for (uint32_t i = 0; i < g_stk_used; i++) {
+		if (g_stk[i].hi == g_stk[i].lo) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot == MAXSTK && g_stk_used < MAXSTK)
+		slot = g_stk_used++;
+	struct stk *s = &g_nostk;
+	__atomic_fetch_add(&g_stk_seq, 1, __ATOMIC_ACQ_REL);
+	if (slot < MAXSTK) {
+		s = &g_stk[slot];
+		__atomic_store_n(&s->lo, lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->hi, hi, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->esc_lo, hi, __ATOMIC_RELAXED);
+		uint32_t j = n;
+		while (j > 0 && g_stk[g_order[j - 1]].lo > lo) {
+			__atomic_store_n(&g_order[j], g_order[j - 1], __ATOMIC_RELAXED);
+			j--;
+		}
+		__atomic_store_n(&g_order[j], slot, __ATOMIC_RELAXED);
+		n++;
+	}
+	__atomic_store_n(&g_norder, n, __ATOMIC_RELAXED);
+	uintptr_t mn = g_stk_min < lo ? g_stk_min : lo;
+	uintptr_t mx = g_stk_min + g_stk_span;
+	if (g_stk_min == UINTPTR_MAX || mx < hi)
+		mx = hi;
+	__atomic_store_n(&g_stk_min, mn, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_stk_span, mx - mn, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_stk_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_stk_seq, 1, __ATOMIC_RELEASE);
+	spin_unlock(&g_stk_lock);
+	return s;
+}
+
+static void stack_unregister(struct stk *s)
+{
+	if (s == &g_nostk)
+		return;
+	spin_lock(&g_stk_lock);
+	__atomic_fetch_add(&g_stk_seq, 1, __ATOMIC_ACQ_REL);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g_norder; i++) {
+		if (&g_stk[g_order[i]] != s)
+			__atomic_store_n(&g_order[n++], g_order[i], __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&g_norder, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->hi, s->lo, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_stk_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_stk_seq, 1, __ATOMIC_RELEASE);
+	spin_unlock(&g_stk_lock);
+}
+
+/* stack_lookup returns the registered stack containing a, or NULL. */
+static struct stk *stack_lookup(uintptr_t a)
+{
+	for (;;) {
+		uint32_t s1 = __atomic_load_n(&g_stk_seq, __ATOMIC_ACQUIRE);
+		if (s1 & 1)
+			continue;
+		uint32_t lo = 0, hi = __atomic_load_n(&g_norder, __ATOMIC_RELAXED);
+		if (hi > MAXSTK)
+			hi = MAXSTK;
+		while (lo < hi) { /* first entry with lo > a */
+			uint32_t mid = (lo + hi) / 2;
+			uint32_t slot = __atomic_load_n(&g_order[mid], __ATOMIC_RELAXED) % MAXSTK;
+			if (__atomic_load_n(&g_stk[slot].lo, __ATOMIC_RELAXED) > a)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		struct stk *s = NULL;
+		if (lo > 0) {
+			s = &g_stk[__atomic_load_n(&g_order[lo - 1], __ATOMIC_RELAXED) % MAXSTK];
+			if (a >= __atomic_load_n(&s->hi, __ATOMIC_RELAXED))
+				s = NULL;
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&g_stk_seq, __ATOMIC_RELAXED) == s1)
+			return s;
+	}
+}
+
+static inline void esc_lower(struct stk *s, uintptr_t a)
+{
+	uint64_t v = a & ~(uint64_t)63;
+	uint64_t cur = __atomic_load_n(&s->esc_lo, __ATOMIC_RELAXED);
+	while (v < cur && !__atomic_compare_exchange_n(&s->esc_lo, &cur, v, 1, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED)) {
 	}
 }
 
@@ -284,13 +471,19 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
 	writeall(meta_fd, line, (size_t)(p - line));
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
+		if (ph->p_type != PT_LOAD && ph->p_type != PT_GNU_RELRO)
 			continue;
 		uint64_t lo = (uint64_t)info->dlpi_addr + ph->p_vaddr;
-		p = scat(line, end, "seg ");
+		p = scat(line, end, ph->p_type == PT_LOAD ? "seg " : "relro ");
 		p = ucat(p, end, lo, 1);
 		p = scat(p, end, " ");
 		p = ucat(p, end, lo + ph->p_memsz, 1);
+		if (ph->p_type == PT_LOAD) {
+			p = scat(p, end, " ");
+			p = scat(p, end, ph->p_flags & PF_R ? "r" : "-");
+			p = scat(p, end, ph->p_flags & PF_W ? "w" : "-");
+			p = scat(p, end, ph->p_flags & PF_X ? "x" : "-");
+		}
 		p = scat(p, end, "\n");
 		writeall(meta_fd, line, (size_t)(p - line));
 	}
@@ -328,7 +521,7 @@ static int write_meta(void)
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 	p = scat(p, le, exe);
-	p = scat(p, le, "\n");
+	p = scat(p, le, g_funcs ? "\nfuncs 1\n" : "\nfuncs 0\n");
 	writeall(meta_fd, line, (size_t)(p - line));
 	dl_iterate_phdr(module_cb, NULL);
 	close(meta_fd);
@@ -337,6 +530,10 @@ static int write_meta(void)
 }
 
 static __thread int in_init __attribute__((tls_model("initial-exec")));
+
+static size_t g_tls_static; /* size of a thread's static TLS block */
+
+static void proc_exit(void);
 
 static void rt_init(void)
 {
@@ -372,8 +569,19 @@ static void rt_init(void)
 		p = scat(p, end, dir);
 		p = scat(p, end, "/p");
 		ucat(p, end, (uint64_t)getpid(), 0);
+		/* The static TLS size is what glibc reserves below the thread
+		 * pointer (x86-64) for every thread: errno and the __thread
+		 * variables of the program and its libraries. */
+		void (*tls_info)(size_t *, size_t *) =
+			(void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+		if (tls_info) {
+			size_t sz = 0, al = 0;
+			tls_info(&sz, &al);
+			g_tls_static = sz;
+		}
 		if (write_meta() == 0 && pthread_key_create(&g_key, thr_exit) == 0) {
 			pthread_atfork(NULL, NULL, at_fork_child);
+			atexit(proc_exit);
 			next = G_READY;
 		}
 	}
@@ -439,8 +647,23 @@ static struct thr *thr_init(uint64_t tok, uint64_t parent)
 	}
 	t->stk_lo = (uintptr_t)sa;
 	t->stk_size = ss;
+	t->tls_lo = t->tls_size = 0;
+#if defined(__x86_64__)
+	if (g_tls_static) {
+		uintptr_t tp;
+		__asm__("mov %%fs:0, %0" : "=r"(tp));
+		t->tls_lo = tp - g_tls_static;
+		t->tls_size = g_tls_static;
+	}
+#endif
+	t->stk = stack_register(t->stk_lo, t->stk_lo + ss);
+	t->fr_cfa = t->fr_ret = 0;
+	t->ns_page = t->st_page = 0;
+	t->acq_addr = 0;
 	t->win = map_window(tok, 0, 1);
 	if (!t->win) {
+		stack_unregister(t->stk);
+		t->stk = &g_nostk;
 		t->state = T_DONE;
 		return NULL;
 	}
@@ -454,6 +677,8 @@ static struct thr *thr_init(uint64_t tok, uint64_t parent)
 	h->pthread = (uint64_t)pthread_self();
 	h->stack_lo = (uint64_t)t->stk_lo;
 	h->stack_hi = (uint64_t)(t->stk_lo + ss);
+	h->tls_lo = (uint64_t)t->tls_lo;
+	h->tls_hi = (uint64_t)(t->tls_lo + t->tls_size);
 	t->woff = 0;
 	t->pos = sizeof *h;
 	pthread_setspecific(g_key, t);
@@ -467,9 +692,22 @@ static void thr_exit(void *p)
 	struct thr *t = p;
 	if (t != &T || t->state != T_READY)
 		return;
+	if (!t->busy)
+		put(t, next_seq(), MCPREC_THREAD_END, 0, 0, 0);
 	t->state = T_DONE;
+	stack_unregister(t->stk);
+	t->stk = &g_nostk;
 	munmap(t->win, CHUNK);
 	t->win = NULL;
+}
+
+/* proc_exit runs in the thread that calls exit() (an atexit handler): the
+ * threads still running then are cut short. */
+static void proc_exit(void)
+{
+	struct thr *t = &T;
+	if (t->state == T_READY && !t->busy)
+		put(t, next_seq(), MCPREC_PROC_EXIT, 0, 0, 0);
 }
 
 static __attribute__((noinline)) int next_window(struct thr *t)
@@ -543,66 +781,167 @@ static inline void ev(unsigned kind, const volatile void *addr, uint64_t extra, 
 
 /* ---- memory accesses ---- */
 
-static inline void acc(const void *a, uint64_t size, unsigned kind, uint64_t pc)
+/* describe_frame records, when it changed, the stack frame that holds
+ * address a of the thread's own stack: the CFA of that frame and a pc in
+ * its function, found by walking the frame-pointer chain (mcpredict cc
+ * compiles with -fno-omit-frame-pointer; on x86-64 a frame's CFA is its
+ * frame pointer + 16) from fp, the frame pointer of the function that made
+ * the access at pc. The converter names the location from the function's
+ * DWARF locals (main::ctx.count). A chain that breaks (a frame of code
+ * compiled without frame pointers) gives no record; the location then
+ * keeps a name relative to the stack. */
+static __attribute__((noinline)) void describe_frame(struct thr *t, uintptr_t a, uint64_t pc,
+						     uintptr_t fp)
 {
-	struct thr *t = cur();
-	if (!t || (uintptr_t)a - t->stk_lo < t->stk_size)
-		return;
-	put(t, next_seq(), kind, pc, (uint64_t)(uintptr_t)a, size);
+#if defined(__x86_64__)
+	uintptr_t hi = t->stk_lo + t->stk_size, prev = 0, fnpc = pc;
+	for (int d = 0; d < 64; d++) {
+		if (fp <= prev || fp < t->stk_lo || fp + 16 > hi || (fp & 7))
+			return;
+		uintptr_t cfa = fp + 16;
+		uintptr_t ret = ((const uintptr_t *)fp)[1];
+		if (a < cfa) {
+			if (cfa != t->fr_cfa || ret != t->fr_ret) {
+				t->fr_cfa = cfa;
+				t->fr_ret = ret;
+				put(t, next_seq(), MCPREC_FRAME, fnpc, cfa, 0);
+			}
+			return;
+		}
+		fnpc = ret;
+		prev = fp;
+		fp = ((const uintptr_t *)fp)[0];
+	}
+#else
+	(void)t;
+	(void)a;
+	(void)pc;
+	(void)fp;
+#endif
 }
 
-static inline void acc8(const void *a, uint64_t pc)
+/* stack_own records an access to the escaped part of the thread's own
+ * stack. fp is the frame pointer of the accessing function. */
+static __attribute__((noinline)) void stack_own(struct thr *t, uintptr_t a, uint64_t size,
+						unsigned kind, uint64_t pc, uintptr_t fp)
 {
-	struct thr *t = cur();
-	if (!t || (uintptr_t)a - t->stk_lo < t->stk_size)
-		return;
-	/* The program is about to read these 8 bytes; their value lets the
-	 * converter name a heap block after the pointer it was reached
-	 * through (buf->outcnt). */
-	uint64_t v = *(const volatile uint64_t *)a;
-	put(t, next_seq(), MCPREC_READ8, pc, (uint64_t)(uintptr_t)a, v);
+	if (a - t->tls_lo < t->tls_size)
+		return; /* a thread's TLS sits at the top of its stack block */
+	describe_frame(t, a, pc, fp);
+	uint64_t extra = size;
+	if (kind == MCPREC_READ8)
+		extra = *(const volatile uint64_t *)a;
+	put(t, next_seq(), kind, pc, a, extra);
 }
 
-/* __mcprec_range is called by the --wrap'ed memcpy/memmove/memset. */
+/* foreign handles an access outside the thread's own stack that may be in
+ * another thread's: it lowers that thread's escape mark, so that the
+ * owner's own accesses there are recorded from now on. */
+static __attribute__((noinline)) void foreign(struct thr *t, uintptr_t a)
+{
+	uintptr_t page = a >> 12;
+	uint32_t gen = __atomic_load_n(&g_stk_gen, __ATOMIC_RELAXED);
+	if (page == t->ns_page && gen == t->ns_gen)
+		return;
+	struct stk *s;
+	if (page == t->st_page && gen == t->st_gen) {
+		s = t->st_stk;
+	} else {
+		s = stack_lookup(a);
+		if (!s || s == t->stk) {
+			t->ns_page = page;
+			t->ns_gen = gen;
+			return;
+		}
+		t->st_page = page;
+		t->st_gen = gen;
+		t->st_stk = s;
+	}
+	esc_lower(s, a);
+}
+
+/* acc records a load or store of size bytes at a, made at pc by the
+ * function whose frame pointer is fp. */
+static __attribute__((always_inline)) inline void acc(const void *p, uint64_t size, unsigned kind,
+						      uint64_t pc, void *hookfp)
+{
+	struct thr *t = cur();
+	if (!t)
+		return;
+	uintptr_t a = (uintptr_t)p;
+	if (a - t->stk_lo < t->stk_size) {
+		if (LIKELY(a < __atomic_load_n(&t->stk->esc_lo, __ATOMIC_RELAXED)))
+			return;
+		/* hookfp is the hook's frame; the caller's is saved in it. */
+		stack_own(t, a, size, kind, pc, *(const uintptr_t *)hookfp);
+		return;
+	}
+	if (UNLIKELY(a - t->tls_lo < t->tls_size))
+		return;
+	if (UNLIKELY(a - __atomic_load_n(&g_stk_min, __ATOMIC_RELAXED) <
+		     __atomic_load_n(&g_stk_span, __ATOMIC_RELAXED)))
+		foreign(t, a);
+	uint64_t extra = size;
+	if (kind == MCPREC_READ8)
+		/* The program is about to read these 8 bytes; their value
+		 * lets the converter name a heap block after the pointer it
+		 * was reached through (buf->outcnt). */
+		extra = *(const volatile uint64_t *)a;
+	put(t, next_seq(), kind, pc, a, extra);
+}
+
+#define FP() __builtin_frame_address(0)
+
+/* __mcprec_range is called by the --wrap'ed memcpy/memmove/memset, whose
+ * frame sits between this one and the program's. */
 void __mcprec_range(const void *a, uint64_t size, int write, void *pc)
 {
 	if (size > 0)
-		acc(a, size, write ? MCPREC_WRITE : MCPREC_READ, (uint64_t)(uintptr_t)pc);
+		acc(a, size, write ? MCPREC_WRITE : MCPREC_READ, (uint64_t)(uintptr_t)pc,
+		    *(void **)FP());
 }
 
-#define DEF_ACCESS(n)                                                                   \
-	void __tsan_read##n(void *a) { acc(a, n, MCPREC_READ, RA()); }                  \
-	void __tsan_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA()); }                \
-	void __tsan_unaligned_read##n(void *a) { acc(a, n, MCPREC_READ, RA()); }        \
-	void __tsan_unaligned_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA()); }      \
-	void __tsan_volatile_read##n(void *a) { acc(a, n, MCPREC_READ, RA()); }         \
-	void __tsan_volatile_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA()); }
+#define DEF_ACCESS(n)                                                                        \
+	void __tsan_read##n(void *a) { acc(a, n, MCPREC_READ, RA(), FP()); }                 \
+	void __tsan_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA(), FP()); }               \
+	void __tsan_unaligned_read##n(void *a) { acc(a, n, MCPREC_READ, RA(), FP()); }       \
+	void __tsan_unaligned_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA(), FP()); }     \
+	void __tsan_volatile_read##n(void *a) { acc(a, n, MCPREC_READ, RA(), FP()); }        \
+	void __tsan_volatile_write##n(void *a) { acc(a, n, MCPREC_WRITE, RA(), FP()); }
 
-void __tsan_read1(void *a) { acc(a, 1, MCPREC_READ, RA()); }
-void __tsan_write1(void *a) { acc(a, 1, MCPREC_WRITE, RA()); }
-void __tsan_volatile_read1(void *a) { acc(a, 1, MCPREC_READ, RA()); }
-void __tsan_volatile_write1(void *a) { acc(a, 1, MCPREC_WRITE, RA()); }
+void __tsan_read1(void *a) { acc(a, 1, MCPREC_READ, RA(), FP()); }
+void __tsan_write1(void *a) { acc(a, 1, MCPREC_WRITE, RA(), FP()); }
+void __tsan_volatile_read1(void *a) { acc(a, 1, MCPREC_READ, RA(), FP()); }
+void __tsan_volatile_write1(void *a) { acc(a, 1, MCPREC_WRITE, RA(), FP()); }
 DEF_ACCESS(2)
 DEF_ACCESS(4)
 DEF_ACCESS(16)
-void __tsan_read8(void *a) { acc8(a, RA()); }
-void __tsan_unaligned_read8(void *a) { acc8(a, RA()); }
-void __tsan_volatile_read8(void *a) { acc8(a, RA()); }
-void __tsan_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA()); }
-void __tsan_unaligned_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA()); }
-void __tsan_volatile_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA()); }
-void __tsan_read_range(void *a, size_t n) { if (n) acc(a, n, MCPREC_READ, RA()); }
-void __tsan_write_range(void *a, size_t n) { if (n) acc(a, n, MCPREC_WRITE, RA()); }
+void __tsan_read8(void *a) { acc(a, 8, MCPREC_READ8, RA(), FP()); }
+void __tsan_unaligned_read8(void *a) { acc(a, 8, MCPREC_READ8, RA(), FP()); }
+void __tsan_volatile_read8(void *a) { acc(a, 8, MCPREC_READ8, RA(), FP()); }
+void __tsan_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA(), FP()); }
+void __tsan_unaligned_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA(), FP()); }
+void __tsan_volatile_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA(), FP()); }
+void __tsan_read_range(void *a, size_t n)
+{
+	if (n)
+		acc(a, n, MCPREC_READ, RA(), FP());
+}
+void __tsan_write_range(void *a, size_t n)
+{
+	if (n)
+		acc(a, n, MCPREC_WRITE, RA(), FP());
+}
 
 void __tsan_vptr_update(void **p, void *v)
 {
 	/* Constructors store the same vtable pointer again and again; only a
 	 * change is a write that matters. */
 	if (*p != v)
-		acc(p, 8, MCPREC_WRITE, RA());
+		acc(p, 8, MCPREC_WRITE, RA(), FP());
 }
 
-void __tsan_vptr_read(void **p) { acc(p, 8, MCPREC_READ, RA()); }
+void __tsan_vptr_read(void **p) { acc(p, 8, MCPREC_READ, RA(), FP()); }
 
 void __tsan_init(void) { rt_init(); }
 
@@ -630,48 +969,37 @@ void __tsan_release(void *a) { ev(MCPREC_AREL, a, 0, RA()); }
 
 /* ---- atomics ----
  *
- * An atomic operation is synchronisation, never a data access: a release
- * (store, or read-modify-write, with release or stronger order) is recorded
- * as a Signal on the atomic's address and an acquire (load or RMW with
- * acquire or stronger) as a Wait on it; an acq_rel/seq_cst RMW gives both,
- * Wait first. The predictor then orders every acquire after the latest
- * release before it in the trace — exactly the reads-from edge when that
- * release is the store the load read — so the data that a flag or a
- * user-level spinlock publishes is not reported as racy, and the atomic
- * variable itself, being a synchronisation object, is never reported.
- * A pseudo-lock around each atomic would instead give mutual exclusion
- * without order, and every message passed through an atomic flag would be
- * reported as a violation.
+ * Every atomic operation is one MCPREC_ATOMIC record: its size, whether it
+ * reads and/or writes, and whether the trace needs its release and acquire
+ * semantics. The converter writes a release as a Signal and an acquire as
+ * a Wait on the object "atomic:<name>", so that the predictor orders every
+ * acquire after the latest release before it in the trace — the
+ * reads-from edge when that release is the store the load read — and data
+ * published through a flag or protected by a hand-written spinlock is not
+ * reported. Where the program also reads or writes the location plainly
+ * (a reference count read without the atomic), the converter adds the
+ * operation as a data access of <name> too (see convert.go). Relaxed
+ * operations are recorded for that reason, though they order nothing.
  *
- * For the trace order to be the order of the operations on one address, the
- * operation and its sequence number are taken together under a striped
- * spinlock (hashed by address; held for a few instructions only, never
- * while blocking). Relaxed operations carry no order and take no lock; they
- * record nothing. Fences record nothing either.
+ * For the trace order to be the order of the operations on one address,
+ * the operation and its sequence number are taken together under a
+ * striped spinlock (hashed by address; held for a few instructions only,
+ * never while blocking). An acquire whose latest release on the address
+ * was this thread's own adds no order and is not flagged. Fences record
+ * nothing.
  */
 
 #define STRIPES 1024
 static uint32_t g_stripes[STRIPES];
-static uint32_t g_releases[STRIPES]; /* releases recorded per stripe */
+static uint32_t g_writes[STRIPES];     /* atomic writes recorded per stripe */
+static uintptr_t g_rel_addr[STRIPES];  /* the latest release per stripe: address */
+static uint64_t g_rel_tok[STRIPES];    /* and thread */
 
 static inline uint32_t *stripe(const volatile void *a)
 {
 	uintptr_t x = (uintptr_t)a >> 3;
 	return &g_stripes[(x ^ (x >> 10)) & (STRIPES - 1)];
 }
-
-static inline void spin_lock(uint32_t *l)
-{
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
-		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
-		}
-	}
-}
-
-static inline void spin_unlock(uint32_t *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
 /* gcc passes its memory model, possibly with flag bits above the low 3. */
 static inline int mo_acq(int mo)
@@ -688,13 +1016,11 @@ static inline int mo_rel(int mo)
 }
 
 /* atomic_pre returns the thread, with the address's stripe locked, when the
- * operation must be recorded. busy is set meanwhile, so that a signal
- * handler interrupting us does its atomics without the lock (no
- * self-deadlock) and unrecorded. */
-static inline struct thr *atomic_pre(const volatile void *a, int sync, uint32_t **lk)
+ * operation is recorded. busy is set meanwhile, so that a signal handler
+ * interrupting us does its atomics without the lock (no self-deadlock) and
+ * unrecorded. */
+static inline struct thr *atomic_pre(const volatile void *a, uint32_t **lk)
 {
-	if (!sync)
-		return NULL;
 	struct thr *t = cur();
 	if (!t)
 		return NULL;
@@ -705,27 +1031,43 @@ static inline struct thr *atomic_pre(const volatile void *a, int sync, uint32_t 
 }
 
 /* atomic_post records the operation, with the stripe still locked. A spin
- * loop (while (!atomic_load(&ready));) would record one Wait per turn; an
- * acquire that directly follows the thread's previous one on the same
- * address, with no release on it in between, adds no order and no new
- * region boundary, and is left out. */
-static inline void atomic_post(struct thr *t, uint32_t *lk, const volatile void *a, int acq, int rel,
-			       uint64_t pc)
+ * loop (while (!atomic_load(&ready));) would record one load per turn; a
+ * load that directly follows the thread's previous one on the same
+ * address, with the same flags and no atomic write on the stripe in
+ * between, is left out. */
+static inline void atomic_post(struct thr *t, uint32_t *lk, const volatile void *p, unsigned size,
+			       int rd, int wr, int acq, int rel, uint64_t pc)
 {
-	uint32_t *releases = &g_releases[lk - g_stripes];
-	if (acq) {
-		uint64_t at = t->woff + t->pos;
-		if (rel || t->acq_addr != (uintptr_t)a || t->acq_end != at || t->acq_rel != *releases) {
-			put(t, next_seq(), MCPREC_AACQ, pc, (uint64_t)(uintptr_t)a, 0);
-			t->acq_addr = (uintptr_t)a;
-			t->acq_end = t->woff + t->pos;
-			t->acq_rel = *releases;
-		}
+	uint32_t i = (uint32_t)(lk - g_stripes);
+	uintptr_t a = (uintptr_t)p;
+	uint32_t flags = size;
+	if (rd)
+		flags |= MCPREC_ATOM_READ;
+	if (wr)
+		flags |= MCPREC_ATOM_WRITE;
+	if (acq && !(g_rel_addr[i] == a && g_rel_tok[i] == t->tok))
+		flags |= MCPREC_ATOM_ACQ;
+	if (rel)
+		flags |= MCPREC_ATOM_REL;
+	if (!wr && t->acq_addr == a && t->acq_flags == flags && t->acq_end == t->woff + t->pos &&
+	    t->acq_wr == g_writes[i]) {
+		spin_unlock(lk);
+		t->busy = 0;
+		return;
+	}
+	put(t, next_seq(), MCPREC_ATOMIC, pc, a, flags);
+	if (wr) {
+		g_writes[i]++;
+		t->acq_addr = 0;
+	} else {
+		t->acq_addr = a;
+		t->acq_flags = flags;
+		t->acq_end = t->woff + t->pos;
+		t->acq_wr = g_writes[i];
 	}
 	if (rel) {
-		put(t, next_seq(), MCPREC_AREL, pc, (uint64_t)(uintptr_t)a, 0);
-		(*releases)++;
-		t->acq_addr = 0;
+		g_rel_addr[i] = a;
+		g_rel_tok[i] = t->tok;
 	}
 	spin_unlock(lk);
 	t->busy = 0;
@@ -738,10 +1080,10 @@ static inline void atomic_post(struct thr *t, uint32_t *lk, const volatile void 
 	{                                                                           \
 		uint64_t pc = RA();                                                 \
 		uint32_t *lk = NULL;                                                \
-		struct thr *t = atomic_pre(a, mo_acq(mo) || mo_rel(mo), &lk);       \
+		struct thr *t = atomic_pre(a, &lk);                                 \
 		T old = __atomic_##OP(a, v, SC);                                    \
 		if (t)                                                              \
-			atomic_post(t, lk, a, mo_acq(mo), mo_rel(mo), pc);          \
+			atomic_post(t, lk, a, N / 8, 1, 1, mo_acq(mo), mo_rel(mo), pc); \
 		return old;                                                         \
 	}
 
@@ -750,20 +1092,20 @@ static inline void atomic_post(struct thr *t, uint32_t *lk, const volatile void 
 	{                                                                                  \
 		uint64_t pc = RA();                                                        \
 		uint32_t *lk = NULL;                                                       \
-		struct thr *t = atomic_pre(a, mo_acq(mo), &lk);                            \
+		struct thr *t = atomic_pre(a, &lk);                                        \
 		T v = __atomic_load_n(a, SC);                                              \
 		if (t)                                                                     \
-			atomic_post(t, lk, a, 1, 0, pc);                                   \
+			atomic_post(t, lk, a, N / 8, 1, 0, mo_acq(mo), 0, pc);             \
 		return v;                                                                  \
 	}                                                                                  \
 	void __tsan_atomic##N##_store(volatile T *a, T v, int mo)                          \
 	{                                                                                  \
 		uint64_t pc = RA();                                                        \
 		uint32_t *lk = NULL;                                                       \
-		struct thr *t = atomic_pre(a, mo_rel(mo), &lk);                            \
+		struct thr *t = atomic_pre(a, &lk);                                        \
 		__atomic_store_n(a, v, SC);                                                \
 		if (t)                                                                     \
-			atomic_post(t, lk, a, 0, 1, pc);                                   \
+			atomic_post(t, lk, a, N / 8, 0, 1, 0, mo_rel(mo), pc);             \
 	}                                                                                  \
 	DEF_RMW(N, T, fetch_add)                                                           \
 	DEF_RMW(N, T, fetch_sub)                                                           \
@@ -775,20 +1117,20 @@ static inline void atomic_post(struct thr *t, uint32_t *lk, const volatile void 
 	{                                                                                  \
 		uint64_t pc = RA();                                                        \
 		uint32_t *lk = NULL;                                                       \
-		struct thr *t = atomic_pre(a, mo_acq(mo) || mo_rel(mo), &lk);              \
+		struct thr *t = atomic_pre(a, &lk);                                        \
 		T old = __atomic_exchange_n(a, v, SC);                                     \
 		if (t)                                                                     \
-			atomic_post(t, lk, a, mo_acq(mo), mo_rel(mo), pc);                 \
+			atomic_post(t, lk, a, N / 8, 1, 1, mo_acq(mo), mo_rel(mo), pc);    \
 		return old;                                                                \
 	}                                                                                  \
 	static inline int cas##N(volatile T *a, T *c, T v, int mo, int fmo, uint64_t pc)   \
 	{                                                                                  \
 		uint32_t *lk = NULL;                                                       \
-		struct thr *t = atomic_pre(a, mo_acq(mo) || mo_rel(mo) || mo_acq(fmo), &lk); \
+		struct thr *t = atomic_pre(a, &lk);                                        \
 		int ok = __atomic_compare_exchange_n(a, c, v, 0, SC, SC);                  \
 		if (t)                                                                     \
-			atomic_post(t, lk, a, ok ? mo_acq(mo) : mo_acq(fmo), ok && mo_rel(mo), \
-				    pc);                                                   \
+			atomic_post(t, lk, a, N / 8, 1, ok, ok ? mo_acq(mo) : mo_acq(fmo),  \
+				    ok && mo_rel(mo), pc);                                 \
 		return ok;                                                                 \
 	}                                                                                  \
 	int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo,  \
@@ -828,11 +1170,11 @@ static inline struct thr *lock128(const volatile void *a, uint32_t **lk)
 	return t;
 }
 
-static inline void unlock128(struct thr *t, uint32_t *lk, const volatile void *a, int acq, int rel,
-			     uint64_t pc)
+static inline void unlock128(struct thr *t, uint32_t *lk, const volatile void *a, int rd, int wr,
+			     int acq, int rel, uint64_t pc)
 {
 	if (t) {
-		atomic_post(t, lk, a, acq, rel, pc);
+		atomic_post(t, lk, a, 16, rd, wr, acq, rel, pc);
 		return;
 	}
 	spin_unlock(lk);
@@ -846,7 +1188,7 @@ static inline void unlock128(struct thr *t, uint32_t *lk, const volatile void *a
 		struct thr *t = lock128(a, &lk);                              \
 		u128 old = *a;                                                \
 		*a = (EXPR);                                                  \
-		unlock128(t, lk, a, mo_acq(mo), mo_rel(mo), pc);              \
+		unlock128(t, lk, a, 1, 1, mo_acq(mo), mo_rel(mo), pc);        \
 		return old;                                                   \
 	}
 
@@ -856,7 +1198,7 @@ u128 __tsan_atomic128_load(const volatile u128 *a, int mo)
 	uint32_t *lk;
 	struct thr *t = lock128(a, &lk);
 	u128 v = *a;
-	unlock128(t, lk, a, mo_acq(mo), 0, pc);
+	unlock128(t, lk, a, 1, 0, mo_acq(mo), 0, pc);
 	return v;
 }
 
@@ -866,7 +1208,7 @@ void __tsan_atomic128_store(volatile u128 *a, u128 v, int mo)
 	uint32_t *lk;
 	struct thr *t = lock128(a, &lk);
 	*a = v;
-	unlock128(t, lk, a, 0, mo_rel(mo), pc);
+	unlock128(t, lk, a, 0, 1, 0, mo_rel(mo), pc);
 }
 
 DEF_RMW128(exchange, v)
@@ -886,7 +1228,7 @@ static int cas128(volatile u128 *a, u128 *c, u128 v, int mo, int fmo, uint64_t p
 		*a = v;
 	else
 		*c = *a;
-	unlock128(t, lk, a, ok ? mo_acq(mo) : mo_acq(fmo), ok && mo_rel(mo), pc);
+	unlock128(t, lk, a, 1, ok, ok ? mo_acq(mo) : mo_acq(fmo), ok && mo_rel(mo), pc);
 	return ok;
 }
 
@@ -982,8 +1324,10 @@ static void *trampoline(void *p)
 	struct start s = *(struct start *)p;
 	__libc_free(p);
 	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == G_READY && T.state == T_NONE) {
-		thr_init(s.tok, s.parent);
+		struct thr *t = thr_init(s.tok, s.parent);
 		tidmap_put((uint64_t)pthread_self(), s.tok);
+		if (t)
+			put(t, next_seq(), MCPREC_THREAD_START, 0, (uint64_t)(uintptr_t)s.fn, 0);
 	}
 	return s.fn(s.arg);
 }
@@ -1003,6 +1347,12 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	s->arg = arg;
 	s->tok = tok;
 	s->parent = t->tok;
+	/* A pointer into our own stack given to the new thread: that part of
+	 * the stack is shared from now on (see "stacks"). */
+	if ((uintptr_t)arg - t->stk_lo < t->stk_size) {
+		esc_lower(t->stk, (uintptr_t)arg);
+		describe_frame(t, (uintptr_t)arg, pc, *(const uintptr_t *)FP());
+	}
 	/* The Create's number is taken before the child exists, so it is below
 	 * every event of the child; it is stored only if the create works. */
 	uint64_t seq = next_seq();
@@ -1207,11 +1557,14 @@ static inline void heap_ev(unsigned kind, void *p, uint64_t n, uint64_t pc)
 		put(t, next_seq(), kind, pc, (uint64_t)(uintptr_t)p, n);
 }
 
+/* The size of an Alloc, with its allocator in the top byte. */
+#define FN(fn, n) (((uint64_t)(n) & ((1ULL << 56) - 1)) | (uint64_t)(fn) << 56)
+
 void *malloc(size_t n)
 {
 	void *p = __libc_malloc(n);
 	if (p)
-		heap_ev(MCPREC_ALLOC, p, n, RA());
+		heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_MALLOC, n), RA());
 	return p;
 }
 
@@ -1219,7 +1572,7 @@ void *calloc(size_t a, size_t b)
 {
 	void *p = __libc_calloc(a, b);
 	if (p)
-		heap_ev(MCPREC_ALLOC, p, (uint64_t)a * b, RA());
+		heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_CALLOC, (uint64_t)a * b), RA());
 	return p;
 }
 
@@ -1236,7 +1589,7 @@ void *realloc(void *p, size_t n)
 	if (!p) {
 		void *q = __libc_malloc(n);
 		if (q)
-			heap_ev(MCPREC_ALLOC, q, n, pc);
+			heap_ev(MCPREC_ALLOC, q, FN(MCPREC_FN_REALLOC, n), pc);
 		return q;
 	}
 	struct thr *t = cur_heap();
@@ -1245,11 +1598,12 @@ void *realloc(void *p, size_t n)
 	if (!t)
 		return q;
 	if (q == p) {
-		put(t, before, MCPREC_ALLOC, pc, (uint64_t)(uintptr_t)q, n); /* resized in place */
+		/* resized in place */
+		put(t, before, MCPREC_ALLOC, pc, (uint64_t)(uintptr_t)q, FN(MCPREC_FN_REALLOC, n));
 	} else if (q || n == 0) {
 		put(t, before, MCPREC_FREE, pc, (uint64_t)(uintptr_t)p, 0);
 		if (q)
-			put(t, next_seq(), MCPREC_ALLOC, pc, (uint64_t)(uintptr_t)q, n);
+			put(t, next_seq(), MCPREC_ALLOC, pc, (uint64_t)(uintptr_t)q, FN(MCPREC_FN_REALLOC, n));
 	}
 	return q;
 }
@@ -1260,7 +1614,7 @@ void *memalign(size_t al, size_t n)
 {
 	void *p = __libc_memalign(al, n);
 	if (p)
-		heap_ev(MCPREC_ALLOC, p, n, RA());
+		heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_MEMALIGN, n), RA());
 	return p;
 }
 
@@ -1272,7 +1626,7 @@ void *aligned_alloc(size_t al, size_t n)
 	}
 	void *p = __libc_memalign(al, n);
 	if (p)
-		heap_ev(MCPREC_ALLOC, p, n, RA());
+		heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_MEMALIGN, n), RA());
 	return p;
 }
 
@@ -1283,7 +1637,136 @@ int posix_memalign(void **out, size_t al, size_t n)
 	void *p = __libc_memalign(al, n);
 	if (!p)
 		return ENOMEM;
-	heap_ev(MCPREC_ALLOC, p, n, RA());
+	heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_MEMALIGN, n), RA());
 	*out = p;
 	return 0;
+}
+
+/* C++ operator new and delete, so that an object's allocation site is the
+ * program's new expression rather than a line inside libstdc++. A failing
+ * allocation goes to the real operator, which calls the new-handler or
+ * throws. Weak: a program that replaces the operators keeps its own (its
+ * calls to malloc are then the sites). */
+
+static void *real_new(const char *name, size_t n)
+{
+	void *(*fn)(size_t) = (void *(*)(size_t))dlsym(RTLD_NEXT, name);
+	if (!fn)
+		abort();
+	return fn(n);
+}
+
+__attribute__((weak)) void *_Znwm(size_t n)
+{
+	void *p = __libc_malloc(n ? n : 1);
+	if (!p)
+		return real_new("_Znwm", n);
+	heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_NEW, n), RA());
+	return p;
+}
+
+__attribute__((weak)) void *_Znam(size_t n)
+{
+	void *p = __libc_malloc(n ? n : 1);
+	if (!p)
+		return real_new("_Znam", n);
+	heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_NEW_ARRAY, n), RA());
+	return p;
+}
+
+static inline void delete_ev(void *p, uint64_t pc)
+{
+	if (p)
+		heap_ev(MCPREC_FREE, p, 0, pc);
+	__libc_free(p);
+}
+
+__attribute__((weak)) void _ZdlPv(void *p) { delete_ev(p, RA()); }
+__attribute__((weak)) void _ZdaPv(void *p) { delete_ev(p, RA()); }
+__attribute__((weak)) void _ZdlPvm(void *p, size_t n)
+{
+	(void)n;
+	delete_ev(p, RA());
+}
+__attribute__((weak)) void _ZdaPvm(void *p, size_t n)
+{
+	(void)n;
+	delete_ev(p, RA());
+}
+
+/* ---- allocation functions named by the user ----
+ *
+ * mcpredict cc --alloc-func NAME renames the definition of NAME in the
+ * assembly it compiles to __mcprec_real_NAME and adds a wrapper named NAME
+ * (recorder/cc.go) that calls __mcprec_ufn_enter, the real function, then
+ * __mcprec_ufn_alloc with the result; --free-func wrappers call
+ * __mcprec_ufn_free before the real function and __mcprec_ufn_leave
+ * after. Only the outermost of nested calls (apr_pcalloc calling
+ * apr_palloc, both named) is recorded. The wrappers reach these functions
+ * through weak references: a program linked without the runtime just
+ * calls the real functions.
+ */
+
+static __thread int g_udepth __attribute__((tls_model("initial-exec")));
+
+/* The wrappers seen so far, by index; each is announced in the meta file
+ * ("ufn INDEX 0xADDR") so that the converter can name it. */
+#define MAXUFN 256
+static uintptr_t g_ufn[MAXUFN];
+static uint32_t g_nufn, g_ufn_lock;
+
+static uint64_t ufn_index(uintptr_t fn)
+{
+	uint32_t n = __atomic_load_n(&g_nufn, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++)
+		if (g_ufn[i] == fn)
+			return i;
+	spin_lock(&g_ufn_lock);
+	n = g_nufn;
+	uint32_t i = 0;
+	while (i < n && g_ufn[i] != fn)
+		i++;
+	if (i == n && n < MAXUFN) {
+		g_ufn[n] = fn;
+		char path[PATH_MAX], line[64];
+		char *end = path + sizeof path;
+		scat(scat(path, end, g_prefix), end, ".meta");
+		int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			char *le = line + sizeof line;
+			char *p = scat(line, le, "ufn ");
+			p = ucat(p, le, n, 0);
+			p = scat(p, le, " ");
+			p = ucat(p, le, fn, 1);
+			p = scat(p, le, "\n");
+			writeall(fd, line, (size_t)(p - line));
+			close(fd);
+		}
+		__atomic_store_n(&g_nufn, n + 1, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&g_ufn_lock);
+	return i < MAXUFN ? i : MAXUFN - 1;
+}
+
+void __mcprec_ufn_enter(void) { g_udepth++; }
+
+void __mcprec_ufn_leave(void) { g_udepth--; }
+
+/* size is ~0 when the function does not take it; fn is the wrapper. */
+void __mcprec_ufn_alloc(void *p, uint64_t size, void *pc, void *fn)
+{
+	if (--g_udepth != 0 || !p)
+		return;
+	struct thr *t = cur_heap();
+	if (!t)
+		return;
+	uint64_t s = size >= MCPREC_UNKNOWN_SIZE ? MCPREC_UNKNOWN_SIZE : size;
+	put(t, next_seq(), MCPREC_UALLOC, (uint64_t)(uintptr_t)pc, (uint64_t)(uintptr_t)p,
+	    s | ufn_index((uintptr_t)fn) << 48);
+}
+
+void __mcprec_ufn_free(void *p, void *pc)
+{
+	if (g_udepth++ == 0 && p)
+		heap_ev(MCPREC_UFREE, p, 0, (uint64_t)(uintptr_t)pc);
 }

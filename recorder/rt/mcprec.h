@@ -5,11 +5,14 @@
  *
  * The runtime writes, into $MCPREDICT_TRACE_DIR:
  *
- *   p<pid>.meta         text: "mcprec 1", "pid N", "exe PATH", then for each
+ *   p<pid>.meta         text: "mcprec 2", "pid N", "exe PATH", "funcs 0|1"
+ *                       (whether Enter/Exit are recorded), then for each
  *                       loaded ELF object "module 0xBIAS PATH" followed by
- *                       its PT_LOAD segments "seg 0xSTART 0xEND" (run-time
- *                       addresses). Written once at start-up.
- *   p<pid>.t<tok>.bin   one file per thread: a 64-byte header, then 32-byte
+ *                       its PT_LOAD segments "seg 0xSTART 0xEND FLAGS"
+ *                       (run-time addresses; FLAGS from r, w, x) and its
+ *                       PT_GNU_RELRO range "relro 0xSTART 0xEND". Written
+ *                       once at start-up.
+ *   p<pid>.t<tok>.bin   one file per thread: a 128-byte header, then 32-byte
  *                       records, in the thread's program order. The file is
  *                       written through a MAP_SHARED mapping, so whatever
  *                       the thread stored survives a crash or kill -9 of the
@@ -21,8 +24,8 @@
 
 #include <stdint.h>
 
-#define MCPREC_VERSION 1
-#define MCPREC_MAGIC "MCPRT001"
+#define MCPREC_VERSION 2
+#define MCPREC_MAGIC "MCPRT002"
 
 struct mcprec_header {
 	char magic[8];      /* MCPREC_MAGIC, no NUL */
@@ -33,7 +36,10 @@ struct mcprec_header {
 	uint64_t pthread;   /* pthread_self() */
 	uint64_t stack_lo;  /* the thread's stack: [stack_lo, stack_hi) */
 	uint64_t stack_hi;
+	uint64_t tls_lo;    /* its static TLS block: [tls_lo, tls_hi) */
+	uint64_t tls_hi;
 	uint64_t flags;     /* reserved, 0 */
+	uint64_t reserved[6];
 };
 
 /*
@@ -68,12 +74,41 @@ enum mcprec_kind {
 	MCPREC_JOIN = 15,      /* addr = child token, or pthread_t if extra = 1 */
 	MCPREC_SEMPOST = 16,   /* addr = sem */
 	MCPREC_SEMWAIT = 17,   /* addr = sem */
-	MCPREC_ALLOC = 18,     /* addr = block, extra = size */
+	MCPREC_ALLOC = 18,     /* addr = block, extra = size | MCPREC_FN_* << 56 */
 	MCPREC_FREE = 19,      /* addr = block */
 	MCPREC_ENTER = 20,     /* pc = call site, addr = a pc inside the function */
 	MCPREC_EXIT = 21,      /* pc = a pc inside the function */
-	MCPREC_AACQ = 22,      /* atomic operation with acquire semantics on addr */
-	MCPREC_AREL = 23,      /* atomic operation with release semantics on addr */
+	MCPREC_AACQ = 22,      /* __tsan_acquire annotation on addr */
+	MCPREC_AREL = 23,      /* __tsan_release annotation on addr */
+	MCPREC_ATOMIC = 24,    /* atomic operation on addr; extra = MCPREC_ATOM_* | size */
+	MCPREC_FRAME = 25,     /* the stack frame holding the next stack access:
+	                          pc = a pc in its function, addr = its CFA */
+	MCPREC_UALLOC = 26,    /* --alloc-func returned addr; extra = size (48 bits,
+	                          MCPREC_UNKNOWN_SIZE if unknown) | index << 48 of the
+	                          function in the "ufn" lines of the meta file;
+	                          pc = call site */
+	MCPREC_UFREE = 27,     /* --free-func called on addr; pc = call site */
+	MCPREC_THREAD_START = 28, /* addr = the start routine */
+	MCPREC_THREAD_END = 29,   /* the thread ended (returned or pthread_exit) */
+	MCPREC_PROC_EXIT = 30,    /* exit() ran in this thread (main returned) */
 };
+
+/* MCPREC_ALLOC: the allocator. */
+enum mcprec_fn {
+	MCPREC_FN_MALLOC = 0,
+	MCPREC_FN_CALLOC = 1,
+	MCPREC_FN_REALLOC = 2,
+	MCPREC_FN_MEMALIGN = 3, /* memalign, aligned_alloc, posix_memalign */
+	MCPREC_FN_NEW = 4,      /* operator new */
+	MCPREC_FN_NEW_ARRAY = 5 /* operator new[] */
+};
+
+#define MCPREC_UNKNOWN_SIZE ((1ULL << 48) - 1)
+
+/* MCPREC_ATOMIC: the low 8 bits of extra are the size in bytes. */
+#define MCPREC_ATOM_READ (1u << 8)  /* the operation reads the location */
+#define MCPREC_ATOM_WRITE (1u << 9) /* it writes it */
+#define MCPREC_ATOM_ACQ (1u << 10)  /* it has acquire semantics the trace needs */
+#define MCPREC_ATOM_REL (1u << 11)  /* it has release semantics */
 
 #endif

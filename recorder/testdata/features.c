@@ -81,7 +81,7 @@ int main(void)
 {
 	cfg = malloc(sizeof *cfg);
 	cfg->verbose = 1; /* @verbose */
-	opaque = calloc(4, sizeof(int));
+	opaque = calloc(4, sizeof(int)); /* @opaque-alloc */
 	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
 	sem_init(&sem, 0, 0);
 	pthread_barrier_init(&bar, NULL, 2);
