@@ -702,5 +702,6 @@ func (b *builder) finish() *Model {
 		m.scope[i] = m.buildScope(i + 1)
 	}
 	m.waitSites = m.buildWaitSites()
+	m.Warnings = append(m.Warnings, m.livenessWarnings()...)
 	return m
 }

@@ -31,6 +31,19 @@ Options of mcpredict cc come first; every other argument goes to gcc:
   --cache-dir=DIR   where the runtime is built (default the user cache dir)
   --print-runtime   build the runtime if needed and print its path
   --show            print each command before running it
+  --alloc-func=NAME[:N]
+                    NAME is an allocation function of the program (a memory
+                    pool, a free list): its calls are recorded as Alloc of
+                    the block it returns, so memory it hands out again is a
+                    new variable. N is the argument that holds the size (0,
+                    the default: none; the block then reaches the next one).
+                    Repeatable; also $MCPREDICT_ALLOC_FUNCS (comma-separated).
+  --free-func=NAME[:N]
+                    NAME gives a block back; N is the argument holding the
+                    pointer (default 1). Also $MCPREDICT_FREE_FUNCS.
+The file that defines NAME must be compiled with the option (it renames
+the definition and adds a recording wrapper); calls the compiler inlined
+are not seen. x86-64, up to 6 integer arguments.
 
 Exit status: that of a failing compile is 2; 3 if gcc or the runtime
 build is missing or broken.`
@@ -39,8 +52,39 @@ func cmdCC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	compiler := os.Getenv("MCPREDICT_CC")
 	cacheDir := ""
 	show, printRuntime := false, false
+	var funcs []recorder.AllocFunc
+	for _, env := range []struct {
+		name string
+		free bool
+	}{{recorder.AllocFuncsEnv, false}, {recorder.FreeFuncsEnv, true}} {
+		fs, err := recorder.ParseAllocFuncList(os.Getenv(env.name), env.free)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpredict cc: %s: %v\n", env.name, err)
+			return exitUsage
+		}
+		funcs = append(funcs, fs...)
+	}
 	for len(args) > 0 {
 		a := args[0]
+		if free, ok := allocFlag(a); ok {
+			_, spec, hasValue := strings.Cut(a, "=")
+			if !hasValue {
+				if len(args) < 2 {
+					fmt.Fprintf(stderr, "mcpredict cc: %s needs a function name\n", a)
+					return exitUsage
+				}
+				spec = args[1]
+				args = args[1:]
+			}
+			f, err := recorder.ParseAllocFunc(spec, free)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpredict cc: %v\n", err)
+				return exitUsage
+			}
+			funcs = append(funcs, f)
+			args = args[1:]
+			continue
+		}
 		switch {
 		case a == "-h" || a == "--help" || a == "-help":
 			fmt.Fprintf(stdout, "Usage: mcpredict cc [options] GCC-ARGUMENTS...\n\n%s\n", strings.TrimSpace(ccDescription))
@@ -82,7 +126,7 @@ done:
 		fmt.Fprintln(stderr, "mcpredict cc: no compiler arguments (see mcpredict cc -h)")
 		return exitUsage
 	}
-	err := recorder.CC(ctx, args, compiler, cacheDir, show, stdout, stderr)
+	err := recorder.CCWith(ctx, args, recorder.CCOptions{Compiler: compiler, AllocFuncs: funcs}, cacheDir, show, stdout, stderr)
 	if err == nil {
 		return exitOK
 	}
@@ -148,6 +192,9 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitInternal
 		}
 		fmt.Fprintf(stderr, "mcpredict record: %d events of %d threads written to %s\n", st.Events, st.Threads, outName(*out))
+		for _, w := range st.Warnings {
+			warn(w)
+		}
 		return exitOK
 	}
 	if len(rest) == 0 {
@@ -182,10 +229,26 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stderr, "mcpredict record: %s %s; %d events of %d threads written to %s\n",
 		rest[0], res.Exit, res.Events, res.Threads, outName(*out))
+	for _, w := range res.Warnings {
+		warn(w)
+	}
 	if res.RawDir != "" {
 		fmt.Fprintf(stderr, "mcpredict record: raw log kept in %s\n", res.RawDir)
 	}
 	return exitOK
+}
+
+// allocFlag reports whether a is --alloc-func or --free-func (with or
+// without =VALUE, one or two dashes), and which.
+func allocFlag(a string) (free, ok bool) {
+	name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+	switch name {
+	case "-alloc-func":
+		return false, true
+	case "-free-func":
+		return true, true
+	}
+	return false, false
 }
 
 func outName(path string) string {
