@@ -7,7 +7,7 @@ GO      ?= go
 BIN     := bin/mcpredict
 EXAMPLE ?= examples/bank.csv
 
-.PHONY: setup build run test bench generate clean
+.PHONY: setup build run test bench precision generate clean
 
 setup:
 	./scripts/setup.sh
@@ -27,6 +27,12 @@ test: setup build
 
 bench: setup build
 	./scripts/bench.sh
+
+# Records and checks every annotated program of examples/c (issue 9) with
+# the native and the auto (Spin-confirmed) engine: a Markdown table per
+# engine; exit 1 if an expected bug is missed or anything else is reported.
+precision: setup build
+	$(GO) run ./internal/precision/cmd/precision -engine native,auto -bin $(BIN) -v examples/c
 
 # Regenerates the ANTLR parser of the pattern language (needs Node/npm).
 generate:

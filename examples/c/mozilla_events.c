@@ -14,8 +14,13 @@
  *   mcpredict record -o mozilla.csv -- ./mozilla_events 3 20000
  *   mcpredict run mozilla.csv
  *
+ * The unlocked updates of count are also lost updates (P3: R1 W2 W1): a
+ * drain between post_event's read and write of count, or a post between
+ * the handler's read and reset of it.
  * mcpredict:args 3 20000
  * mcpredict:expect P2 queue.count local:Write@inc remote:Write@drain-write local:Read@recheck
+ * mcpredict:expect P3 queue.count local:Read@slot remote:Write@drain-write local:Write@inc
+ * mcpredict:expect P3 queue.count local:Read@drain-read remote:Write@inc local:Write@drain-write
  * mcpredict:notexhibited queue.count
  */
 #include <pthread.h>

@@ -11,7 +11,8 @@
  * each block is used for requests and replies of different requests in
  * turn. The free list is protected by pool_lock, each queue by its own
  * mutex and condition variables; a block belongs to one thread at a time,
- * and passes to the next through a queue.
+ * and passes to the next through a queue. The reader never takes the
+ * last free block, so the handler always gets one for its reply.
  *
  *   mcpredict cc -O1 -o pool_reuse pool_reuse.c
  *   mcpredict record -o pool.csv -- ./pool_reuse 5
@@ -47,6 +48,7 @@ union block {
 
 static union block pool[NBLOCKS];
 static union block *free_list;
+static int nfree;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 
@@ -56,15 +58,18 @@ static void pool_init(void)
 		pool[i].next = free_list;
 		free_list = &pool[i];
 	}
+	nfree = NBLOCKS;
 }
 
-static union block *block_alloc(void)
+/* Takes a block, waiting until more than reserve blocks are free. */
+static union block *block_alloc(int reserve)
 {
 	pthread_mutex_lock(&pool_lock);
-	while (free_list == NULL)
+	while (nfree <= reserve)
 		pthread_cond_wait(&pool_cv, &pool_lock);
 	union block *b = free_list;
 	free_list = b->next;
+	nfree--;
 	pthread_mutex_unlock(&pool_lock);
 	return b;
 }
@@ -74,7 +79,8 @@ static void block_free(union block *b)
 	pthread_mutex_lock(&pool_lock);
 	b->next = free_list;
 	free_list = b;
-	pthread_cond_signal(&pool_cv);
+	nfree++;
+	pthread_cond_broadcast(&pool_cv); /* waiters want different counts */
 	pthread_mutex_unlock(&pool_lock);
 }
 
@@ -85,8 +91,8 @@ struct queue {
 	int head, count;
 };
 
-static struct queue requests = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
-static struct queue replies = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
+static struct queue requests = {.lock = PTHREAD_MUTEX_INITIALIZER, .not_empty = PTHREAD_COND_INITIALIZER, .not_full = PTHREAD_COND_INITIALIZER};
+static struct queue replies = {.lock = PTHREAD_MUTEX_INITIALIZER, .not_empty = PTHREAD_COND_INITIALIZER, .not_full = PTHREAD_COND_INITIALIZER};
 
 static void enqueue(struct queue *q, union block *b)
 {
@@ -116,7 +122,9 @@ static void *reader(void *arg)
 {
 	long n = (long)arg;
 	for (int i = 0; i < n; i++) {
-		union block *b = block_alloc();
+		/* Leave one block for the handler's reply: with every block a
+		 * queued request, the pipeline would deadlock. */
+		union block *b = block_alloc(1);
 		b->req.id = i;
 		b->req.len = 0;
 		for (const char *s = "/index.html"; *s != '\0'; s++)
@@ -137,7 +145,7 @@ static void *handler(void *arg)
 			bytes += b->req.path[j];
 		block_free(b);
 
-		union block *r = block_alloc();
+		union block *r = block_alloc(0);
 		r->rep.id = id;
 		r->rep.status = 200;
 		r->rep.bytes = bytes * (id + 1);

@@ -1,0 +1,199 @@
+package precision
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const examples = "../../examples/c"
+
+func TestParse(t *testing.T) {
+	src := `/*
+ * demo.c — a demo.
+ *
+ * mcpredict:args 2  20000
+ * mcpredict:expect P3|P5 balance local:Read@read remote:Write local:Write@write
+ * mcpredict:expect P1 buf->outcnt
+ * mcpredict:notexhibited balance
+ */
+// mailto:someone@example.org is not a marker
+long b = balance;     /* @read */
+balance = b + amount; /* @write */
+`
+	p, err := Parse("dir/demo.c", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Program{
+		Path: "dir/demo.c", Name: "demo.c", Args: []string{"2", "20000"},
+		Expect: []Expectation{
+			{Line: 5, Patterns: []string{"P3", "P5"}, Var: "balance", Accesses: []Access{
+				{Role: "local", Action: "Read", Marker: "read", Line: 10},
+				{Role: "remote", Action: "Write"},
+				{Role: "local", Action: "Write", Marker: "write", Line: 11},
+			}},
+			{Line: 6, Patterns: []string{"P1"}, Var: "buf->outcnt"},
+		},
+		NotExhibited: "balance",
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("got %+v\nwant %+v", p, want)
+	}
+	if p.Kind() != "bug" {
+		t.Errorf("kind %q", p.Kind())
+	}
+
+	p, err = Parse("ok.c", []byte("/* mcpredict:expect none */\nint x;\n"))
+	if err != nil || p.Kind() != "idiom" || len(p.Args) != 0 {
+		t.Errorf("expect none: %+v, %v", p, err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"int x;\n", "e.c: no mcpredict:expect line"},
+		{"/*\n * mcpredict:expect P3 x local:Read@nowhere\n */\n", "e.c:2: no @nowhere marker"},
+		{"/*\n * mcpredict:expect P3 x local:Read@r\n */\nx; /* @r */\nx; /* @r */\n", "e.c:2: marker @r is on several lines [4 5]"},
+		{"// mcpredict:expect P3 x local:Reads\n", "e.c:1: bad access \"local:Reads\""},
+		{"// mcpredict:expect p3 x\n", "e.c:1: bad pattern \"p3\""},
+		{"// mcpredict:expect P3\n", "e.c:1: mcpredict:expect wants none"},
+		{"// mcpredict:expect none\n// mcpredict:expect P1 x\n", "e.c:1: mcpredict:expect none with expected bugs (line 2)"},
+		{"// mcpredict:expect none\n// mcpredict:args 1\n// mcpredict:args 2\n", "e.c:3: second mcpredict:args"},
+		{"// mcpredict:expect none\n// mcpredict:notexhibited a b\n", "e.c:2: mcpredict:notexhibited wants one variable"},
+		{"// mcpredict:expect none\n// mcpredict:expects P1\n", "e.c:2: unknown annotation mcpredict:expects"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("e.c", []byte(tt.src))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want %q", tt.src, err, tt.want)
+		}
+	}
+}
+
+func TestMatch(t *testing.T) {
+	p := &Program{Name: "bank.c", Expect: []Expectation{
+		{Line: 1, Patterns: []string{"P3"}, Var: "balance", Accesses: []Access{
+			{Role: "local", Action: "Read", Marker: "read", Line: 25},
+			{Role: "remote", Action: "Write"},
+		}},
+		{Line: 2, Patterns: []string{"P1", "P2"}, Var: "count"},
+	}}
+	lost := Bug{Pattern: "P3", Vars: []string{"balance"}, Locations: []Location{
+		{Role: "local", Action: "Read", File: "src/bank.c", Line: 25},
+		{Role: "local", Action: "Write", File: "src/bank.c", Line: 26},
+		{Role: "remote", Action: "Write", File: "src/bank.c", Line: 26},
+	}}
+	otherLine := Bug{Pattern: "P3", Vars: []string{"balance"}, Locations: []Location{
+		{Role: "local", Action: "Read", File: "bank.c", Line: 24},
+		{Role: "remote", Action: "Write", File: "bank.c", Line: 26},
+	}}
+	otherFile := Bug{Pattern: "P3", Vars: []string{"balance"}, Locations: []Location{
+		{Role: "local", Action: "Read", File: "util.c", Line: 25},
+		{Role: "remote", Action: "Write", File: "bank.c", Line: 26},
+	}}
+	missing, unexpected := Match(p, []Bug{lost, otherLine, otherFile})
+	if len(missing) != 1 || missing[0].Line != 2 {
+		t.Errorf("missing %v, want the expectation of line 2", missing)
+	}
+	if !reflect.DeepEqual(unexpected, []Bug{otherLine, otherFile}) {
+		t.Errorf("unexpected %v", unexpected)
+	}
+	stale := Bug{Pattern: "P2", Vars: []string{"a", "count"}}
+	if missing, unexpected := Match(p, []Bug{lost, stale}); len(missing) != 0 || len(unexpected) != 0 {
+		t.Errorf("missing %v, unexpected %v", missing, unexpected)
+	}
+}
+
+func TestLoadExamples(t *testing.T) {
+	progs, err := Load(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, p := range progs {
+		kinds[p.Kind()]++
+	}
+	if kinds["idiom"] == 0 || kinds["bug"] == 0 {
+		t.Errorf("programs by kind: %v", kinds)
+	}
+}
+
+// TestPrecision checks every example program end to end, through the
+// command line: correct programs (idioms) get no report; for each bug
+// program every expected bug is found and nothing else is reported, with
+// the native engine and, with Spin installed, also with the default
+// engine (which confirms violations with Spin).
+func TestPrecision(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	progs, err := Load(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := mcpredict(t)
+	// The runtime of mcpredict cc is built once, shared with the
+	// recorder's tests (they use the same directory).
+	env := []string{"XDG_CACHE_HOME=" + filepath.Join(os.TempDir(), "mcpredict-test-cache", "xdg")}
+	// For mcpredict run only (mcpredict cc reads MCPREDICT_CC too, and
+	// the recorder's runtime needs gcc): tcc compiles Spin's verifiers
+	// about 20 times faster.
+	runEnv := env
+	if _, err := exec.LookPath("tcc"); err == nil {
+		runEnv = append(env[:len(env):len(env)], "MCPREDICT_CC=tcc")
+	}
+	_, noSpin := exec.LookPath("spin")
+	withSpin := noSpin == nil && !testing.Short()
+
+	for _, p := range progs {
+		t.Run(strings.TrimSuffix(p.Name, ".c"), func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rec, err := Record(ctx, bin, p, t.TempDir(), Options{Env: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			engines := []string{"native"}
+			if p.Kind() == "bug" && withSpin {
+				engines = append(engines, "") // the default engine
+			}
+			for _, engine := range engines {
+				res, err := Predict(ctx, bin, rec, Options{Env: runEnv, Engine: engine})
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := engine
+				if name == "" {
+					name = "default"
+				}
+				for _, e := range res.Missing {
+					t.Errorf("engine %s: expected bug not found (%s:%d): %s", name, p.Path, e.Line, e)
+				}
+				for _, b := range res.Unexpected {
+					t.Errorf("engine %s: unexpected report: %s", name, b)
+				}
+			}
+		})
+	}
+}
+
+// mcpredict builds the command into a temporary directory.
+func mcpredict(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	bin := filepath.Join(t.TempDir(), "mcpredict")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/mcpredict")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("mcpredict does not build (yet): %v\n%s", err, out)
+	}
+	return bin
+}

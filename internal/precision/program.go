@@ -1,0 +1,237 @@
+package precision
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Program is an annotated C source file.
+type Program struct {
+	Path string   // the source file
+	Name string   // its base name, as the recorder writes it in locations
+	Args []string // mcpredict:args
+	// Expect holds the bugs that must be predicted; empty for a correct
+	// program (mcpredict:expect none).
+	Expect []Expectation
+	// NotExhibited is the variable whose accesses the recorded run must
+	// not interleave ("" if none).
+	NotExhibited string
+}
+
+// Kind is "bug" for a program with expected bugs, "idiom" for a correct one.
+func (p *Program) Kind() string {
+	if len(p.Expect) > 0 {
+		return "bug"
+	}
+	return "idiom"
+}
+
+// Expectation is one mcpredict:expect line.
+type Expectation struct {
+	Line     int      // its line in the source
+	Patterns []string // any of these patterns
+	Var      string   // one of the bug's variables
+	Accesses []Access // all among the bug's locations
+}
+
+func (e Expectation) String() string {
+	parts := []string{strings.Join(e.Patterns, "|"), e.Var}
+	for _, a := range e.Accesses {
+		parts = append(parts, a.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// Access is one role:Action@marker of an expectation.
+type Access struct {
+	Role   string // local or remote
+	Action string // Read or Write
+	Marker string // "" for any line
+	Line   int    // the marker's line; 0 for any line
+}
+
+func (a Access) String() string {
+	s := a.Role + ":" + a.Action
+	if a.Marker != "" {
+		s += fmt.Sprintf("@%s(line %d)", a.Marker, a.Line)
+	}
+	return s
+}
+
+const directive = "mcpredict:"
+
+var (
+	// markerRE finds "@name" markers; the '@' must not follow a word
+	// character (an e-mail address is not a marker).
+	markerRE  = regexp.MustCompile(`(?:^|[^\w.])@([a-z][a-z0-9-]*)`)
+	patternRE = regexp.MustCompile(`^[A-Z][A-Za-z]*[0-9]+$`)
+	accessRE  = regexp.MustCompile(`^(local|remote):(Read|Write)(?:@([a-z][a-z0-9-]*))?$`)
+)
+
+// Load parses every *.c file of dir, in name order.
+func Load(dir string) ([]*Program, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.c"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no .c files", dir)
+	}
+	slices.Sort(files)
+	var progs []*Program
+	var errs []error
+	for _, f := range files {
+		p, err := ParseFile(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		progs = append(progs, p)
+	}
+	return progs, errors.Join(errs...)
+}
+
+// ParseFile reads and parses one annotated source file.
+func ParseFile(path string) (*Program, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, src)
+}
+
+// Parse parses the annotations of the source src of the file path.
+// Errors name the file and line.
+func Parse(path string, src []byte) (*Program, error) {
+	p := &Program{Path: path, Name: filepath.Base(path)}
+	markers := map[string][]int{}
+	type pending struct {
+		line   int
+		fields []string
+	}
+	var expects []pending
+	var none, haveArgs bool
+	noneLine, notLine := 0, 0
+	var errs []error
+	fail := func(line int, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, args...)))
+	}
+
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		text, ok := directiveText(sc.Text())
+		if !ok {
+			for _, m := range markerRE.FindAllStringSubmatch(sc.Text(), -1) {
+				markers[m[1]] = append(markers[m[1]], n)
+			}
+			continue
+		}
+		keyword, rest, _ := strings.Cut(text, " ")
+		fields := strings.Fields(rest)
+		switch keyword {
+		case "args":
+			if haveArgs {
+				fail(n, "second mcpredict:args line")
+			}
+			haveArgs = true
+			p.Args = fields
+		case "expect":
+			switch {
+			case len(fields) == 1 && fields[0] == "none":
+				if none {
+					fail(n, "second mcpredict:expect none")
+				}
+				none, noneLine = true, n
+			case len(fields) < 2:
+				fail(n, "mcpredict:expect wants none, or a pattern, a variable and accesses role:Action@marker")
+			default:
+				expects = append(expects, pending{n, fields})
+			}
+		case "notexhibited":
+			if len(fields) != 1 {
+				fail(n, "mcpredict:notexhibited wants one variable, got %d words", len(fields))
+				break
+			}
+			if notLine != 0 {
+				fail(n, "second mcpredict:notexhibited line (first at line %d)", notLine)
+			}
+			p.NotExhibited, notLine = fields[0], n
+		default:
+			fail(n, "unknown annotation mcpredict:%s (want args, expect or notexhibited)", keyword)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+
+	for _, e := range expects {
+		exp := Expectation{Line: e.line, Var: e.fields[1]}
+		for _, pat := range strings.Split(e.fields[0], "|") {
+			if !patternRE.MatchString(pat) {
+				fail(e.line, "bad pattern %q in %q (want e.g. P3 or P3|P5)", pat, e.fields[0])
+			}
+			exp.Patterns = append(exp.Patterns, pat)
+		}
+		for _, f := range e.fields[2:] {
+			m := accessRE.FindStringSubmatch(f)
+			if m == nil {
+				fail(e.line, "bad access %q (want local|remote:Read|Write[@marker])", f)
+				continue
+			}
+			a := Access{Role: m[1], Action: m[2], Marker: m[3]}
+			if a.Marker != "" {
+				switch lines := markers[a.Marker]; len(lines) {
+				case 0:
+					fail(e.line, "no @%s marker in the source", a.Marker)
+				case 1:
+					a.Line = lines[0]
+				default:
+					fail(e.line, "marker @%s is on several lines %v", a.Marker, lines)
+				}
+			}
+			exp.Accesses = append(exp.Accesses, a)
+		}
+		p.Expect = append(p.Expect, exp)
+	}
+	switch {
+	case none && len(expects) > 0:
+		fail(noneLine, "mcpredict:expect none with expected bugs (line %d)", expects[0].line)
+	case !none && len(expects) == 0:
+		errs = append(errs, fmt.Errorf("%s: no mcpredict:expect line (a correct program says mcpredict:expect none)", path))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// directiveText returns the text after "mcpredict:" if line is an
+// annotation: only comment punctuation and spaces before it.
+func directiveText(line string) (string, bool) {
+	s := strings.TrimSpace(line)
+	for {
+		t := strings.TrimLeft(s, " \t")
+		t = strings.TrimPrefix(t, "/*")
+		t = strings.TrimPrefix(t, "//")
+		t = strings.TrimPrefix(t, "*")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	s = strings.TrimSpace(s)
+	rest, ok := strings.CutPrefix(s, directive)
+	if !ok {
+		return "", false
+	}
+	rest = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "*/"))
+	return rest, true
+}
