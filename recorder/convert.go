@@ -237,11 +237,23 @@ func (tw *traceWriter) event(ev *rawEvent) {
 		}
 		tw.access(ev, action, size)
 	case kAtomic:
+		// The acquire and the release first, then the access: the
+		// order they give to the thread's accesses of other variables
+		// is exact (those before the operation are before the Signal,
+		// those after it after the Wait), and the accesses of the
+		// atomic variable itself are what the predictor reorders
+		// anyway. An acquire that orders nothing (the latest release
+		// on the location was the thread's own, or there was none)
+		// and a release no other thread acquires are left out: they
+		// would only end regions.
 		size := ev.Extra & atomSizeMask
 		name := n.syncName(ev.Addr, ev.Seq)
 		loc := syms.location(ev.PC)
-		if ev.Extra&atomAcq != 0 {
+		if ev.Extra&atomAcq != 0 && n.l.needAcq.has(ev.Seq) {
 			c.line(t, ev.Seq, loc, "Wait", AtomicPrefix+name)
+		}
+		if ev.Extra&atomRel != 0 && n.l.needRel.has(ev.Seq) {
+			c.line(t, ev.Seq, loc, "Signal", AtomicPrefix+name)
 		}
 		if tw.mixed(ev.Addr, size) {
 			action := "Read"
@@ -252,9 +264,6 @@ func (tw *traceWriter) event(ev *rawEvent) {
 				action = "Write"
 			}
 			tw.access(ev, action, size)
-		}
-		if ev.Extra&atomRel != 0 {
-			c.line(t, ev.Seq, loc, "Signal", AtomicPrefix+name)
 		}
 	case kAtomicAcq:
 		c.line(t, ev.Seq, syms.location(ev.PC), "Wait", AtomicPrefix+n.syncName(ev.Addr, ev.Seq))

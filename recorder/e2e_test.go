@@ -26,6 +26,7 @@ type report struct {
 }
 
 type reportBug struct {
+	ID        string   `json:"id"`
 	Pattern   string   `json:"pattern"`
 	Vars      []string `json:"vars"`
 	Locations []struct {
@@ -111,6 +112,7 @@ func TestEndToEnd(t *testing.T) {
 	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(testCacheDir(), "xdg"))
 	tests := []struct {
 		src  string
+		cc   []string // options of mcpredict cc
 		args []string
 		// The bug that must be predicted; pattern "" means the program
 		// is correct and nothing may be reported.
@@ -145,14 +147,40 @@ func TestEndToEnd(t *testing.T) {
 		// sections on purpose (a check in one, the use in the next).
 		{src: "prodcons.c", args: []string{"1", "20000"}},
 		{src: "atomic_flag.c"},
+		// Issue 10: a struct on main's stack, heap names without
+		// addresses, an atomic reference count read plainly, TLS and
+		// read-only data, a thread never joined, a pool allocator.
+		{
+			src: "rec_stack_ctx.c", args: []string{"2", "20000"},
+			pattern: "P3", variable: "main::ctx.done", notExhibited: true,
+			accesses: []access{{"local", "Read", "read"}, {"remote", "Write", "write"}, {"local", "Write", "write"}},
+		},
+		{
+			src: "rec_heap_names.c", args: []string{"2", "20000"},
+			pattern: "P3", variable: "calloc@rec_heap_names.c:50#4.count", notExhibited: true,
+			accesses: []access{{"local", "Read", "read"}, {"remote", "Write", "write"}, {"local", "Write", "write"}},
+		},
+		{
+			src: "rec_atomic_ref.c", args: []string{"1", "20000"},
+			pattern: "P2", variable: "shared->ref", notExhibited: true,
+			accesses: []access{{"local", "Write", "dec"}, {"remote", "Write", "dec"}, {"local", "Read", "check"}},
+		},
+		{src: "rec_tls.c", args: []string{"3"}},
+		{src: "rec_unjoined.c", args: []string{"3"}},
+		{src: "rec_pool_alloc.c", args: []string{"5"}},
+		{src: "rec_pool_alloc.c", cc: []string{"--alloc-func=pool_get:2", "--free-func=pool_put:2"}, args: []string{"5"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.src, func(t *testing.T) {
+		name := tt.src
+		if len(tt.cc) > 0 {
+			name += "+" + strings.Join(tt.cc, "+")
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			src := exampleSource(tt.src)
 			prog := filepath.Join(dir, strings.TrimSuffix(tt.src, ".c"))
-			cc := exec.Command(bin, "cc", "-O1", "-o", prog, src)
+			cc := exec.Command(bin, append(append([]string{"cc"}, tt.cc...), "-O1", "-o", prog, src)...)
 			cc.Env = env
 			if out, err := cc.CombinedOutput(); err != nil {
 				t.Fatalf("mcpredict cc: %v\n%s", err, out)

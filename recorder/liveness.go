@@ -11,8 +11,8 @@ import (
 // started, and those still running when the program exited (main
 // returned without joining them) or was killed. The trace also shows it
 // to mcpredict run without these comments: a thread's start routine is
-// entered by an Enter at its start and exited when the thread ends
-// (thread.go), so a thread whose start routine has no Exit still ran at
+// entered by an Enter at its start and exited when the thread ends (see
+// traceWriter), so a thread whose start routine has no Exit still ran at
 // the end, and one created with no event never ran.
 type liveness struct {
 	log     *rawLog
@@ -101,7 +101,11 @@ func (v *liveness) warnings(syms *procSyms) (warns []string, unfinished, neverRa
 				why = strings.Replace(why, "joining it", "joining them", 1)
 			}
 		}
-		warns = append(warns, fmt.Sprintf("%s still running %s: what it did after that is not in the trace", what, why))
+		after := "what it did after that is not in the trace"
+		if len(names) > 1 {
+			after = "what they did after that is not in the trace"
+		}
+		warns = append(warns, fmt.Sprintf("%s still running %s: %s", what, why, after))
 	}
 	return warns, unfinished, neverRan
 }

@@ -202,9 +202,18 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 				return leaf{path.String(), base, typeSize(t), t}
 			}
 			var found *dwarf.StructField
-			for _, f := range u.Field {
+			for i, f := range u.Field {
 				fs := typeSize(f.Type)
-				if off >= f.ByteOffset && (off < f.ByteOffset+fs || fs == 0 && f == u.Field[len(u.Field)-1]) {
+				if fs <= 0 {
+					// A type debug/dwarf does not decode (an _Atomic
+					// one): the field reaches the next one.
+					if i+1 < len(u.Field) {
+						fs = u.Field[i+1].ByteOffset - f.ByteOffset
+					} else if u.ByteSize > 0 {
+						fs = u.ByteSize - f.ByteOffset
+					}
+				}
+				if off >= f.ByteOffset && (off < f.ByteOffset+fs || fs <= 0 && i == len(u.Field)-1) {
 					found = f
 					break
 				}
@@ -377,6 +386,28 @@ type learned struct {
 	mixed     map[locKey]bool            // atomic bytes also accessed plainly
 	firstSeq  map[uint64]uint64          // first event of each thread
 	usedPaths map[string]int
+	// The atomic operations' release and acquire that order something:
+	// an acquire whose latest release on the location was another
+	// thread's, and such a release (by sequence number).
+	lastRel          map[locKey]relAt
+	needAcq, needRel seqSet
+}
+
+// relAt is a release: its thread and sequence number.
+type relAt struct{ thread, seq uint64 }
+
+// seqSet is a set of sequence numbers.
+type seqSet []uint64
+
+func (s *seqSet) add(seq uint64) {
+	for uint64(len(*s)) <= seq/64 {
+		*s = append(*s, 0)
+	}
+	(*s)[seq/64] |= 1 << (seq % 64)
+}
+
+func (s seqSet) has(seq uint64) bool {
+	return seq/64 < uint64(len(s)) && s[seq/64]&(1<<(seq%64)) != 0
 }
 
 func newLearned() *learned {
@@ -392,6 +423,7 @@ func newLearned() *learned {
 		mixed:     map[locKey]bool{},
 		firstSeq:  map[uint64]uint64{},
 		usedPaths: map[string]int{},
+		lastRel:   map[locKey]relAt{},
 	}
 }
 
@@ -501,6 +533,16 @@ func (n *namer) learn(ev *rawEvent) {
 			k := n.key(ev.Addr + i)
 			l.atomics[k] = true
 			l.atomGran[locKey{k.id, k.off >> 3}] = true
+		}
+		k := n.key(ev.Addr)
+		if ev.Extra&atomAcq != 0 {
+			if r, ok := l.lastRel[k]; ok && r.thread != tok {
+				l.needAcq.add(ev.Seq)
+				l.needRel.add(r.seq)
+			}
+		}
+		if ev.Extra&atomRel != 0 {
+			l.lastRel[k] = relAt{tok, ev.Seq}
 		}
 	}
 }
