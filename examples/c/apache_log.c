@@ -13,10 +13,12 @@
  *   mcpredict record -o apache.csv -- ./apache_log 2 3 20000
  *   mcpredict run apache.csv
  *
- * The unlocked "buf->outcnt += len" is also a lost update (P3: R1 W2 W1).
+ * The unlocked "buf->outcnt += len" is also a lost update (P3: R1 W2 W1),
+ * and the count it reads may differ from the one the copy used (P1).
  * mcpredict:args 2 3 20000
  * mcpredict:expect P1 buf->outcnt local:Read@check remote:Write@update local:Read@reread
  * mcpredict:expect P3 buf->outcnt local:Read@update remote:Write@update local:Write@update
+ * mcpredict:allow P1 buf->outcnt local:Read@reread remote:Write@update local:Read@update
  * mcpredict:notexhibited buf->outcnt
  */
 #include <fcntl.h>

@@ -26,6 +26,10 @@ type Options struct {
 	// Env is added to the environment of every command (for example
 	// XDG_CACHE_HOME, where mcpredict cc builds its runtime once).
 	Env []string
+	// RunEnv is added to the environment of mcpredict run only (for
+	// example MCPREDICT_CC=tcc, which compiles Spin's verifiers faster
+	// but cannot build the recorder's runtime for mcpredict cc).
+	RunEnv []string
 	// Cache lets mcpredict run use its verdict cache; by default
 	// (--no-cache) every claim is decided again, so the check time is
 	// the real cost and a changed analysis is never answered from the
@@ -57,6 +61,7 @@ type Result struct {
 	Bugs       []Bug         // every bug reported
 	Missing    []Expectation // expectations no bug matched
 	Unexpected []Bug         // bugs that match no expectation
+	Allowed    []Bug         // bugs that match only an mcpredict:allow line
 	Check      time.Duration // mcpredict run's wall time
 }
 
@@ -115,8 +120,10 @@ func (e Expectation) Matches(b Bug, file string) bool {
 	return true
 }
 
-// Match compares the reported bugs with the program's expectations.
-func Match(p *Program, bugs []Bug) (missing []Expectation, unexpected []Bug) {
+// Match compares the reported bugs with the program's expectations: the
+// expected bugs no report matched, the reports that match no expect or
+// allow line, and those that match an allow line only.
+func Match(p *Program, bugs []Bug) (missing []Expectation, unexpected, allowed []Bug) {
 	found := make([]bool, len(p.Expect))
 	for _, b := range bugs {
 		matched := false
@@ -125,7 +132,11 @@ func Match(p *Program, bugs []Bug) (missing []Expectation, unexpected []Bug) {
 				found[i], matched = true, true
 			}
 		}
-		if !matched {
+		switch {
+		case matched:
+		case slices.ContainsFunc(p.Allow, func(e Expectation) bool { return e.Matches(b, p.Name) }):
+			allowed = append(allowed, b)
+		default:
 			unexpected = append(unexpected, b)
 		}
 	}
@@ -134,7 +145,7 @@ func Match(p *Program, bugs []Bug) (missing []Expectation, unexpected []Bug) {
 			missing = append(missing, e)
 		}
 	}
-	return missing, unexpected
+	return missing, unexpected, allowed
 }
 
 // Check compiles, records and predicts on one program.
@@ -233,7 +244,7 @@ func Predict(ctx context.Context, bin string, rec *Recording, opts Options) (*Re
 	}
 	args = append(append(args, opts.Extra...), rec.Trace)
 	start := time.Now()
-	out, err := run(ctx, bin, opts.Env, args...)
+	out, err := run(ctx, bin, append(opts.Env[:len(opts.Env):len(opts.Env)], opts.RunEnv...), args...)
 	elapsed := time.Since(start)
 	violations := false
 	var ee *exec.ExitError
@@ -253,7 +264,7 @@ func Predict(ctx context.Context, bin string, rec *Recording, opts Options) (*Re
 		return nil, fmt.Errorf("%s: mcpredict run: exit status 1 is %v, but the report has %d bugs", rec.Program.Path, violations, len(report.Bugs))
 	}
 	res := &Result{Recording: rec, Engine: opts.Engine, Bugs: report.Bugs, Check: elapsed}
-	res.Missing, res.Unexpected = Match(rec.Program, report.Bugs)
+	res.Missing, res.Unexpected, res.Allowed = Match(rec.Program, report.Bugs)
 	return res, nil
 }
 

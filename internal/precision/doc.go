@@ -28,13 +28,20 @@
 // file matches. Several expect lines are several bugs that must all be
 // found; one reported bug may match several of them.
 //
+//	mcpredict:allow P1 buf->outcnt local:Read@reread local:Read@update
+//
+// (optional, same form as an expected bug) a true bug that may be
+// reported but need not be: a report matching it is not unexpected, and
+// it is not counted as expected. For a program with several true bugs
+// whose reports depend on the witness the engine picks.
+//
 //	mcpredict:notexhibited balance
 //
 // (optional) the recorded run must not interleave the threads' accesses
 // to the variable, so that the bug is predicted, not observed: the program
 // is recorded again, up to five times, until a run does not.
 //
-// A reported bug that matches no expect line is an unexpected report:
+// A reported bug that matches no expect or allow line is an unexpected report:
 // noise for a bug program, a false positive for an idiom.
 //
 // # Use

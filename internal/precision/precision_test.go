@@ -20,6 +20,7 @@ func TestParse(t *testing.T) {
  * mcpredict:args 2  20000
  * mcpredict:expect P3|P5 balance local:Read@read remote:Write local:Write@write
  * mcpredict:expect P1 buf->outcnt
+ * mcpredict:allow P1 balance local:Read@read
  * mcpredict:notexhibited balance
  */
 // mailto:someone@example.org is not a marker
@@ -34,11 +35,16 @@ balance = b + amount; /* @write */
 		Path: "dir/demo.c", Name: "demo.c", Args: []string{"2", "20000"},
 		Expect: []Expectation{
 			{Line: 5, Patterns: []string{"P3", "P5"}, Var: "balance", Accesses: []Access{
-				{Role: "local", Action: "Read", Marker: "read", Line: 10},
+				{Role: "local", Action: "Read", Marker: "read", Line: 11},
 				{Role: "remote", Action: "Write"},
-				{Role: "local", Action: "Write", Marker: "write", Line: 11},
+				{Role: "local", Action: "Write", Marker: "write", Line: 12},
 			}},
 			{Line: 6, Patterns: []string{"P1"}, Var: "buf->outcnt"},
+		},
+		Allow: []Expectation{
+			{Line: 7, Patterns: []string{"P1"}, Var: "balance", Accesses: []Access{
+				{Role: "local", Action: "Read", Marker: "read", Line: 11},
+			}},
 		},
 		NotExhibited: "balance",
 	}
@@ -67,6 +73,9 @@ func TestParseErrors(t *testing.T) {
 		{"// mcpredict:expect none\n// mcpredict:args 1\n// mcpredict:args 2\n", "e.c:3: second mcpredict:args"},
 		{"// mcpredict:expect none\n// mcpredict:notexhibited a b\n", "e.c:2: mcpredict:notexhibited wants one variable"},
 		{"// mcpredict:expect none\n// mcpredict:expects P1\n", "e.c:2: unknown annotation mcpredict:expects"},
+		{"// mcpredict:allow P1 x\n", "e.c: no mcpredict:expect line"},
+		{"// mcpredict:expect none\n// mcpredict:allow P1\n", "e.c:2: mcpredict:allow wants"},
+		{"// mcpredict:expect none\n// mcpredict:allow P1 x\n", "e.c:1: mcpredict:expect none with allowed bugs (line 2)"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("e.c", []byte(tt.src))
@@ -97,7 +106,7 @@ func TestMatch(t *testing.T) {
 		{Role: "local", Action: "Read", File: "util.c", Line: 25},
 		{Role: "remote", Action: "Write", File: "bank.c", Line: 26},
 	}}
-	missing, unexpected := Match(p, []Bug{lost, otherLine, otherFile})
+	missing, unexpected, _ := Match(p, []Bug{lost, otherLine, otherFile})
 	if len(missing) != 1 || missing[0].Line != 2 {
 		t.Errorf("missing %v, want the expectation of line 2", missing)
 	}
@@ -105,8 +114,16 @@ func TestMatch(t *testing.T) {
 		t.Errorf("unexpected %v", unexpected)
 	}
 	stale := Bug{Pattern: "P2", Vars: []string{"a", "count"}}
-	if missing, unexpected := Match(p, []Bug{lost, stale}); len(missing) != 0 || len(unexpected) != 0 {
+	if missing, unexpected, _ := Match(p, []Bug{lost, stale}); len(missing) != 0 || len(unexpected) != 0 {
 		t.Errorf("missing %v, unexpected %v", missing, unexpected)
+	}
+	// An allowed bug is neither required nor unexpected.
+	p.Allow = []Expectation{{Patterns: []string{"P3"}, Var: "balance", Accesses: []Access{
+		{Role: "local", Action: "Read", Line: 24},
+	}}}
+	missing, unexpected, allowed := Match(p, []Bug{lost, otherLine, otherFile})
+	if len(missing) != 1 || !reflect.DeepEqual(unexpected, []Bug{otherFile}) || !reflect.DeepEqual(allowed, []Bug{otherLine}) {
+		t.Errorf("with allow: missing %v, unexpected %v, allowed %v", missing, unexpected, allowed)
 	}
 }
 
@@ -141,12 +158,9 @@ func TestPrecision(t *testing.T) {
 	// The runtime of mcpredict cc is built once, shared with the
 	// recorder's tests (they use the same directory).
 	env := []string{"XDG_CACHE_HOME=" + filepath.Join(os.TempDir(), "mcpredict-test-cache", "xdg")}
-	// For mcpredict run only (mcpredict cc reads MCPREDICT_CC too, and
-	// the recorder's runtime needs gcc): tcc compiles Spin's verifiers
-	// about 20 times faster.
-	runEnv := env
+	var runEnv []string
 	if _, err := exec.LookPath("tcc"); err == nil {
-		runEnv = append(env[:len(env):len(env)], "MCPREDICT_CC=tcc")
+		runEnv = []string{"MCPREDICT_CC=tcc"} // compiles Spin's verifiers faster
 	}
 	_, noSpin := exec.LookPath("spin")
 	withSpin := noSpin == nil && !testing.Short()
@@ -165,7 +179,7 @@ func TestPrecision(t *testing.T) {
 				engines = append(engines, "") // the default engine
 			}
 			for _, engine := range engines {
-				res, err := Predict(ctx, bin, rec, Options{Env: runEnv, Engine: engine})
+				res, err := Predict(ctx, bin, rec, Options{Env: env, RunEnv: runEnv, Engine: engine})
 				if err != nil {
 					t.Fatal(err)
 				}

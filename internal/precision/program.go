@@ -20,6 +20,9 @@ type Program struct {
 	// Expect holds the bugs that must be predicted; empty for a correct
 	// program (mcpredict:expect none).
 	Expect []Expectation
+	// Allow holds true bugs that may be reported but need not be (a
+	// report matching one is not unexpected): mcpredict:allow.
+	Allow []Expectation
 	// NotExhibited is the variable whose accesses the recorded run must
 	// not interleave ("" if none).
 	NotExhibited string
@@ -115,8 +118,10 @@ func Parse(path string, src []byte) (*Program, error) {
 	type pending struct {
 		line   int
 		fields []string
+		allow  bool
 	}
 	var expects []pending
+	nexpect := 0
 	var none, haveArgs bool
 	noneLine, notLine := 0, 0
 	var errs []error
@@ -153,8 +158,15 @@ func Parse(path string, src []byte) (*Program, error) {
 			case len(fields) < 2:
 				fail(n, "mcpredict:expect wants none, or a pattern, a variable and accesses role:Action@marker")
 			default:
-				expects = append(expects, pending{n, fields})
+				expects = append(expects, pending{n, fields, false})
+				nexpect++
 			}
+		case "allow":
+			if len(fields) < 2 {
+				fail(n, "mcpredict:allow wants a pattern, a variable and accesses role:Action@marker")
+				break
+			}
+			expects = append(expects, pending{n, fields, true})
 		case "notexhibited":
 			if len(fields) != 1 {
 				fail(n, "mcpredict:notexhibited wants one variable, got %d words", len(fields))
@@ -165,7 +177,7 @@ func Parse(path string, src []byte) (*Program, error) {
 			}
 			p.NotExhibited, notLine = fields[0], n
 		default:
-			fail(n, "unknown annotation mcpredict:%s (want args, expect or notexhibited)", keyword)
+			fail(n, "unknown annotation mcpredict:%s (want args, expect, allow or notexhibited)", keyword)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -199,12 +211,18 @@ func Parse(path string, src []byte) (*Program, error) {
 			}
 			exp.Accesses = append(exp.Accesses, a)
 		}
-		p.Expect = append(p.Expect, exp)
+		if e.allow {
+			p.Allow = append(p.Allow, exp)
+		} else {
+			p.Expect = append(p.Expect, exp)
+		}
 	}
 	switch {
-	case none && len(expects) > 0:
-		fail(noneLine, "mcpredict:expect none with expected bugs (line %d)", expects[0].line)
-	case !none && len(expects) == 0:
+	case none && nexpect > 0:
+		fail(noneLine, "mcpredict:expect none with expected bugs (line %d)", p.Expect[0].Line)
+	case none && len(p.Allow) > 0:
+		fail(noneLine, "mcpredict:expect none with allowed bugs (line %d): a correct program has none", p.Allow[0].Line)
+	case !none && nexpect == 0:
 		errs = append(errs, fmt.Errorf("%s: no mcpredict:expect line (a correct program says mcpredict:expect none)", path))
 	}
 	if err := errors.Join(errs...); err != nil {

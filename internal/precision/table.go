@@ -92,6 +92,9 @@ func WriteDetails(w io.Writer, rows []Row) error {
 		for _, u := range r.Result.Unexpected {
 			fmt.Fprintf(&b, "  unexpected: %s\n", u)
 		}
+		for _, u := range r.Result.Allowed {
+			fmt.Fprintf(&b, "  allowed: %s\n", u)
+		}
 		if r.Result.Attempts > 1 {
 			fmt.Fprintf(&b, "  (recorded %d times)\n", r.Result.Attempts)
 		}
