@@ -1,0 +1,2 @@
+extern long stats_total, stats_calls;
+void stats_record(long value);
