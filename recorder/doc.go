@@ -17,17 +17,22 @@
 // merges the per-thread logs by sequence number and writes the trace in
 // the CSV format of DESIGN §2, resolving program counters to file-line with
 // debug/dwarf line tables (relative to each module's load address) and data
-// addresses to variable names: globals by their DWARF name and type
-// (counter, log.outcnt, table[3]), heap memory through the pointer it was
-// reached by (buf->outcnt), otherwise as heap:0xADDR+OFF relative to its
-// malloc block.
+// addresses to variable names that are the same in every run: globals by
+// their DWARF name and type (counter, log.outcnt, table[3]), shared stack
+// objects by their function's DWARF locals (main::ctx.count), heap memory
+// through the pointer it was reached by (buf->outcnt) or else by its
+// allocation site and field or offset (malloc@pool.c:120#2.n,
+// malloc@pool.c:120+16).
 //
-// What is recorded: reads and writes of global and heap memory (not the
-// thread's own stack), mutex lock/trylock/unlock, spinlocks, rwlocks, cond
-// wait (with its mutex), signal and broadcast, barriers, thread create and
-// join, semaphores, malloc and free, function entry and exit, and C11/GCC
-// atomics as release/acquire synchronisation (Signal/Wait on the atomic's
-// address; see rt/mcprec.c).
+// What is recorded: reads and writes of global, heap and shared stack
+// memory (not the thread's own unshared stack, its TLS or read-only data),
+// mutex lock/trylock/unlock, spinlocks, rwlocks, cond wait (with its
+// mutex), signal and broadcast, barriers, thread create, start, end and
+// join, semaphores, malloc and free (and the program's own allocation
+// functions named with --alloc-func), function entry and exit, and C11/GCC
+// atomics as release/acquire synchronisation on atomic:<name> (and as data
+// accesses where the program also accesses the location plainly; see
+// rt/mcprec.c and convert.go).
 //
 // What is not: memory accesses made by uninstrumented code (libc and other
 // libraries not compiled with mcpredict cc), forked children that do not

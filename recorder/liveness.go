@@ -77,8 +77,12 @@ func (v *liveness) warnings(syms *procSyms) (warns []string, unfinished, neverRa
 	sort.Slice(neverRan, func(i, j int) bool { return neverRan[i] < neverRan[j] })
 	for _, tok := range neverRan {
 		c := v.created[tok]
+		loc := syms.location(c.pc)
+		if i := strings.LastIndex(loc, "-"); i > 0 {
+			loc = loc[:i] + ":" + loc[i+1:]
+		}
 		warns = append(warns, fmt.Sprintf("thread %d never ran: created by thread %d at %s, it had not started when the program ended",
-			tok, c.by, strings.Replace(syms.location(c.pc), "-", ":", 1)))
+			tok, c.by, loc))
 	}
 	for _, t := range v.log.Threads {
 		if t.Token != main && !v.ended[t.Token] && !v.joined[t.Token] {
