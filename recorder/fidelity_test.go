@@ -254,6 +254,30 @@ func TestUnjoinedThread(t *testing.T) {
 	if strings.Contains(runErr, "thread 2") {
 		t.Errorf("mcpredict run warns about the joined worker:\n%s", runErr)
 	}
+
+	// Without function events, the threads' start routines are still
+	// entered and exited, and run still sees the unfinished thread.
+	trace2 := filepath.Join(t.TempDir(), "nofuncs.csv")
+	cli(t, bin, nil, "record", "-no-funcs", "-o", trace2, "--", prog, "3")
+	data, err := os.ReadFile(trace2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := parseTrace(t, string(data))
+	enters := map[string]string{}
+	for _, e := range find(evs, "Enter", "", 0) {
+		enters[e.thread] = e.objs[0]
+	}
+	if enters["2"] != "worker" || enters["3"] != "monitor" || enters["1"] != "" {
+		t.Errorf("-no-funcs: Enter events %v, want the start routines of threads 2 and 3 only", enters)
+	}
+	if n := len(find(evs, "Exit", "", 0)); n != 1 {
+		t.Errorf("-no-funcs: %d Exit events, want 1 (the worker's end)", n)
+	}
+	_, runErr = cli(t, bin, nil, "run", "--engine", "native", trace2)
+	if w := "thread 3 (handle 3, in monitor) was still running"; !strings.Contains(runErr, w) {
+		t.Errorf("-no-funcs: mcpredict run said:\n%s\nwant %q", runErr, w)
+	}
 }
 
 // TestLivenessNeverRan: a thread created but never started, and one

@@ -434,13 +434,15 @@ type namer struct {
 	syms     *procSyms
 	heap     *heapTracker
 	threads  []*rawThread // by token
+	stacks   []*rawThread // by StackLo
+	maxHi    []uint64     // maxHi[i]: the highest StackHi of stacks[:i+1]
 	ufuncs   map[uint64]uint64
 	l        *learned
 	ordinals map[siteThread]int
 }
 
 func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
-	return &namer{
+	n := &namer{
 		syms:     syms,
 		heap:     newHeapTracker(),
 		threads:  log.Threads,
@@ -448,6 +450,18 @@ func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
 		l:        l,
 		ordinals: map[siteThread]int{},
 	}
+	for _, t := range log.Threads {
+		if t.StackHi > t.StackLo {
+			n.stacks = append(n.stacks, t)
+		}
+	}
+	sort.Slice(n.stacks, func(i, j int) bool { return n.stacks[i].StackLo < n.stacks[j].StackLo })
+	hi := uint64(0)
+	for _, t := range n.stacks {
+		hi = max(hi, t.StackHi)
+		n.maxHi = append(n.maxHi, hi)
+	}
+	return n
 }
 
 var allocNames = [...]string{allocMalloc: "malloc", allocCalloc: "calloc", allocRealloc: "realloc",
@@ -737,8 +751,10 @@ func (n *namer) replay(ev *rawEvent) *block {
 func (n *namer) stackOwner(a, seq uint64) *rawThread {
 	var best *rawThread
 	bestSeq := uint64(0)
-	for _, t := range n.threads {
-		if a < t.StackLo || a >= t.StackHi {
+	i := sort.Search(len(n.stacks), func(i int) bool { return n.stacks[i].StackLo > a })
+	for j := i - 1; j >= 0 && n.maxHi[j] > a; j-- {
+		t := n.stacks[j]
+		if a >= t.StackHi {
 			continue
 		}
 		f, ok := n.l.firstSeq[t.Token]

@@ -150,6 +150,12 @@ of what it did until then.
 With -from-raw DIR, no program is run: the raw log that a program wrote
 into DIR (run with MCPREDICT_TRACE_DIR=DIR) is converted.
 
+Variables are named from the program's DWARF, the same in every run
+(balance, buf->outcnt, main::ctx.count, malloc@pool.c:120#2.n); see
+recorder/README.md. Threads that never ran, or still ran when the program
+exited (main returned without joining them), are named in warnings on
+standard error and in "# warning:" lines of the trace.
+
 Exit status: 0 when the trace was written, whatever the program's own
 status (it is printed); 2 for bad usage or when the program left no log;
 3 when the log cannot be read.`
