@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -420,5 +421,47 @@ func TestParseAllocFunc(t *testing.T) {
 	list, err := ParseAllocFuncList("a, b:1,", false)
 	if err != nil || len(list) != 2 || list[1].Arg != 1 {
 		t.Errorf("ParseAllocFuncList = %+v, %v", list, err)
+	}
+}
+
+// TestStackChurn: many short threads sharing stack objects, whose stacks
+// later threads reuse: every shared stack object is named after its
+// function's local, per owner thread where several threads have one.
+func TestStackChurn(t *testing.T) {
+	requireTool(t, "gcc")
+	src := filepath.Join("testdata", "churn.c")
+	prog := build(t, src)
+	trace, res := record(t, prog, "8")
+	if res.ExitCode != 0 {
+		t.Fatalf("program %s", res.Exit)
+	}
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings: %q", res.Warnings)
+	}
+	evs := parseTrace(t, trace)
+	mk := markers(t, src)
+	if n := len(find(evs, "Create", "", 0)); n != 128 {
+		t.Errorf("%d Create events, want 128", n)
+	}
+	// main's slots: written by the workers, read by main.
+	for i := 0; i < 8; i++ {
+		if n := len(find(evs, "Write", "main::slots["+strconv.Itoa(i)+"]", mk["slot"])); n != 8 {
+			t.Errorf("%d writes of main::slots[%d], want 8", n, i)
+		}
+	}
+	// Each worker's box: one variable per worker thread.
+	boxes := map[string]bool{}
+	for _, e := range find(evs, "Write", "worker::mine@t*", mk["helper"]) {
+		if strings.HasSuffix(e.objs[0], ".value") {
+			boxes[e.objs[0]] = true
+		}
+	}
+	if len(boxes) != 64 {
+		t.Errorf("%d worker boxes written by helpers, want 64", len(boxes))
+	}
+	for _, e := range evs {
+		if len(e.objs) > 0 && strings.HasPrefix(e.objs[0], "stack:") {
+			t.Errorf("unnamed stack location: %v", e)
+		}
 	}
 }

@@ -247,15 +247,16 @@ static struct stk *stack_register(uintptr_t lo, uintptr_t hi)
 	if (hi <= lo)
 		return &g_nostk;
 	spin_lock(&g_stk_lock);
+	__atomic_fetch_add(&g_stk_seq, 1, __ATOMIC_ACQ_REL); /* odd: readers retry */
 	/* A dead thread's stack may be reused (glibc caches them): entries
 	 * overlapping the new one go. */
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < g_norder; i++) {
 		struct stk *s = &g_stk[g_order[i]];
 		if (s->lo < hi && lo < s->hi)
-			s->hi = s->lo; /* free */
+			__atomic_store_n(&s->hi, s->lo, __ATOMIC_RELAXED); /* free */
 		else
-			g_order[n++] = g_order[i];
+			__atomic_store_n(&g_order[n++], g_order[i], __ATOMIC_RELAXED);
 	}
 	uint32_t slot = MAXSTK;
 	for (uint32_t i = 0; i < g_stk_used; i++) {
@@ -267,7 +268,6 @@ static struct stk *stack_register(uintptr_t lo, uintptr_t hi)
 	if (slot == MAXSTK && g_stk_used < MAXSTK)
 		slot = g_stk_used++;
 	struct stk *s = &g_nostk;
-	__atomic_fetch_add(&g_stk_seq, 1, __ATOMIC_ACQ_REL);
 	if (slot < MAXSTK) {
 		s = &g_stk[slot];
 		__atomic_store_n(&s->lo, lo, __ATOMIC_RELAXED);
@@ -344,6 +344,8 @@ static struct stk *stack_lookup(uintptr_t a)
 
 static inline void esc_lower(struct stk *s, uintptr_t a)
 {
+	if (s == &g_nostk)
+		return; /* shared by the threads the registry had no room for */
 	uint64_t v = a & ~(uint64_t)63;
 	uint64_t cur = __atomic_load_n(&s->esc_lo, __ATOMIC_RELAXED);
 	while (v < cur && !__atomic_compare_exchange_n(&s->esc_lo, &cur, v, 1, __ATOMIC_RELAXED,
@@ -531,8 +533,6 @@ static int write_meta(void)
 
 static __thread int in_init __attribute__((tls_model("initial-exec")));
 
-static size_t g_tls_static; /* size of a thread's static TLS block */
-
 static void proc_exit(void);
 
 static void rt_init(void)
@@ -569,16 +569,6 @@ static void rt_init(void)
 		p = scat(p, end, dir);
 		p = scat(p, end, "/p");
 		ucat(p, end, (uint64_t)getpid(), 0);
-		/* The static TLS size is what glibc reserves below the thread
-		 * pointer (x86-64) for every thread: errno and the __thread
-		 * variables of the program and its libraries. */
-		void (*tls_info)(size_t *, size_t *) =
-			(void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
-		if (tls_info) {
-			size_t sz = 0, al = 0;
-			tls_info(&sz, &al);
-			g_tls_static = sz;
-		}
 		if (write_meta() == 0 && pthread_key_create(&g_key, thr_exit) == 0) {
 			pthread_atfork(NULL, NULL, at_fork_child);
 			atexit(proc_exit);
@@ -628,6 +618,28 @@ static char *map_window(uint64_t tok, uint64_t off, int create)
 	return w;
 }
 
+/* tls_cb widens range[0..1] to the calling thread's TLS block of each
+ * module that has one allocated: errno and the __thread variables of the
+ * program and its libraries (static TLS, next to the thread pointer). */
+static int tls_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t *range = data;
+	if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof info->dlpi_tls_data ||
+	    !info->dlpi_tls_data)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_TLS)
+			continue;
+		uintptr_t lo = (uintptr_t)info->dlpi_tls_data;
+		if (lo < range[0])
+			range[0] = lo;
+		if (lo + ph->p_memsz > range[1])
+			range[1] = lo + ph->p_memsz;
+	}
+	return 0;
+}
+
 static struct thr *thr_init(uint64_t tok, uint64_t parent)
 {
 	struct thr *t = &T;
@@ -647,15 +659,13 @@ static struct thr *thr_init(uint64_t tok, uint64_t parent)
 	}
 	t->stk_lo = (uintptr_t)sa;
 	t->stk_size = ss;
+	uintptr_t tls[2] = {UINTPTR_MAX, 0};
+	dl_iterate_phdr(tls_cb, tls);
 	t->tls_lo = t->tls_size = 0;
-#if defined(__x86_64__)
-	if (g_tls_static) {
-		uintptr_t tp;
-		__asm__("mov %%fs:0, %0" : "=r"(tp));
-		t->tls_lo = tp - g_tls_static;
-		t->tls_size = g_tls_static;
+	if (tls[1] > tls[0]) {
+		t->tls_lo = tls[0];
+		t->tls_size = tls[1] - tls[0];
 	}
-#endif
 	t->stk = stack_register(t->stk_lo, t->stk_lo + ss);
 	t->fr_cfa = t->fr_ret = 0;
 	t->ns_page = t->st_page = 0;
