@@ -202,12 +202,16 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 	)
 	err = forEach(ctx, len(tasks), opts.Jobs, func(ctx context.Context, i int) error {
 		t := tasks[i]
-		pm, err := proj.project(ctx, t)
+		pm, holds, err := proj.project(ctx, t)
 		if err != nil {
 			return err
 		}
-		res, err := checker.Check(ctx, pm)
-		if err != nil {
+		var res PairResult
+		if holds && opts.Engine != EngineSpin {
+			// Decided by the projector's native search: no claim is
+			// violated, and the native verdict is the engine's.
+			res = PairResult{Claims: 2 * len(opts.Patterns)}
+		} else if res, err = checker.Check(ctx, pm); err != nil {
 			return err
 		}
 		mu.Lock()

@@ -44,10 +44,13 @@ func newProjector(m *tracemodel.Model, opts tracemodel.ProjectOptions, pats []lt
 	return p
 }
 
-// project returns the PairModel of task t.
-func (p *projector) project(ctx context.Context, t Task) (*tracemodel.PairModel, error) {
+// project returns the PairModel of task t. holds reports that the native
+// search already decided every claim of it as holding (the prefilter of the
+// data-flow semantics), so that the model need not be searched again.
+func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairModel, holds bool, err error) {
 	if !p.opts.Dataflow || p.opts.Order != nil {
-		return p.m.Project(t.Var, t.T1, t.T2, p.opts)
+		pm, err = p.m.Project(t.Var, t.T1, t.T2, p.opts)
+		return pm, false, err
 	}
 	p.mu.Lock()
 	vo := p.orders[t.Var]
@@ -59,11 +62,11 @@ func (p *projector) project(ctx context.Context, t Task) (*tracemodel.PairModel,
 		}
 		p.mu.Unlock()
 	}()
-	sync := p.opts
-	sync.Dataflow = false
-	pm, err := p.m.Project(t.Var, t.T1, t.T2, sync)
+	base := p.opts
+	base.Dataflow = false
+	pm, err = p.m.Project(t.Var, t.T1, t.T2, base)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	vs, err := native.New(pm).CheckAll(ctx, p.pats)
 	var tooLarge *native.TooLargeError
@@ -71,18 +74,19 @@ func (p *projector) project(ctx context.Context, t Task) (*tracemodel.PairModel,
 	case errors.As(err, &tooLarge):
 		// Undecided: project under the data-flow order anyway.
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	default:
 		violated := false
 		for _, v := range vs {
 			violated = violated || v.Violated
 		}
 		if !violated {
-			return pm, nil
+			return pm, true, nil
 		}
 	}
 	vo.once.Do(func() { vo.order = p.m.DataflowOrder(t.Var) })
 	df := p.opts
 	df.Order = vo.order
-	return p.m.Project(t.Var, t.T1, t.T2, df)
+	pm, err = p.m.Project(t.Var, t.T1, t.T2, df)
+	return pm, false, err
 }

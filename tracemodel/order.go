@@ -26,12 +26,21 @@ func (o *Order) Clock(tid int, pos int32, other int) int32 {
 	if pos <= 0 || tid-1 >= len(o.clocks) {
 		return 0
 	}
-	cs := o.clocks[tid-1]
-	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
-	if i < 0 || other-1 >= len(cs[i].VC) {
+	vc := snapAt(o.clocks[tid-1], pos)
+	if other-1 >= len(vc) {
 		return 0
 	}
-	return cs[i].VC[other-1]
+	return vc[other-1]
+}
+
+// snapAt returns the clock of the latest snapshot at or before pos, nil if
+// none.
+func snapAt(cs []clockSnap, pos int32) []int32 {
+	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
+	if i < 0 {
+		return nil
+	}
+	return cs[i].VC
 }
 
 // firstDependence returns the first position of thread tid that causally
@@ -102,14 +111,7 @@ func (m *Model) order(exclude int32) *Order {
 
 // vcAt returns the clock of thread t at position pos (own component not
 // included) from the snapshots recorded so far.
-func (b *orderBuilder) vcAt(t, pos int32) []int32 {
-	cs := b.clocks[t-1]
-	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
-	if i < 0 {
-		return nil
-	}
-	return cs[i].VC
-}
+func (b *orderBuilder) vcAt(t, pos int32) []int32 { return snapAt(b.clocks[t-1], pos) }
 
 // joinEvent joins the clock of event r (including r itself) into thread t's
 // clock and reports whether it changed.

@@ -401,7 +401,14 @@ func (m *Model) breaks(tid int, v int32, acc []int32, opts ProjectOptions) []raw
 			}
 		}
 		if at > 0 {
-			e := m.EventAt(tid, at)
+			// A scope break at the next access itself is shown as the
+			// event before it: reports list each event once (the first
+			// step that stands for it), and that must be the access.
+			shown := at
+			if at == b {
+				shown = b - 1
+			}
+			e := m.EventAt(tid, shown)
 			out = append(out, rawStep{Step: Step{Kind: StepBoundary, Events: []EventRef{m.ref(e)}}, pos: at, guardPos: at - 1, order: order})
 		}
 		pub := b

@@ -25,13 +25,8 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(&threads, "threads", "the two thread handles `A,B` (required)")
 	fs.Var(&patterns, "patterns", "claims for these built-in patterns only")
 	fs.Var(&user, "pattern", "add a user pattern (repeatable)")
-	sem := checkFlags{}
-	fs.StringVar(&sem.semantics, "semantics", tracemodel.SemanticsPrecise, "model semantics: precise or paper (see mcpredict run -h)")
-	fs.BoolVar(&sem.noBoundaries, "no-boundaries", false, "no region boundaries")
-	fs.BoolVar(&sem.noHandoffs, "no-handoffs", false, "no region boundaries at hand-offs")
-	fs.BoolVar(&sem.noDataflow, "no-dataflow", false, "synchronization order only")
-	fs.BoolVar(&sem.noScope, "no-scope", false, "no region scope")
-	fs.BoolVar(&sem.noWaitConds, "no-wait-conditions", false, "no region boundaries after wait-loop conditions")
+	var sem checkFlags
+	sem.registerSemantics(fs)
 	lenient := fs.Bool("lenient", false, "skip malformed trace lines")
 	format := fs.String("format", "pml", "pml or json")
 	pos, code, ok := parseArgs(fs, args)

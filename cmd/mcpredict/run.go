@@ -72,12 +72,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1' (repeatable)")
-	fs.StringVar(&c.semantics, "semantics", tracemodel.SemanticsPrecise, "model semantics: precise (observed data flow, region scope, boundaries) or paper (McPatom's literal over-approximation); the --no-* flags turn single rules off")
-	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization, hand-offs or published writes")
-	fs.BoolVar(&c.noHandoffs, "no-handoffs", false, "no region boundaries at Create, Signal, Broadcast, SemPost")
-	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables")
-	fs.BoolVar(&c.noScope, "no-scope", false, "regions span loop iterations (no region scope)")
-	fs.BoolVar(&c.noWaitConds, "no-wait-conditions", false, "no region boundary after a critical section that checks a cond-wait loop's condition")
+	c.registerSemantics(fs)
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
 	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
 	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
@@ -139,6 +134,17 @@ func (c *checkFlags) options() (predict.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// registerSemantics registers --semantics and the --no-* rule flags (run,
+// batch, serve and model share them).
+func (c *checkFlags) registerSemantics(fs *flag.FlagSet) {
+	fs.StringVar(&c.semantics, "semantics", tracemodel.SemanticsPrecise, "model semantics: precise (observed data flow, region scope, boundaries) or paper (McPatom's literal over-approximation); the --no-* flags turn single rules off")
+	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization, hand-offs or published writes")
+	fs.BoolVar(&c.noHandoffs, "no-handoffs", false, "no region boundaries at Create, Signal, Broadcast, SemPost")
+	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables")
+	fs.BoolVar(&c.noScope, "no-scope", false, "regions span loop iterations (no region scope)")
+	fs.BoolVar(&c.noWaitConds, "no-wait-conditions", false, "no region boundary after a critical section that checks a cond-wait loop's condition")
 }
 
 // projectOptions turns --semantics and the --no-* rule flags into

@@ -1,0 +1,71 @@
+package tracemodel
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestScopeBreaks checks where region scope puts boundaries: at the next
+// iteration of a loop around the earlier access, not at a loop that runs
+// between the two accesses, and never showing the access's own event (a
+// report lists each event once, and that must be the access).
+func TestScopeBreaks(t *testing.T) {
+	tests := []struct {
+		name, trace string
+		breaks      int // Boundary steps of thread 1
+	}{
+		{"loop around", `
+1, 1, s.c-11, Lock, m
+1, 2, s.c-12, Read, top
+1, 3, s.c-13, Write, top
+1, 4, s.c-14, Unlock, m
+1, 5, s.c-11, Lock, m
+1, 6, s.c-12, Read, top
+1, 7, s.c-14, Unlock, m
+2, 8, s.c-32, Write, top
+`, 1},
+		{"loop between", `
+1, 1, s.c-10, Read, top
+1, 2, s.c-11, Enter, work
+1, 3, s.c-3, Write, other
+1, 4, s.c-3, Exit, work
+1, 5, s.c-11, Enter, work
+1, 6, s.c-3, Write, other
+1, 7, s.c-3, Exit, work
+1, 8, s.c-12, Write, top
+2, 9, s.c-32, Write, top
+`, 0},
+		{"repeat at the access", `
+1, 1, s.c-12, Read, top
+1, 2, s.c-12, Read, top
+2, 3, s.c-32, Write, top
+`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Parse(context.Background(), strings.NewReader(tt.trace), "s.csv", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pm, err := m.Project(m.VarByName("top"), 1, 2, ProjectOptions{Scope: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			steps := pm.Steps[0]
+			for i, s := range steps {
+				if s.Kind != StepBoundary {
+					continue
+				}
+				n++
+				if i+1 < len(steps) && steps[i+1].Kind.IsAccess() && s.Events[0].TraceLine == steps[i+1].Events[0].TraceLine {
+					t.Errorf("boundary %d shows the event of the access after it (trace line %d)", i, s.Events[0].TraceLine)
+				}
+			}
+			if n != tt.breaks {
+				t.Errorf("%d boundaries, want %d: %+v", n, tt.breaks, steps)
+			}
+		})
+	}
+}
