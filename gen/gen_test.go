@@ -35,8 +35,16 @@ func generate(t *testing.T, c gen.Config) (*tracemodel.Model, gen.Stats, []byte)
 	if len(m.Threads) != st.Threads {
 		t.Errorf("%+v: Stats.Threads = %d, parser saw %d", c, st.Threads, len(m.Threads))
 	}
-	if len(m.Warnings) > 0 {
-		t.Errorf("%+v: parser warnings: %v", c, m.Warnings)
+	// A random trace may create a thread and end before it runs; the parser
+	// rightly says so. Any other warning is a generator bug.
+	var warnings []string
+	for _, w := range m.Warnings {
+		if !strings.Contains(w, "never ran: the trace has no event") {
+			warnings = append(warnings, w)
+		}
+	}
+	if len(warnings) > 0 {
+		t.Errorf("%+v: parser warnings: %v", c, warnings)
 	}
 	return m, st, text
 }
