@@ -317,7 +317,7 @@ func TestNativeMatchesSpin(t *testing.T) {
 		switch seed % 10 {
 		case 5:
 			opts = append(opts, tracemodel.ProjectOptions{NoBoundaries: true})
-		case 1, 3, 7:
+		case 3:
 			// The precise semantics (data-flow order, hand-offs, region
 			// scope), on traces whose locations repeat.
 			text, name = withLoops(text, seed), name+" with loops"
@@ -1135,7 +1135,13 @@ func TestNativeMatchesTraceOracle(t *testing.T) {
 		if c.Kind == gen.KindRandom && c.Seed%2 == 1 {
 			text, name = withLoops(text, c.Seed), name+" with loops"
 		}
-		compareWithOracle(t, name, text, pats, &mismatches)
+		// Every rule alone on a fifth of the traces; the old default and
+		// the precise semantics on all (the whole list costs 4x the time).
+		sems := oracleSemantics
+		if c.Seed%5 != 0 {
+			sems = []oSem{oracleSemantics[1], oracleSemantics[len(oracleSemantics)-1]}
+		}
+		compareWithOracle(t, name, text, pats, sems, &mismatches)
 	}
 	if mismatches > 0 {
 		t.Errorf("%d mismatches in all (the first 5 are shown)", mismatches)
@@ -1144,7 +1150,7 @@ func TestNativeMatchesTraceOracle(t *testing.T) {
 
 // compareWithOracle checks the plan and every verdict of one trace against
 // the oracle's.
-func compareWithOracle(t *testing.T, name string, text []byte, pats []ltl.Pattern, mismatches *int) {
+func compareWithOracle(t *testing.T, name string, text []byte, pats []ltl.Pattern, sems []oSem, mismatches *int) {
 	t.Helper()
 	ctx := context.Background()
 	tr := oracleParse(text)
@@ -1166,7 +1172,7 @@ func compareWithOracle(t *testing.T, name string, text []byte, pats []ltl.Patter
 		return
 	}
 	for _, task := range tasks {
-		for _, sem := range oracleSemantics {
+		for _, sem := range sems {
 			pm, err := m.Project(task.Var, task.T1, task.T2, sem.options())
 			if err != nil {
 				t.Fatal(err)

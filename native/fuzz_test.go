@@ -106,6 +106,6 @@ func FuzzNativeVsOracle(f *testing.F) {
 	pats := append(ltl.Builtin(), userPatterns(f)...)
 	f.Fuzz(func(t *testing.T, seed int64, threads, vars, events, flags uint8, tape []byte) {
 		mismatches := 0
-		compareWithOracle(t, "fuzz input", fuzzTrace(t, seed, threads, vars, events, tape), pats, &mismatches)
+		compareWithOracle(t, "fuzz input", fuzzTrace(t, seed, threads, vars, events, tape), pats, oracleSemantics, &mismatches)
 	})
 }
