@@ -194,12 +194,20 @@ func (l Location) key() string {
 	return fmt.Sprintf("%s|%s|%s|%d", l.Role, l.Action, l.File, l.Line)
 }
 
-// locations returns the distinct locations of accesses, sorted.
-func locations(as []Access) []Location {
+// locationAccesses turns accesses into locations (not deduplicated).
+func locationAccesses(as []Access) []Location {
+	out := make([]Location, len(as))
+	for i, a := range as {
+		out[i] = Location{Role: a.Role, Action: a.Action, File: a.File, Line: a.Line, Func: a.Func}
+	}
+	return out
+}
+
+// locations returns the distinct locations, sorted: local ones first.
+func locations(ls []Location) []Location {
 	seen := map[string]bool{}
 	var out []Location
-	for _, a := range as {
-		l := Location{Role: a.Role, Action: a.Action, File: a.File, Line: a.Line, Func: a.Func}
+	for _, l := range ls {
 		if !seen[l.key()] {
 			seen[l.key()] = true
 			out = append(out, l)
@@ -241,8 +249,13 @@ func isEssential(pat ltl.Pattern, a Access) bool {
 }
 
 // bugID is a stable id: a hash of the pattern and the source locations of the
-// instance, independent of trace line numbers, thread handles and variable
-// addresses, so that the same bug keeps its id across runs.
+// instance's local accesses (the region that should have been atomic),
+// independent of trace line numbers, thread handles and variable addresses,
+// so that the same bug keeps its id across runs. The remote accesses are
+// not part of it: which remote write of several an instance shows depends
+// on the interleaving the search met first, and a different recording or a
+// different engine may meet another; the bug lists the remote locations of
+// all its instances.
 func bugID(pat ltl.Pattern, as []Access) string {
 	h := sha256.New()
 	id := pat.ID
@@ -250,8 +263,10 @@ func bugID(pat ltl.Pattern, as []Access) string {
 		id = pat.Source
 	}
 	fmt.Fprintf(h, "%s\n", id)
-	for _, l := range locations(as) {
-		fmt.Fprintf(h, "%s\n", l.key())
+	for _, l := range locations(locationAccesses(as)) {
+		if l.Role == "local" {
+			fmt.Fprintf(h, "%s\n", l.key())
+		}
 	}
 	return "AV-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
@@ -279,12 +294,15 @@ func Dedupe(vs []Violation) []Bug {
 	for i, v := range vs {
 		b := byID[v.BugID]
 		if b == nil {
-			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(v.essentialAccesses())}
+			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(locationAccesses(v.essentialAccesses()))}
 			byID[v.BugID] = b
 			order = append(order, v.BugID)
 		}
 		b.Count++
 		b.Instances = append(b.Instances, i)
+		if b.Count > 1 {
+			b.Locations = locations(append(b.Locations, locationAccesses(v.essentialAccesses())...))
+		}
 		if !contains(b.Vars, v.Var) {
 			b.Vars = append(b.Vars, v.Var)
 		}

@@ -33,13 +33,17 @@ import (
 
 // formatVersion changes whenever the meaning of a key or an entry changes;
 // it is part of the directory name so that old entries are ignored.
-const formatVersion = "v1"
+const formatVersion = "v2"
 
 // Verdict is the cached decision of one claim.
 type Verdict struct {
 	Claim    string               `json:"claim"`
 	Violated bool                 `json:"violated,omitempty"`
 	Witness  []tracemodel.StepRef `json:"witness,omitempty"`
+	// Instances are the claim's distinct instances from the native
+	// enumeration (native.Checker.Instances); empty when only Spin could
+	// decide the model, and Witness is then the one instance.
+	Instances [][]tracemodel.StepRef `json:"instances,omitempty"`
 }
 
 // Entry is the cached result of one model.

@@ -142,6 +142,18 @@ func (a *Automaton) Step(s StateSet, o Obs) StateSet {
 	if s&accepted != 0 {
 		return accepted
 	}
+	next, acc := a.StepPending(s, o)
+	if acc {
+		return accepted
+	}
+	return next
+}
+
+// StepPending is Step for a search that goes on after an instance: it
+// returns the obligations still pending after the state (never the
+// accepted set) and whether an instance completes in it.
+func (a *Automaton) StepPending(s StateSet, o Obs) (StateSet, bool) {
+	s &^= accepted
 	sat := a.sat[a.class(o)]
 	var next StateSet
 	t := true // T_1
@@ -158,13 +170,10 @@ func (a *Automaton) Step(s StateSet, o Obs) StateSet {
 		t = u
 		if !t && s>>(i+1) == 0 {
 			// Nothing is pending further on, so nothing more can be reached.
-			return next
+			return next, false
 		}
 	}
-	if t && sat>>last&1 != 0 {
-		return accepted
-	}
-	return next
+	return next, t && sat>>last&1 != 0
 }
 
 // Match finds the first complete instance of the pattern in a sequence of

@@ -775,18 +775,26 @@ func (tr *oTrace) waitSites() map[string]bool {
 // scopeRepeats reports, per event of thread t, whether it repeats an event
 // of its function invocation (same action, location and object; Exit
 // events and unknown locations never count) at an index at or before the
-// latest access to v before it.
+// latest access to v before it, or is the Exit of an invocation that wrote
+// v (an update that returned).
 func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 	evs := tr.events[t]
 	inv := make([]int, len(evs))
 	stack, next := []int{0}, 1
+	enters := []int{-1} // index of the Enter of each open invocation
 	lastAcc := -1
 	out := make([]bool, len(evs))
 	for i, e := range evs {
 		if e.act == "Exit" {
 			inv[i] = -1
 			if len(stack) > 1 {
+				for j := enters[len(enters)-1] + 1; j < i; j++ {
+					if evs[j].act == "Write" && evs[j].obj == v {
+						out[i] = true
+					}
+				}
 				stack = stack[:len(stack)-1]
+				enters = enters[:len(enters)-1]
 			}
 			continue
 		}
@@ -801,6 +809,7 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 		}
 		if e.act == "Enter" {
 			stack = append(stack, next)
+			enters = append(enters, i)
 			next++
 		}
 		if (e.act == "Read" || e.act == "Write") && e.obj == v {

@@ -62,7 +62,7 @@ func ModelName(pm *tracemodel.PairModel) string {
 func (c *Checker) Check(ctx context.Context, pm *tracemodel.PairModel) (PairResult, error) {
 	var key string
 	if c.opts.Cache != nil {
-		key = cache.Key(pm, c.opts.Patterns, string(c.opts.Engine))
+		key = cache.Key(pm, c.opts.Patterns, fmt.Sprintf("%s/%d", c.opts.Engine, c.opts.MaxInstances))
 		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(c.claims) {
 			res, err := c.result(pm, e)
 			res.Cached = true
@@ -80,7 +80,7 @@ func (c *Checker) Check(ctx context.Context, pm *tracemodel.PairModel) (PairResu
 	return c.result(pm, e)
 }
 
-// result turns verdicts into violations of pm.
+// result turns verdicts into violations of pm: one per listed instance.
 func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, error) {
 	res := PairResult{Claims: len(e.Verdicts), Spin: e.Spin}
 	for _, v := range e.Verdicts {
@@ -91,17 +91,68 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 		if !ok {
 			return res, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
-		viol, err := bugs.FromWitness(pm, pat, local, v.Witness, e.Engine)
-		if err != nil {
-			return res, err
+		if v.Witness != nil {
+			// Spin's trail (or the native witness): it must show the
+			// pattern even when the instances listed are the native ones.
+			viol, err := bugs.FromWitness(pm, pat, local, v.Witness, e.Engine)
+			if err != nil {
+				return res, err
+			}
+			if len(v.Instances) == 0 {
+				res.Violations = append(res.Violations, viol)
+			}
 		}
-		res.Violations = append(res.Violations, viol)
+		for _, w := range v.Instances {
+			viol, err := bugs.FromWitness(pm, pat, local, w, e.Engine)
+			if err != nil {
+				return res, err
+			}
+			res.Violations = append(res.Violations, viol)
+		}
 	}
 	return res, nil
 }
 
-// decide runs the engine on pm.
+// decide runs the engine on pm, then lists the instances of the violated
+// claims with the native enumeration (whatever the engine, so that bug ids
+// do not depend on it).
 func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel) (cache.Entry, error) {
+	e, err := c.verdicts(ctx, pm)
+	if err != nil {
+		return e, err
+	}
+	nc := native.New(pm)
+	for i := range e.Verdicts {
+		v := &e.Verdicts[i]
+		if !v.Violated {
+			continue
+		}
+		pat, local, ok := claimOf(c.opts.Patterns, v.Claim)
+		if !ok {
+			return e, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
+		}
+		ws, err := nc.Instances(ctx, pat, local, c.opts.MaxInstances)
+		var tooLarge *native.TooLargeError
+		switch {
+		case errors.As(err, &tooLarge) && e.Engine == "spin":
+			// Beyond the native search's bound: Spin's trail is the one
+			// instance.
+			continue
+		case err != nil:
+			return e, err
+		case len(ws) == 0:
+			return e, &DisagreementError{Model: ModelName(pm), Claim: v.Claim, Native: false, Spin: true}
+		}
+		v.Instances = ws
+		if e.Engine == "native" {
+			v.Witness = nil // the first instance is a shortest witness too
+		}
+	}
+	return e, nil
+}
+
+// verdicts decides every claim of pm with the engine.
+func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel) (cache.Entry, error) {
 	var nativeV []cache.Verdict
 	if c.opts.Engine != EngineSpin {
 		var err error

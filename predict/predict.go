@@ -19,6 +19,7 @@ import (
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/native"
 	"github.com/mcpredict/mcpredict/promela"
 	"github.com/mcpredict/mcpredict/spinrunner"
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -58,6 +59,9 @@ type Options struct {
 	Spin     spinrunner.Options
 	Tools    spinrunner.Tools // needed unless Engine is native
 	Cache    *cache.Dir       // optional verdict cache
+	// MaxInstances bounds the instances listed per claim of a model
+	// (native.Checker.Instances); 0 means native.DefaultMaxInstances.
+	MaxInstances int
 	Version  string           // tool version written into the report
 	// Progress, if set, is called (serially) after each model.
 	Progress func(Progress)
@@ -176,6 +180,9 @@ func (o *Options) defaults() {
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = o.Spin.Jobs
+	}
+	if o.MaxInstances <= 0 {
+		o.MaxInstances = native.DefaultMaxInstances
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.NumCPU()

@@ -3,6 +3,7 @@ package predict
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -309,5 +310,48 @@ func TestCacheGivesTheSameReport(t *testing.T) {
 	b, _ := json.Marshal(reports[1].Violations)
 	if string(a) != string(b) || len(reports[0].Violations) == 0 {
 		t.Errorf("cached report differs:\n%s\n%s", a, b)
+	}
+}
+
+// TestBugIDsIndependentOfEngine checks issue 10's canonical identity: the
+// same trace gives the same bugs (ids, locations, instance counts) whether
+// the native search, Spin, or both decide the claims.
+func TestBugIDsIndependentOfEngine(t *testing.T) {
+	tools := fastTools(t)
+	// racy_counter.csv: examples/c/racy_counter.c recorded by mcpredict
+	// record (three racy increments, each a bug with several remote writes).
+	for _, file := range []string{"examples/bank.csv", "examples/logbuf.csv", "examples/fig5.csv", "examples/fig5-mutant.csv", "predict/testdata/racy_counter.csv"} {
+		t.Run(file, func(t *testing.T) {
+			m, err := tracemodel.Open(context.Background(), filepath.Join("..", file), tracemodel.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want string
+			for _, eng := range []Engine{EngineNative, EngineAuto, EngineSpin} {
+				rep, err := Run(context.Background(), m, Options{Tools: tools, Jobs: 2, Engine: eng})
+				if err != nil {
+					t.Fatalf("engine %s: %v", eng, err)
+				}
+				var lines []string
+				for _, b := range rep.Bugs {
+					var locs []string
+					for _, l := range b.Locations {
+						locs = append(locs, l.Role+" "+l.Action+" "+l.String())
+					}
+					lines = append(lines, fmt.Sprintf("%s %s %d: %s", b.ID, b.Pattern, b.Count, strings.Join(locs, ", ")))
+				}
+				got := strings.Join(lines, "\n")
+				if eng == EngineNative {
+					if len(lines) == 0 {
+						t.Fatalf("no bug in %s: the comparison would prove nothing", file)
+					}
+					want = got
+					continue
+				}
+				if got != want {
+					t.Errorf("engine %s:\n%s\nengine native:\n%s", eng, got, want)
+				}
+			}
+		})
 	}
 }

@@ -377,8 +377,12 @@ func (m *Model) breaks(tid int, v int32, acc []int32, opts ProjectOptions) []raw
 		}
 		return 0
 	}
+	lastWrite := int32(0) // the thread's last write of v at or before a
 	for i := 0; i+1 < len(acc); i++ {
 		a, b := acc[i], acc[i+1]
+		if opts.Scope && m.EventAt(tid, a).Kind == Write {
+			lastWrite = a
+		}
 		at, order := int32(0), int8(0)
 		if p := first(bl, a, b); p > 0 {
 			at = p
@@ -396,7 +400,7 @@ func (m *Model) breaks(tid int, v int32, acc []int32, opts ProjectOptions) []raw
 		}
 		if opts.Scope {
 			// Before any lock step or access at that position.
-			if p := m.scopeBreak(tid, a, b); p > 0 && (at == 0 || p < at) {
+			if p := m.scopeBreak(tid, lastWrite, a, b); p > 0 && (at == 0 || p < at) {
 				at, order = p, -2
 			}
 		}

@@ -21,6 +21,16 @@ import "math"
 // and a loop that runs entirely between the two accesses (check; loop;
 // act) is no break. Without Enter/Exit events the whole thread is one
 // invocation.
+//
+// An update that returned also ends the operation: there is a break at the
+// return (Exit) of the innermost function invocation that contains a and
+// wrote the variable at or before a, when that return comes before b. A
+// function that updates a variable and returns has done its update; what
+// its caller or the next function does with the variable is another
+// operation (racy_counter.c: three handlers, each counting its request with
+// served++, are three operations, not one). Reads do not end an operation
+// this way: a caller that reads a value through two calls (length() then
+// getChars(), stringbuffer.c) still does one.
 
 // scopeIndex answers scope-break queries for one thread: back[p-1] is the
 // position of the first occurrence, in its invocation, of the event at
@@ -29,6 +39,18 @@ import "math"
 type scopeIndex struct {
 	size int // leaves, a power of two
 	tree []int32
+
+	// Function invocations, for the update-return rule; nil when the
+	// thread has no Enter events (one invocation that never returns).
+	inv    []int32      // per position - 1: the innermost invocation
+	frames []invocation // invocation 0 is the thread's own
+}
+
+// invocation is one function invocation of a thread: positions in
+// (start, exit) are its events and its callees'. exit is MaxInt32 while it
+// has not returned.
+type invocation struct {
+	start, exit, parent int32
 }
 
 type scopeKey struct {
@@ -50,12 +72,25 @@ func (m *Model) buildScope(tid int) *scopeIndex {
 		ix.tree[i] = math.MaxInt32
 	}
 	frames := []map[scopeKey]int32{{}}
+	stack := []int32{0} // invocation indexes, parallel to frames
+	for _, ei := range evs {
+		if m.Events[ei].Kind == Enter {
+			ix.inv = make([]int32, n)
+			ix.frames = []invocation{{start: 0, exit: math.MaxInt32, parent: -1}}
+			break
+		}
+	}
 	for i, ei := range evs {
 		e := &m.Events[ei]
 		pos := int32(i + 1)
+		if ix.inv != nil {
+			ix.inv[i] = stack[len(stack)-1]
+		}
 		if e.Kind == Exit {
 			if len(frames) > 1 {
 				frames = frames[:len(frames)-1]
+				ix.frames[stack[len(stack)-1]].exit = pos
+				stack = stack[:len(stack)-1]
 			}
 			continue
 		}
@@ -70,6 +105,8 @@ func (m *Model) buildScope(tid int) *scopeIndex {
 		}
 		if e.Kind == Enter {
 			frames = append(frames, map[scopeKey]int32{})
+			stack = append(stack, int32(len(ix.frames)))
+			ix.frames = append(ix.frames, invocation{start: pos, exit: math.MaxInt32, parent: stack[len(stack)-2]})
 		}
 	}
 	for i := size - 1; i >= 1; i-- {
@@ -103,8 +140,31 @@ func (ix *scopeIndex) search(node, nlo, nhi, lo, hi int, a int32) int32 {
 	return ix.search(2*node+1, mid+1, nhi, lo, hi, a)
 }
 
+// updateReturn returns the position of the return, before b, of the
+// innermost invocation that contains both the write at position w and the
+// access at position a (w ≤ a < b), 0 if there is none.
+func (ix *scopeIndex) updateReturn(w, a, b int32) int32 {
+	if ix.inv == nil || w <= 0 {
+		return 0
+	}
+	j := ix.inv[a-1]
+	for j > 0 && ix.frames[j].start >= w {
+		j = ix.frames[j].parent
+	}
+	if x := ix.frames[j].exit; x < b {
+		return x
+	}
+	return 0
+}
+
 // scopeBreak returns the position of the first scope break between the
-// accesses at positions a < b of thread tid, 0 if none.
-func (m *Model) scopeBreak(tid int, a, b int32) int32 {
-	return m.scope[tid-1].firstBack(a, b)
+// accesses at positions a < b of thread tid, 0 if none; w is the position
+// of the thread's last write of the variable at or before a (0 if none).
+func (m *Model) scopeBreak(tid int, w, a, b int32) int32 {
+	ix := m.scope[tid-1]
+	p := ix.firstBack(a, b)
+	if q := ix.updateReturn(w, a, b); q > 0 && (p == 0 || q < p) {
+		p = q
+	}
+	return p
 }

@@ -221,7 +221,7 @@ func TestDiff(t *testing.T) {
 		{"same", bank, bank, exitOK, "0 new, 0 fixed, 1 unchanged"},
 		{"new bugs", empty, bank, exitViolation, "1 new, 0 fixed, 0 unchanged"},
 		{"fixed bugs", bank, empty, exitOK, "0 new, 1 fixed, 0 unchanged"},
-		{"different", bank, logbuf, exitViolation, "3 new, 1 fixed, 0 unchanged"},
+		{"different", bank, logbuf, exitViolation, "4 new, 1 fixed, 0 unchanged"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,7 +247,7 @@ func TestDiffText(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, exitViolation)
 	}
 	for _, want := range []string{
-		"new (1):\n  AV-866f23e0cd92  P4 dirty (intermediate) read on mProcessing  nsEventQueue.cpp:100, nsEventQueue.cpp:102, nsEventQueue.cpp:108, nsEventQueue.cpp:200\n",
+		"new (1):\n  AV-a251db691057  P4 dirty (intermediate) read on mProcessing  nsEventQueue.cpp:100, nsEventQueue.cpp:102, nsEventQueue.cpp:108, nsEventQueue.cpp:200\n",
 		"fixed (0):\n",
 		"unchanged (0):\n",
 	} {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/native"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/spinrunner"
@@ -65,6 +66,7 @@ type checkFlags struct {
 	memoryMB                int
 	cacheDir                string
 	noCache                 bool
+	maxInstances            int
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -81,6 +83,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.memoryMB, "memory", 1024, "Spin memory limit per model in MB")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "verdict cache `DIR` (default: mcpredict/verdicts under the user cache directory)")
 	fs.BoolVar(&c.noCache, "no-cache", false, "do not read or write the verdict cache")
+	fs.IntVar(&c.maxInstances, "max-instances", native.DefaultMaxInstances, "instances listed per claim of a model: one per access that completes the pattern (each can be another bug)")
 }
 
 // options turns the flags into predict.Options. Tool lookup errors are
@@ -90,6 +93,9 @@ func (c *checkFlags) options() (predict.Options, error) {
 	eng, err := predict.ParseEngine(c.engine)
 	if err != nil {
 		return o, &predict.UsageError{Msg: "--engine: " + err.Error()}
+	}
+	if c.maxInstances <= 0 {
+		return o, &predict.UsageError{Msg: fmt.Sprintf("--max-instances: %d: want a positive number", c.maxInstances)}
 	}
 	pats, err := selectPatterns(c.patterns, c.userPatterns)
 	if err != nil {
@@ -101,7 +107,7 @@ func (c *checkFlags) options() (predict.Options, error) {
 	}
 	o = predict.Options{
 		Vars: c.vars, Threads: c.threads, Patterns: pats, Engine: eng, Jobs: c.jobs,
-		Project: proj,
+		Project: proj, MaxInstances: c.maxInstances,
 		Spin:    spinrunner.Options{Timeout: c.timeout, KeepDir: c.keepModels, MemoryMB: c.memoryMB},
 		Version: version,
 	}

@@ -1,0 +1,106 @@
+package native
+
+import (
+	"context"
+
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// DefaultMaxInstances bounds Instances when its max is 0.
+const DefaultMaxInstances = 64
+
+// Instances lists the distinct instances of one claim: for each step of
+// the model at which the pattern can complete, a shortest interleaving that
+// completes it there, in breadth-first order (so the first is a shortest
+// witness of the claim, as Check gives). One witness per completing step is
+// what tells the claim's bugs apart: a bug is the pattern at its source
+// locations, and the locations of an instance end at its completing access
+// (racy_counter.c: the increments at three lines are three completing
+// writes of one claim). At most max instances are returned (0:
+// DefaultMaxInstances).
+//
+// The list depends only on the model, never on the engine that decided the
+// claim, so bug ids are the same whoever checked the model.
+func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int) ([][]tracemodel.StepRef, error) {
+	if max <= 0 {
+		max = DefaultMaxInstances
+	}
+	if c.Impossible(pat, local) {
+		return nil, nil
+	}
+	if c.n[0] >= maxPC || c.n[1] >= maxPC {
+		return nil, &TooLargeError{Model: c.name(), States: maxPC}
+	}
+	aut := pat.Automaton(local)
+	limit := c.MaxStates
+	if limit <= 0 {
+		limit = DefaultMaxStates
+	}
+	var sets []ltl.StateSet
+	ids := map[ltl.StateSet]uint64{}
+	autID := func(s ltl.StateSet) (uint64, bool) {
+		if id, ok := ids[s]; ok {
+			return id, true
+		}
+		if len(sets) > maxAutID {
+			return 0, false
+		}
+		ids[s] = uint64(len(sets))
+		sets = append(sets, s)
+		return uint64(len(sets) - 1), true
+	}
+	var out [][]tracemodel.StepRef
+	done := map[tracemodel.StepRef]bool{} // completing steps with an instance
+	// The search goes on past a completed instance with the obligations
+	// that are still pending, so that instances completing later are found.
+	s0, acc := aut.StepPending(aut.Init(), c.obs([2]int32{}, 0))
+	if acc {
+		return nil, nil // an instance before any step: not a model instance
+	}
+	a0, _ := autID(s0)
+	keys := []uint64{pack([2]int32{}, 0, a0)}
+	parents := []int32{-1}
+	moved := []int8{-1}
+	seen := make(map[uint64]struct{}, 1024)
+	seen[keys[0]] = struct{}{}
+	for head := 0; head < len(keys); head++ {
+		if head&0xfff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		pc, v, a := unpack(keys[head])
+		for x := 0; x < 2; x++ {
+			npc, nv, ok := c.successor(x, pc, v)
+			if !ok {
+				continue
+			}
+			ns, acc := aut.StepPending(sets[a], c.obs(npc, nv))
+			if ref := (tracemodel.StepRef{Thread: x, Index: int(npc[x]) - 1}); acc && !done[ref] {
+				done[ref] = true
+				w := witness(keys, parents, moved, head, unpack)
+				out = append(out, append(w, ref))
+				if len(out) >= max {
+					return out, nil
+				}
+			}
+			na, ok := autID(ns)
+			if !ok {
+				return nil, &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}
+			}
+			k := pack(npc, valueIndex(nv), na)
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
+			keys = append(keys, k)
+			parents = append(parents, int32(head))
+			moved = append(moved, int8(x))
+			if len(keys) > limit {
+				return nil, &TooLargeError{Model: c.name(), States: limit}
+			}
+		}
+	}
+	return out, nil
+}
