@@ -62,7 +62,7 @@ type Options struct {
 	// MaxInstances bounds the instances listed per claim of a model
 	// (native.Checker.Instances); 0 means native.DefaultMaxInstances.
 	MaxInstances int
-	Version  string           // tool version written into the report
+	Version      string // tool version written into the report
 	// Progress, if set, is called (serially) after each model.
 	Progress func(Progress)
 }
