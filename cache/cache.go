@@ -108,6 +108,7 @@ func Key(pm *tracemodel.PairModel, pats []ltl.Pattern, engine string) string {
 			put(s.Lock)
 			put(s.Guard)
 			put(s.Progress)
+			put(s.Source)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))

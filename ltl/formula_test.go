@@ -48,7 +48,9 @@ func TestFormulaShape(t *testing.T) {
 	r1 := "((v & 383) == 2)"
 	a2 := "(((v & 383) == 1) || ((v & 383) == 65))"
 	w2 := "((v & 383) == 65)"
-	want := "!<> (" + r1 + " && (" + r1 + " U (" + a2 + " U (" + w2 + " && (" + w2 + " U " + r1 + ")))))"
+	// The last term also needs thread 2's early bit (4096) clear.
+	last := "(" + r1 + " && ((v & 4096) == 0))"
+	want := "!<> (" + r1 + " && (" + r1 + " U (" + a2 + " U (" + w2 + " && (" + w2 + " U " + last + ")))))"
 	if got := p.Formula(2); got != want {
 		t.Errorf("Formula(2):\n got %s\nwant %s", got, want)
 	}

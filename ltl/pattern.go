@@ -133,7 +133,7 @@ func (p Pattern) Formula(local int) string {
 		c := predicate(t, local, p.PublishBreaks())
 		switch {
 		case i == len(p.Terms)-1:
-			b.WriteString(c)
+			b.WriteString(fmt.Sprintf("(%s && ((v & %d) == 0))", c, EarlyBit(local)))
 		case t.Quant == Star:
 			b.WriteString("(" + c + " U ")
 			closing++
@@ -182,6 +182,13 @@ func BrkBit(t int) int { return 64 << t } // 128, 256
 // PubBit is the bit of v that is set while thread t has published a write
 // by releasing a lock since its last access.
 func PubBit(t int) int { return 256 << t } // 512, 1024
+
+// EarlyBit is the bit of v that is set for good once thread t has read
+// the variable before the other thread's write that the read observed in
+// the recorded run (tracemodel.Step.Source). The last term of a claim whose
+// local thread is t requires it clear: what the local thread did after
+// such a read is not known, so no instance may complete after it.
+func EarlyBit(t int) int { return 1024 << t } // 2048, 4096
 
 // Pack returns the value of the packed v for an observation.
 func Pack(o Obs) int {

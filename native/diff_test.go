@@ -720,15 +720,37 @@ type oStep struct {
 	kind, lock int
 	need       int // events of the other thread that must have completed
 	done       int // events of this thread completed after the step
+	// src, on a read with observed reads: events of the other thread that
+	// must have completed for it to run as the claim's local thread (its
+	// observed write, the last write of v before it in the trace, and
+	// everything before that write).
+	src int
 }
 
 // oSem is the semantics the oracle decides under.
 type oSem struct {
-	boundaries, handoffs, scope, waitCond, dataflow bool
+	boundaries, handoffs, scope, waitCond, dataflow, reads bool
 }
 
 func (s oSem) options() tracemodel.ProjectOptions {
-	return tracemodel.ProjectOptions{NoBoundaries: !s.boundaries, Handoffs: s.handoffs, Scope: s.scope, WaitConditions: s.waitCond, Dataflow: s.dataflow}
+	return tracemodel.ProjectOptions{NoBoundaries: !s.boundaries, Handoffs: s.handoffs, Scope: s.scope, WaitConditions: s.waitCond, Dataflow: s.dataflow, ObservedReads: s.reads}
+}
+
+// observedWriter returns, for the read at index i of thread t, 1 + the
+// index in thread other of the write of v that precedes it in the trace
+// order, when the write before that one is t's or there is none; else 0.
+func (tr *oTrace) observedWriter(v string, t, i, other int) int {
+	var writes [][2]int // the writes of v before the read, latest first
+	for j := tr.events[t][i].g - 1; j >= 0 && len(writes) < 2; j-- {
+		w := tr.global[j]
+		if e := tr.events[w[0]][w[1]]; e.act == "Write" && e.obj == v {
+			writes = append(writes, w)
+		}
+	}
+	if len(writes) == 0 || writes[0][0] != other || (len(writes) == 2 && writes[1][0] != t) {
+		return 0
+	}
+	return writes[0][1] + 1
 }
 
 // waitSites are the "var|lock|loc" of accesses (at known locations) in a
@@ -907,7 +929,11 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 					k = oWrite
 				}
 			}
-			out = append(out, oStep{kind: k, need: need, done: i + 1})
+			st := oStep{kind: k, need: need, done: i + 1}
+			if k == oRead && sem.reads {
+				st.src = tr.observedWriter(v, t, i, other)
+			}
+			out = append(out, st)
 			continue
 		case "Lock", "TryLock", "WrLock", "RdLock":
 			if isCommon {
@@ -1015,12 +1041,15 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, sem 
 		}
 		return steps[x][pc-1].done
 	}
-	enabled := func(x int, pc [2]int) bool {
+	enabled := func(x int, pc [2]int, local int) bool {
 		if pc[x] >= len(steps[x]) {
 			return false
 		}
 		s := steps[x][pc[x]]
 		if s.need > doneAt(1-x, pc[1-x]) {
+			return false
+		}
+		if x == local-1 && s.src > doneAt(1-x, pc[1-x]) {
 			return false
 		}
 		switch s.kind {
@@ -1078,7 +1107,7 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, sem 
 				cur := queue[len(queue)-1]
 				queue = queue[:len(queue)-1]
 				for x := 0; x < 2; x++ {
-					if !enabled(x, cur.pc) {
+					if !enabled(x, cur.pc, local) {
 						continue
 					}
 					nx := cur
@@ -1221,7 +1250,8 @@ var oracleSemantics = []oSem{
 	{boundaries: true, waitCond: true},
 	{boundaries: true, dataflow: true},
 	{dataflow: true},
-	{boundaries: true, handoffs: true, scope: true, waitCond: true, dataflow: true},
+	{boundaries: true, reads: true},
+	{boundaries: true, handoffs: true, scope: true, waitCond: true, dataflow: true, reads: true},
 }
 
 // withLoops rewrites a generated trace so that the region-scope rule has

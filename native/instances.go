@@ -72,7 +72,7 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 		}
 		pc, v, a := unpack(keys[head])
 		for x := 0; x < 2; x++ {
-			npc, nv, ok := c.successor(x, pc, v)
+			npc, nv, ok := c.successor(x, pc, v, local)
 			if !ok {
 				continue
 			}

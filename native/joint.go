@@ -32,7 +32,8 @@ type errJointTooBig struct{}
 
 func (errJointTooBig) Error() string { return "joint search too big" }
 
-func (c *Checker) checkJoint(ctx context.Context, claims []Verdict) error {
+// local is the claims' local thread when the model has read sources, else 0.
+func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) error {
 	k := len(claims)
 	auts := make([]*ltl.Automaton, k)
 	sets := make([][]ltl.StateSet, k) // per claim: automaton states by id
@@ -132,7 +133,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict) error {
 		}
 		pc, v, t := unpackJ(keys[head])
 		for x := 0; x < 2 && open > 0; x++ {
-			npc, nv, ok := c.successor(x, pc, v)
+			npc, nv, ok := c.successor(x, pc, v, local)
 			if !ok {
 				continue
 			}

@@ -58,6 +58,9 @@ type Checker struct {
 	excl, shared [2][][]interval
 	// MaxStates bounds each search; 0 means DefaultMaxStates.
 	MaxStates int
+	// sources: some read step has a Source, so the model differs between
+	// the claims of the two local threads.
+	sources bool
 }
 
 type interval struct{ from, to int32 }
@@ -76,6 +79,7 @@ func New(pm *tracemodel.PairModel) *Checker {
 		open := map[int]int32{}
 		reading := map[int]bool{}
 		for i, s := range steps {
+			c.sources = c.sources || s.Source > 0
 			c.progAt[x][i+1] = c.progAt[x][i]
 			if s.Progress > 0 {
 				c.progAt[x][i+1] = int32(s.Progress)
@@ -120,14 +124,21 @@ func holds(ivs []interval, pc int32) bool {
 	return i < len(ivs) && ivs[i].from <= pc
 }
 
-// enabled reports whether thread x can execute its step at pc[x].
-func (c *Checker) enabled(x int, pc [2]int32) bool {
+// enabled reports whether thread x can execute its step at pc[x] in the
+// claims whose local thread is local (1 or 2; 0: the Source of reads is
+// ignored, for models that have none). A local read does not run before the
+// write it observed: a run where it does can complete no instance (the
+// Spin model sets the thread's early bit, which no claim accepts).
+func (c *Checker) enabled(x int, pc [2]int32, local int) bool {
 	if int(pc[x]) >= c.n[x] {
 		return false
 	}
 	s := &c.pm.Steps[x][pc[x]]
 	o := 1 - x
 	if s.Guard > 0 && c.progAt[o][pc[o]] < int32(s.Guard) {
+		return false
+	}
+	if s.Source > 0 && local == x+1 && c.progAt[o][pc[o]] < int32(s.Source) {
 		return false
 	}
 	switch s.Kind {
@@ -141,8 +152,8 @@ func (c *Checker) enabled(x int, pc [2]int32) bool {
 
 // successor returns the positions and the variable's value after thread x
 // runs its next step from positions pc, if it can.
-func (c *Checker) successor(x int, pc [2]int32, v int16) ([2]int32, int16, bool) {
-	if !c.enabled(x, pc) {
+func (c *Checker) successor(x int, pc [2]int32, v int16, local int) ([2]int32, int16, bool) {
+	if !c.enabled(x, pc, local) {
 		return pc, v, false
 	}
 	switch c.pm.Steps[x][pc[x]].Kind {
@@ -246,7 +257,7 @@ func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdic
 		}
 		pc, v, a := unpack(keys[head])
 		for x := 0; x < 2; x++ {
-			npc, nv, ok := c.successor(x, pc, v)
+			npc, nv, ok := c.successor(x, pc, v, local)
 			if !ok {
 				continue
 			}
@@ -299,17 +310,53 @@ func (c *Checker) CheckAll(ctx context.Context, pats []ltl.Pattern) ([]Verdict, 
 	if len(todo) == 0 {
 		return out, nil
 	}
-	if len(todo) <= maxJointClaims && c.n[0] < maxJointPC && c.n[1] < maxJointPC {
-		err := c.checkJoint(ctx, todo)
-		if err == nil {
-			for i, v := range todo {
-				out[at[i]] = v
-			}
-			return out, nil
+	// One joint search for all claims; with read sources, one per local
+	// thread (their models differ).
+	groups := [][]int{nil}
+	if c.sources {
+		groups = [][]int{nil, nil}
+	}
+	for i, v := range todo {
+		g := 0
+		if c.sources {
+			g = v.Local - 1
 		}
-		if _, ok := err.(errJointTooBig); !ok {
+		groups[g] = append(groups[g], i)
+	}
+	joint := true
+	for g, idx := range groups {
+		if len(idx) == 0 {
+			continue
+		}
+		if len(idx) > maxJointClaims || c.n[0] >= maxJointPC || c.n[1] >= maxJointPC {
+			joint = false
+			break
+		}
+		claims := make([]Verdict, len(idx))
+		for j, i := range idx {
+			claims[j] = todo[i]
+		}
+		local := 0
+		if c.sources {
+			local = g + 1
+		}
+		err := c.checkJoint(ctx, claims, local)
+		if _, ok := err.(errJointTooBig); ok {
+			joint = false
+			break
+		}
+		if err != nil {
 			return nil, err
 		}
+		for j, i := range idx {
+			todo[i] = claims[j]
+		}
+	}
+	if joint {
+		for i, v := range todo {
+			out[at[i]] = v
+		}
+		return out, nil
 	}
 	for i, v := range todo {
 		r, err := c.Check(ctx, v.Pattern, v.Local)

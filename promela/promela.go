@@ -81,6 +81,16 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 			w.printf("byte readers[%d]; /* rwlock readers: bit 1 = t1, bit 2 = t2 */\n", len(pm.Locks))
 		}
 	}
+	sources := false
+	for x := 0; x < 2; x++ {
+		for _, s := range pm.Steps[x] {
+			sources = sources || s.Source > 0
+		}
+	}
+	if sources {
+		w.printf("/* early (t1 %d, t2 %d): the thread read v before the write it observed in\n", ltl.EarlyBit(1), ltl.EarlyBit(2))
+		w.printf(" * the recorded run; set for good, it ends the thread's claims as local. */\n")
+	}
 	stmts := 0
 	for x := 0; x < 2; x++ {
 		tid := x + 1
@@ -89,7 +99,7 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 		writing := map[int]bool{} // rwlocks held for writing
 		for i, s := range pm.Steps[x] {
 			w.lines[w.line] = tracemodel.StepRef{Thread: x, Index: i}
-			w.printf("  %s /* %s */\n", statement(tid, s, writing), describe(s))
+			w.printf("  %s /* %s */\n", statement(tid, s, writing, sources), describe(s))
 			stmts++
 		}
 		w.printf("}\n")
@@ -112,7 +122,8 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 // with a guard, a lock test or a progress mark is an atomic sequence whose
 // first statement is its condition; it changes v at most once, so the
 // claim sees no half-done step.
-func statement(tid int, s tracemodel.Step, writing map[int]bool) string {
+// With sources, accesses keep both threads' early bits.
+func statement(tid int, s tracemodel.Step, writing map[int]bool, sources bool) string {
 	other := 3 - tid
 	var cond []string
 	if s.Guard > 0 {
@@ -127,7 +138,15 @@ func statement(tid int, s tracemodel.Step, writing map[int]bool) string {
 			code += 64
 		}
 		// Keep the other thread's flags, clear this one's.
-		act = append(act, fmt.Sprintf("v = (v & %d) | %d", ltl.BrkBit(other)|ltl.PubBit(other), code))
+		keep := ltl.BrkBit(other) | ltl.PubBit(other)
+		if sources {
+			keep |= ltl.EarlyBit(1) | ltl.EarlyBit(2)
+		}
+		if s.Source > 0 {
+			act = append(act, fmt.Sprintf("v = (v & %d) | %d | (prog%d < %d -> %d : 0)", keep, code, other, s.Source, ltl.EarlyBit(tid)))
+		} else {
+			act = append(act, fmt.Sprintf("v = (v & %d) | %d", keep, code))
+		}
 	case tracemodel.StepBoundary:
 		act = append(act, fmt.Sprintf("v = v | %d", ltl.BrkBit(tid)))
 	case tracemodel.StepPublish:

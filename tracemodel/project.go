@@ -99,8 +99,16 @@ type Step struct {
 	Guard int `json:"guard,omitempty"`
 	// Progress: after the step, the thread's own progress counter is set to
 	// Progress (0: unchanged).
-	Progress int        `json:"progress,omitempty"`
-	Events   []EventRef `json:"events"` // the trace events this step stands for
+	Progress int `json:"progress,omitempty"`
+	// Source, on a read, is the other thread's progress at which the write
+	// that the read observed in the recorded run has run (0: the read saw
+	// its own thread's write, a third thread's or none). It constrains the
+	// read only in the claims where its thread is the local one: a local
+	// read that ran before its write would have seen another value, and
+	// what the local thread did after it is not known (see
+	// ProjectOptions.ObservedReads).
+	Source int        `json:"source,omitempty"`
+	Events []EventRef `json:"events"` // the trace events this step stands for
 }
 
 // EventRef is a trace event, as reports show it.
@@ -133,6 +141,15 @@ type ProjectOptions struct {
 	// section that checks it at a cond-wait loop's condition, even when the
 	// thread did not block (see waitcond.go).
 	WaitConditions bool
+	// ObservedReads keeps a local read after the other thread's write that
+	// it observed (Step.Source) when, read before that write, it would have
+	// seen its own thread's last write or the initial value: a flag that
+	// the other thread sets and the local thread polls and clears
+	// (handoff_lockflag.c) is no lost update of the very write the poll
+	// saw, since a poll that sees its own value acts otherwise. A read that
+	// would have seen an older write of the other thread (a counter both
+	// update) stays free: that is the lost update.
+	ObservedReads bool
 	// Dataflow orders the model by Model.DataflowOrder of the variable
 	// instead of the synchronization order. Project computes it (one pass
 	// over the trace) unless Order is set.
@@ -151,6 +168,7 @@ type rawStep struct {
 	guardPos int32 // position whose clock gives the guard
 	order    int8  // tie-break at equal positions (Wait: unlock, boundary, lock)
 	k        int32 // causal requirement: position in the other thread
+	src      int32 // a read's observed write: position in the other thread (0: none)
 }
 
 // Project builds the PairModel of variable v for threads t1 and t2 (model
@@ -173,12 +191,24 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	tids := [2]int{t1, t2}
 	var acc [2][]int32 // positions of accesses
 	var accEv [2][]int32
+	var src [2][]int32 // per access: position of a read's observed write in the other thread
+	lastWrite, prevWrite := int32(-1), int32(-1) // the last two writes of v so far
 	for _, ev := range m.Vars[v].Accesses {
+		e := &m.Events[ev]
 		for x := 0; x < 2; x++ {
-			if int(m.Events[ev].Thread) == tids[x] {
+			if int(e.Thread) == tids[x] {
 				acc[x] = append(acc[x], m.Position(ev))
 				accEv[x] = append(accEv[x], ev)
+				s := int32(0)
+				if opts.ObservedReads && e.Kind == Read && lastWrite >= 0 && int(m.Events[lastWrite].Thread) == tids[1-x] &&
+					(prevWrite < 0 || int(m.Events[prevWrite].Thread) == tids[x]) {
+					s = m.Position(lastWrite)
+				}
+				src[x] = append(src[x], s)
 			}
+		}
+		if e.Kind == Write {
+			lastWrite, prevWrite = ev, lastWrite
 		}
 	}
 	for x := 0; x < 2; x++ {
@@ -227,7 +257,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 				k = StepWrite
 			}
 			refs[i] = m.ref(e)
-			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos})
+			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i]})
 		}
 		for _, l := range common {
 			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
@@ -273,10 +303,19 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	// needed[x]: positions of thread x that the other thread waits for.
 	var needed [2][]int32
 	for x := 0; x < 2; x++ {
+		sources := false
 		for _, s := range raw[1-x] {
 			if s.k > 0 && (len(needed[x]) == 0 || needed[x][len(needed[x])-1] != s.k) {
 				needed[x] = append(needed[x], s.k)
 			}
+			if s.src > 0 {
+				needed[x] = append(needed[x], s.src)
+				sources = true
+			}
+		}
+		if sources { // two nondecreasing sequences, interleaved
+			slices.Sort(needed[x])
+			needed[x] = slices.Compact(needed[x])
 		}
 	}
 	// slot(x, k): number of raw steps of thread x at or before position k.
@@ -330,19 +369,26 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 		other := steps[1-x]
 		pm.Steps[x] = make([]Step, 0, len(steps[x]))
 		last := 0
-		for _, s := range steps[x] {
+		rankAt := func(k int32) int { // the other thread's progress once its position k has run
 			g := 0
-			if s.k > 0 {
-				i := sort.Search(len(other), func(i int) bool { return other[i].pos > s.k }) - 1
+			if k > 0 {
+				i := sort.Search(len(other), func(i int) bool { return other[i].pos > k }) - 1
 				for ; i >= 0 && g == 0; i-- {
 					g = rank[1-x][i]
 				}
 			}
+			return g
+		}
+		for _, s := range steps[x] {
+			g := rankAt(s.k)
 			if g > last {
 				s.Guard = g
 				last = g
 			} else {
 				s.Guard = 0
+			}
+			if g := rankAt(s.src); g > last {
+				s.Source = g
 			}
 			pm.Steps[x] = append(pm.Steps[x], s.Step)
 		}
@@ -510,7 +556,7 @@ const (
 func SemanticsOptions(name string) (ProjectOptions, error) {
 	switch name {
 	case SemanticsPrecise, "":
-		return ProjectOptions{Handoffs: true, Scope: true, WaitConditions: true, Dataflow: true}, nil
+		return ProjectOptions{Handoffs: true, Scope: true, WaitConditions: true, Dataflow: true, ObservedReads: true}, nil
 	case SemanticsPaper:
 		return ProjectOptions{NoBoundaries: true}, nil
 	}
@@ -542,6 +588,9 @@ func (o ProjectOptions) String() string {
 	}
 	if o.Dataflow {
 		on = append(on, "dataflow")
+	}
+	if o.ObservedReads {
+		on = append(on, "observed reads")
 	}
 	if len(on) == 0 {
 		return "custom (none)"

@@ -59,6 +59,7 @@ type checkFlags struct {
 	semantics               string
 	noDataflow, noScope     bool
 	noHandoffs, noWaitConds bool
+	noObservedReads         bool
 	engine                  string
 	jobs                    int
 	timeout                 time.Duration
@@ -151,6 +152,7 @@ func (c *checkFlags) registerSemantics(fs *flag.FlagSet) {
 	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables")
 	fs.BoolVar(&c.noScope, "no-scope", false, "regions span loop iterations (no region scope)")
 	fs.BoolVar(&c.noWaitConds, "no-wait-conditions", false, "no region boundary after a critical section that checks a cond-wait loop's condition")
+	fs.BoolVar(&c.noObservedReads, "no-observed-reads", false, "a local read may run before the other thread's write it observed even when it would then read its own thread's value")
 }
 
 // projectOptions turns --semantics and the --no-* rule flags into
@@ -174,6 +176,9 @@ func (c *checkFlags) projectOptions() (tracemodel.ProjectOptions, error) {
 	}
 	if c.noWaitConds {
 		o.WaitConditions = false
+	}
+	if c.noObservedReads {
+		o.ObservedReads = false
 	}
 	return o, nil
 }
