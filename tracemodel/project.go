@@ -191,7 +191,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	tids := [2]int{t1, t2}
 	var acc [2][]int32 // positions of accesses
 	var accEv [2][]int32
-	var src [2][]int32 // per access: position of a read's observed write in the other thread
+	var src [2][]int32                           // per access: position of a read's observed write in the other thread
 	lastWrite, prevWrite := int32(-1), int32(-1) // the last two writes of v so far
 	for _, ev := range m.Vars[v].Accesses {
 		e := &m.Events[ev]
