@@ -29,6 +29,20 @@ type Report struct {
 
 	Bugs       []Bug       `json:"bugs"`
 	Violations []Violation `json:"violations"`
+	// Undecided lists the models that could not be decided within their
+	// limits; the run went on without them.
+	Undecided []Undecided `json:"undecided,omitempty"`
+	// Incomplete is set when the run was interrupted: only some models
+	// were checked (Stats.Models counts those).
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// Undecided is a model whose claims could not be decided.
+type Undecided struct {
+	Var     string    `json:"var"`
+	Threads [2]string `json:"threads"` // handles
+	Reason  string    `json:"reason"`
+	Hint    string    `json:"hint"` // how to raise the limit
 }
 
 // Tool identifies the producer of a report.
@@ -235,6 +249,16 @@ func writeTextSummary(ew *errWriter, r *Report, active int) {
 		ew.printf(", %s semantics", r.Semantics)
 	}
 	ew.printf("\n")
+	for i, u := range r.Undecided {
+		if i == 5 {
+			ew.printf("... and %d more undecided models (see the JSON report)\n", len(r.Undecided)-5)
+			break
+		}
+		ew.printf("undecided: %s threads %s,%s: %s (%s)\n", u.Var, u.Threads[0], u.Threads[1], u.Reason, u.Hint)
+	}
+	if r.Incomplete {
+		ew.printf("INCOMPLETE: the run was interrupted; only the models above were checked\n")
+	}
 	if r.Skipped > 0 {
 		ew.printf("skipped %d malformed lines (--lenient)", r.Skipped)
 		if len(r.Problems) > 0 {
@@ -261,6 +285,9 @@ func writeTextSummary(ew *errWriter, r *Report, active int) {
 	}
 	if r.Baseline != "" {
 		ew.printf(", %d known from baseline %s", s.Baseline, r.Baseline)
+	}
+	if len(r.Undecided) > 0 {
+		ew.printf(", %d %s undecided", len(r.Undecided), plural(len(r.Undecided), "model", "models"))
 	}
 	ew.printf("\n")
 }

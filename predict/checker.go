@@ -19,6 +19,7 @@ import (
 // PairResult is the outcome of checking one PairModel.
 type PairResult struct {
 	Violations []bugs.Violation
+	Undecided  *bugs.Undecided // the model could not be decided within its limits
 	Claims     int  // claims decided
 	Spin       bool // Spin was run on the model
 	Cached     bool // the verdicts came from the cache

@@ -9,6 +9,7 @@ package predict
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"runtime"
@@ -207,23 +208,31 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		mu   sync.Mutex
 		prog = Progress{Total: len(tasks), Started: start}
 	)
+	done := make([]bool, len(tasks))
 	err = forEach(ctx, len(tasks), opts.Jobs, func(ctx context.Context, i int) error {
 		t := tasks[i]
 		pm, holds, err := proj.project(ctx, t)
-		if err != nil {
-			return err
-		}
 		var res PairResult
-		if holds && opts.Engine != EngineSpin {
+		switch {
+		case err != nil:
+		case holds && opts.Engine != EngineSpin:
 			// Decided by the projector's native search: no claim is
 			// violated, and the native verdict is the engine's.
 			res = PairResult{Claims: 2 * len(opts.Patterns)}
-		} else if res, err = checker.Check(ctx, pm); err != nil {
-			return err
+		default:
+			res, err = checker.Check(ctx, pm)
+		}
+		if err != nil {
+			u, ok := undecided(ctx, m, t, err)
+			if !ok {
+				return err
+			}
+			res = PairResult{Undecided: u}
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		results[i] = res
+		done[i] = true
 		prog.Done++
 		prog.Violations += len(res.Violations)
 		if opts.Progress != nil {
@@ -232,11 +241,46 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		// Interrupted: the report of the models checked so far.
+		var got []PairResult
+		for i, d := range done {
+			if d {
+				got = append(got, results[i])
+			}
+		}
+		rep := Assemble(m, opts, got)
+		rep.Incomplete = true
+		rep.Stats.Elapsed = time.Since(start)
+		return rep, fmt.Errorf("interrupted after %d of %d models: %w", len(got), len(tasks), ctx.Err())
 	}
 	rep := Assemble(m, opts, results)
 	rep.Stats.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// undecided turns a model's failure into an undecided entry when it is a
+// limit of the model (states, time, memory), not of the run or the tools.
+func undecided(ctx context.Context, m *tracemodel.Model, t Task, err error) (*bugs.Undecided, bool) {
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	u := &bugs.Undecided{Var: t.VarName, Threads: [2]string{m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle}, Reason: err.Error()}
+	var tooLarge *native.TooLargeError
+	var timeout *spinrunner.TimeoutError
+	switch {
+	case errors.As(err, &tooLarge):
+		u.Hint = "use --engine auto or spin, or leave the variable out with --vars"
+	case errors.As(err, &timeout):
+		u.Hint = "raise --timeout"
+	case errors.Is(err, spinrunner.ErrMemoryLimit):
+		u.Hint = "raise --memory"
+	default:
+		return nil, false
+	}
+	return u, true
 }
 
 // Assemble builds the report of a trace from the results of its tasks (in
@@ -259,6 +303,9 @@ func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Rep
 		rep.Stats.Patterns = append(rep.Stats.Patterns, p.ID)
 	}
 	for _, r := range results {
+		if r.Undecided != nil {
+			rep.Undecided = append(rep.Undecided, *r.Undecided)
+		}
 		rep.Violations = append(rep.Violations, r.Violations...)
 		rep.Stats.Claims += r.Claims
 		if r.Spin {

@@ -230,7 +230,7 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if name == "" {
 		name = "upload-" + id
 	}
-	m, err := parseSafely(ctx, dst, name, jo.Lenient)
+	m, err := parseSafely(ctx, dst, name, s.traceOptions(jo.Lenient))
 	if err != nil {
 		return store.Job{}, inputError(err)
 	}
@@ -280,13 +280,13 @@ func inputError(err error) error {
 // parseSafely parses a stored trace. A panic in the parser on some input is
 // a parser bug, but for the client it is still a trace that could not be
 // read: it must not take the server down.
-func parseSafely(ctx context.Context, path, name string, lenient bool) (m *tracemodel.Model, err error) {
+func parseSafely(ctx context.Context, path, name string, opts tracemodel.Options) (m *tracemodel.Model, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			m, err = nil, badRequest("bad_trace", "%s: the trace could not be parsed (internal parser error: %v)", name, p)
 		}
 	}()
-	m, err = parseStored(ctx, path, name, lenient)
+	m, err = parseStored(ctx, path, name, opts)
 	if err != nil {
 		var pe *tracemodel.ParseError
 		if errors.As(err, &pe) || ctx.Err() == nil {

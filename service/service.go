@@ -56,6 +56,9 @@ type Config struct {
 	Token string
 	// MaxUpload bounds an uploaded trace in bytes (default 256 MiB).
 	MaxUpload int64
+	// MaxTraceBytes bounds a trace after decompression (default 4 GiB):
+	// a small compressed upload may decompress to gigabytes.
+	MaxTraceBytes int64
 	// AllowPaths are the directories under which clients may name
 	// server-side trace files; none: only uploads.
 	AllowPaths []string
@@ -119,6 +122,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = 256 << 20
+	}
+	if cfg.MaxTraceBytes <= 0 {
+		cfg.MaxTraceBytes = 4 << 30
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
@@ -254,7 +260,7 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 			return err
 		}
 		if aj.model == nil {
-			if aj.model, err = parseStored(ctx, j.TracePath, j.Name, jo.Lenient); err != nil {
+			if aj.model, err = parseStored(ctx, j.TracePath, j.Name, s.traceOptions(jo.Lenient)); err != nil {
 				return err
 			}
 		}
@@ -277,13 +283,18 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 	return aj.model, aj.opts, aj.tasks, aj.loadErr
 }
 
-func parseStored(ctx context.Context, path, name string, lenient bool) (*tracemodel.Model, error) {
+func parseStored(ctx context.Context, path, name string, opts tracemodel.Options) (*tracemodel.Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("stored trace: %w", err)
 	}
 	defer f.Close()
-	return tracemodel.Parse(ctx, f, name, tracemodel.Options{Lenient: lenient})
+	return tracemodel.Parse(ctx, f, name, opts)
+}
+
+// traceOptions are the parser options of a job: the server's bounds.
+func (s *Server) traceOptions(lenient bool) tracemodel.Options {
+	return tracemodel.Options{Lenient: lenient, MaxBytes: s.cfg.MaxTraceBytes}
 }
 
 // runJob plans a job and dispatches the tasks that have no result yet.

@@ -19,7 +19,17 @@ type Options struct {
 	// Lenient skips malformed lines and inconsistent events (counting them
 	// in Model.Skipped) instead of failing.
 	Lenient bool
+	// MaxLineBytes bounds one line of the trace (0: DefaultMaxLineBytes),
+	// so that a file without newlines (or a decompression bomb of zeros)
+	// is an error, not an unbounded buffer.
+	MaxLineBytes int
+	// MaxBytes bounds the trace's size after decompression (0: no bound).
+	MaxBytes int64
 }
+
+// DefaultMaxLineBytes is the default bound of one trace line: real lines
+// are under 200 bytes.
+const DefaultMaxLineBytes = 1 << 20
 
 // ParseError is a problem in the trace text, with its location.
 type ParseError struct {
@@ -29,6 +39,12 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// overLimit is the error of a trace over one of the Options' bounds: bad
+// input, naming the flag that raises the bound.
+func overLimit(file string, line int, what string, limit int64, flag string) error {
+	return &ParseError{File: file, Line: line, Msg: fmt.Sprintf("%s over the limit of %d bytes (%s raises it)", what, limit, flag)}
+}
 
 // maxProblems bounds the skipped-line messages kept in lenient mode.
 const maxProblems = 20
@@ -57,17 +73,31 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 	defer closeIn()
 	b := newBuilder(name, opts)
 	lr := bufio.NewReaderSize(in, 1<<16)
+	maxLine := opts.MaxLineBytes
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
 	var long []byte
 	lineNo := 0
+	var total int64
 	for {
 		line, err := lr.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long[:0], line...)
 			for err == bufio.ErrBufferFull {
+				if len(long) > maxLine {
+					return nil, overLimit(name, lineNo+1, "line", int64(maxLine), "--max-line-bytes")
+				}
 				line, err = lr.ReadSlice('\n')
 				long = append(long, line...)
 			}
 			line = long
+		}
+		if len(line) > maxLine {
+			return nil, overLimit(name, lineNo+1, "line", int64(maxLine), "--max-line-bytes")
+		}
+		if total += int64(len(line)); opts.MaxBytes > 0 && total > opts.MaxBytes {
+			return nil, overLimit(name, lineNo+1, "trace (decompressed)", opts.MaxBytes, "--max-trace-bytes")
 		}
 		if len(line) > 0 {
 			lineNo++

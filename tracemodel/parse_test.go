@@ -276,3 +276,39 @@ func TestVectorClocks(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLimits checks the bounds on hostile input: a line without end (a
+// file of zeros, or a decompression bomb of them) and a trace larger than
+// the decompressed-size bound are bad input naming the flag that raises the
+// bound, read without buffering the whole input.
+func TestParseLimits(t *testing.T) {
+	zeros := bytes.Repeat([]byte{0}, 8<<20)
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	zw.Write(zeros)
+	zw.Close()
+	trace := []byte("1, 1, a.c-1, Write, x\n2, 2, a.c-2, Read, x\n")
+	tests := []struct {
+		name string
+		in   []byte
+		opts Options
+		want string
+	}{
+		{"zeros", zeros, Options{}, "t:1: line over the limit of 1048576 bytes (--max-line-bytes raises it)"},
+		{"gzip bomb", bomb.Bytes(), Options{MaxLineBytes: 4096}, "t:1: line over the limit of 4096 bytes (--max-line-bytes raises it)"},
+		{"long second line", append(append([]byte{}, trace[:22]...), bytes.Repeat([]byte("x"), 300)...), Options{MaxLineBytes: 100}, "t:2: line over the limit of 100 bytes"},
+		{"decompressed size", trace, Options{MaxBytes: 30}, "t:2: trace (decompressed) over the limit of 30 bytes (--max-trace-bytes raises it)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(context.Background(), bytes.NewReader(tt.in), "t", tt.opts)
+			var pe *ParseError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want a ParseError containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := Parse(context.Background(), bytes.NewReader(trace), "t", Options{MaxBytes: int64(len(trace)), MaxLineBytes: 30}); err != nil {
+		t.Errorf("a trace at the bounds: %v", err)
+	}
+}

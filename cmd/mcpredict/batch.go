@@ -99,7 +99,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err != nil {
 			return fail(stderr, "batch", err)
 		}
-		cfg.Check = batch.Local(opts, cf.lenient)
+		cfg.Check = batch.Local(opts, cf.traceOptions())
 	}
 	sum, err := batch.Run(ctx, cfg)
 	if sum == nil {

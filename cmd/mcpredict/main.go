@@ -20,6 +20,9 @@ const (
 	exitViolation = 1 // violations found (or, for diff, new bugs)
 	exitUsage     = 2 // bad usage or bad input
 	exitInternal  = 3 // internal or tool failure
+	// exitInterrupted: SIGINT/SIGTERM stopped a run; the report so far was
+	// written, marked incomplete.
+	exitInterrupted = 4
 )
 
 // A command is one subcommand of mcpredict. It returns the process exit status.

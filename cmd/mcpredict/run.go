@@ -47,9 +47,15 @@ Environment: MCPREDICT_SPIN and MCPREDICT_CC choose the spin and C compiler
 binaries (default: spin and gcc on PATH; MCPREDICT_CC=tcc compiles Spin's
 verifiers about 20 times faster). Verdicts are cached (--cache-dir).
 
+A model over its limits (--timeout, --memory, the native state bound) is
+listed as undecided, with the flag that raises the limit, and the run goes
+on. SIGINT or SIGTERM stops the run: the report of the models checked so
+far is written, marked incomplete.
+
 Exit status: 0 no violation, 1 violations found (not counting the bugs left
 out by --baseline or --suppressions), 2 bad usage or bad input, 3 internal
-or tool failure (spin or gcc missing or failing).`
+or tool failure (spin or gcc missing or failing), or undecided models with
+--strict, or no model decided; 4 interrupted (the report is incomplete).`
 
 // checkFlags are the flags shared by the commands that check traces.
 type checkFlags struct {
@@ -68,6 +74,9 @@ type checkFlags struct {
 	cacheDir                string
 	noCache                 bool
 	maxInstances            int
+	maxLineBytes            int
+	strict                  bool
+	maxTraceBytes           int64
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -77,6 +86,8 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1' (repeatable)")
 	c.registerSemantics(fs)
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
+	fs.IntVar(&c.maxLineBytes, "max-line-bytes", tracemodel.DefaultMaxLineBytes, "longest trace line accepted, in bytes")
+	fs.Int64Var(&c.maxTraceBytes, "max-trace-bytes", 0, "largest trace accepted after decompression, in bytes (0: no limit)")
 	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
 	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "time limit per model (0: none)")
@@ -84,6 +95,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.memoryMB, "memory", 1024, "Spin memory limit per model in MB")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "verdict cache `DIR` (default: mcpredict/verdicts under the user cache directory)")
 	fs.BoolVar(&c.noCache, "no-cache", false, "do not read or write the verdict cache")
+	fs.BoolVar(&c.strict, "strict", false, "exit 3 when any model is undecided (over its --timeout, --memory or state limit); default: report it and go on")
 	fs.IntVar(&c.maxInstances, "max-instances", native.DefaultMaxInstances, "instances listed per claim of a model: one per access that completes the pattern (each can be another bug)")
 }
 
@@ -141,6 +153,11 @@ func (c *checkFlags) options() (predict.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// traceOptions are the parser options of the flags.
+func (c *checkFlags) traceOptions() tracemodel.Options {
+	return tracemodel.Options{Lenient: c.lenient, MaxLineBytes: c.maxLineBytes, MaxBytes: c.maxTraceBytes}
 }
 
 // registerSemantics registers --semantics and the --no-* rule flags (run,
@@ -251,7 +268,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
-	m, err := tracemodel.Open(ctx, pos[0], tracemodel.Options{Lenient: cf.lenient})
+	m, err := tracemodel.Open(ctx, pos[0], cf.traceOptions())
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
@@ -259,15 +276,32 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opts.Progress, endProgress = of.progress(stderr)
 	rep, err := predict.Run(ctx, m, opts)
 	endProgress()
-	if err != nil {
+	if err != nil && (rep == nil || !rep.Incomplete) {
 		return fail(stderr, "run", err)
 	}
 	filt.apply(rep)
 	of.warn(stderr, "run", rep)
-	if err := of.write(stdout, rep, opts.Patterns); err != nil {
-		return fail(stderr, "run", fmt.Errorf("writing report: %w", err))
+	if werr := of.write(stdout, rep, opts.Patterns); werr != nil {
+		return fail(stderr, "run", fmt.Errorf("writing report: %w", werr))
 	}
-	if len(rep.Active()) > 0 {
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpredict run: %v; the report above is incomplete\n", err)
+	}
+	return cf.exitStatus(stderr, rep)
+}
+
+// exitStatus is the status of a written report: interrupted, undecided
+// models under --strict or nothing decided, violations, or none.
+func (c *checkFlags) exitStatus(stderr io.Writer, rep *bugs.Report) int {
+	if n := len(rep.Undecided); n > 0 {
+		fmt.Fprintf(stderr, "mcpredict: %d of %d models undecided (limits; see the report)\n", n, rep.Stats.Models)
+	}
+	switch {
+	case rep.Incomplete:
+		return exitInterrupted
+	case len(rep.Undecided) > 0 && (c.strict || len(rep.Undecided) == rep.Stats.Models):
+		return exitInternal
+	case len(rep.Active()) > 0:
 		return exitViolation
 	}
 	return exitOK
@@ -283,6 +317,8 @@ func fail(stderr io.Writer, cmd string, err error) int {
 		mt *spinrunner.MissingToolError
 	)
 	switch {
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
 	case errors.As(err, &mt):
 		return exitInternal
 	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &pa):

@@ -113,7 +113,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg := service.Config{
 		DataDir: *data, Resolve: resolve, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
-		MaxUpload: *maxUpload << 20, AllowPaths: allow, Workers: base.Jobs, Log: log,
+		MaxUpload: *maxUpload << 20, MaxTraceBytes: cf.maxTraceBytes, AllowPaths: allow, Workers: base.Jobs, Log: log,
 		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}
 	var (

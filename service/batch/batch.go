@@ -49,9 +49,9 @@ const SummarySchema = "mcpredict.batch/v1"
 type Checker func(ctx context.Context, path string) (*bugs.Report, error)
 
 // Local checks traces in this process with predict.Run.
-func Local(opts predict.Options, lenient bool) Checker {
+func Local(opts predict.Options, topts tracemodel.Options) Checker {
 	return func(ctx context.Context, path string) (*bugs.Report, error) {
-		m, err := tracemodel.Open(ctx, path, tracemodel.Options{Lenient: lenient})
+		m, err := tracemodel.Open(ctx, path, topts)
 		if err != nil {
 			return nil, err
 		}

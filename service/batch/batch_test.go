@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
 var native = predict.Options{Engine: predict.EngineNative, Jobs: 2}
@@ -65,7 +66,7 @@ func TestResume(t *testing.T) {
 			cancel()
 			return nil, ctx.Err()
 		}
-		return Local(native, false)(ctx, path)
+		return Local(native, tracemodel.Options{})(ctx, path)
 	}
 	sum, err := Run(ctx, Config{Inputs: []string{traces}, Out: out, Check: interrupting, OptionsKey: "k"})
 	if !errors.Is(err, context.Canceled) || sum == nil {
@@ -77,7 +78,7 @@ func TestResume(t *testing.T) {
 
 	// Resumed: only the rest is checked.
 	var n2 atomic.Int64
-	sum, err = Run(context.Background(), Config{Inputs: []string{traces}, Out: out, Check: counting(Local(native, false), &n2), OptionsKey: "k"})
+	sum, err = Run(context.Background(), Config{Inputs: []string{traces}, Out: out, Check: counting(Local(native, tracemodel.Options{}), &n2), OptionsKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestResume(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.prepare()
 			var n atomic.Int64
-			if _, err := Run(context.Background(), Config{Inputs: []string{traces}, Out: out, Check: counting(Local(native, false), &n), OptionsKey: tt.options}); err != nil {
+			if _, err := Run(context.Background(), Config{Inputs: []string{traces}, Out: out, Check: counting(Local(native, tracemodel.Options{}), &n), OptionsKey: tt.options}); err != nil {
 				t.Fatal(err)
 			}
 			if int(n.Load()) != tt.want {
@@ -136,7 +137,7 @@ func bugIDs(t *testing.T, path string) []string {
 func TestCompare(t *testing.T) {
 	night1 := copyExamples(t)
 	out1 := filepath.Join(t.TempDir(), "n1")
-	if _, err := Run(context.Background(), Config{Inputs: []string{night1}, Out: out1, Check: Local(native, false)}); err != nil {
+	if _, err := Run(context.Background(), Config{Inputs: []string{night1}, Out: out1, Check: Local(native, tracemodel.Options{})}); err != nil {
 		t.Fatal(err)
 	}
 	// Night 2: fig5.csv now behaves like the mutant, logbuf.csv is gone,
@@ -147,7 +148,7 @@ func TestCompare(t *testing.T) {
 	copyFile(t, "../../examples/bank.csv", filepath.Join(night2, "bank2.csv"))
 	os.WriteFile(filepath.Join(night2, "broken.csv"), []byte("1, 1, a.c-1, Frobnicate, x\n"), 0o644)
 	out2 := filepath.Join(t.TempDir(), "n2")
-	sum, err := Run(context.Background(), Config{Inputs: []string{night2}, Out: out2, Check: Local(native, false), Previous: out1,
+	sum, err := Run(context.Background(), Config{Inputs: []string{night2}, Out: out2, Check: Local(native, tracemodel.Options{}), Previous: out1,
 		Formats: map[string]Renderer{"text": bugs.WriteText}})
 	if err != nil {
 		t.Fatal(err)
