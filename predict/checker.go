@@ -20,9 +20,9 @@ import (
 type PairResult struct {
 	Violations []bugs.Violation
 	Undecided  *bugs.Undecided // the model could not be decided within its limits
-	Claims     int  // claims decided
-	Spin       bool // Spin was run on the model
-	Cached     bool // the verdicts came from the cache
+	Claims     int             // claims decided
+	Spin       bool            // Spin was run on the model
+	Cached     bool            // the verdicts came from the cache
 }
 
 // DisagreementError is raised when the native search and Spin disagree on a
