@@ -27,7 +27,7 @@ test: setup build
 	$(GO) test -race -short -timeout 20m ./...
 	# The differential tests at full size, without the race detector (they
 	# are single-goroutine; -race made them 10x slower): native vs Spin
-	# on 400 random traces, native vs the brute-force oracle on 5,000.
+	# on 250 random traces, native vs the brute-force oracle on 5,000.
 	$(GO) test -count=1 -timeout 20m -run 'TestNativeMatches' ./native
 
 bench: setup build

@@ -292,7 +292,7 @@ func (j *spinJob) checkTrail(t testing.TB, i int, cr spinrunner.ClaimResult) {
 // translation of the claims and the replay of each counterexample.
 func TestNativeMatchesSpin(t *testing.T) {
 	tools, fast := spinTools(t)
-	traces := envCount(t, "MCPREDICT_DIFF_TRACES", 400, 60)
+	traces := envCount(t, "MCPREDICT_DIFF_TRACES", 250, 60)
 	if os.Getenv("MCPREDICT_DIFF_TRACES") == "" && !fast {
 		traces = min(traces, 60)
 		t.Logf("tcc not found: pan.c is compiled with gcc (slow), so only %d traces (apt-get install tcc)", traces)

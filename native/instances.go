@@ -33,23 +33,8 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 		return nil, &TooLargeError{Model: c.name(), States: maxPC}
 	}
 	aut := pat.Automaton(local)
-	limit := c.MaxStates
-	if limit <= 0 {
-		limit = DefaultMaxStates
-	}
-	var sets []ltl.StateSet
-	ids := map[ltl.StateSet]uint64{}
-	autID := func(s ltl.StateSet) (uint64, bool) {
-		if id, ok := ids[s]; ok {
-			return id, true
-		}
-		if len(sets) > maxAutID {
-			return 0, false
-		}
-		ids[s] = uint64(len(sets))
-		sets = append(sets, s)
-		return uint64(len(sets) - 1), true
-	}
+	limit := c.limit()
+	var as autStates
 	var out [][]tracemodel.StepRef
 	done := map[tracemodel.StepRef]bool{} // completing steps with an instance
 	// The search goes on past a completed instance with the obligations
@@ -58,7 +43,7 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 	if acc {
 		return nil, nil // an instance before any step: not a model instance
 	}
-	a0, _ := autID(s0)
+	a0, _ := as.id(s0)
 	keys := []uint64{pack([2]int32{}, 0, a0)}
 	parents := []int32{-1}
 	moved := []int8{-1}
@@ -76,7 +61,7 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 			if !ok {
 				continue
 			}
-			ns, acc := aut.StepPending(sets[a], c.obs(npc, nv))
+			ns, acc := aut.StepPending(as.sets[a], c.obs(npc, nv))
 			if ref := (tracemodel.StepRef{Thread: x, Index: int(npc[x]) - 1}); acc && !done[ref] {
 				done[ref] = true
 				w := witness(keys, parents, moved, head, unpack)
@@ -85,7 +70,7 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 					return out, nil
 				}
 			}
-			na, ok := autID(ns)
+			na, ok := as.id(ns)
 			if !ok {
 				return nil, &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}
 			}

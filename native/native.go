@@ -214,6 +214,37 @@ func unpack(k uint64) (pc [2]int32, v int16, aut uint64) {
 	return pc, valueAt(k >> autBits & (1<<vBits - 1)), k & maxAutID
 }
 
+// autStates numbers the automaton states a search meets, so that a product
+// state packs the number instead of the set.
+type autStates struct {
+	sets []ltl.StateSet
+	ids  map[ltl.StateSet]uint64
+}
+
+// id returns the number of s; false when there are more than maxAutID.
+func (a *autStates) id(s ltl.StateSet) (uint64, bool) {
+	if id, ok := a.ids[s]; ok {
+		return id, true
+	}
+	if len(a.sets) > maxAutID {
+		return 0, false
+	}
+	if a.ids == nil {
+		a.ids = map[ltl.StateSet]uint64{}
+	}
+	a.ids[s] = uint64(len(a.sets))
+	a.sets = append(a.sets, s)
+	return uint64(len(a.sets) - 1), true
+}
+
+// limit is the state bound of one search.
+func (c *Checker) limit() int {
+	if c.MaxStates > 0 {
+		return c.MaxStates
+	}
+	return DefaultMaxStates
+}
+
 // Check decides the claim of pattern pat with local thread local, by a
 // breadth-first search (so the witness is a shortest one).
 func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdict, error) {
@@ -225,25 +256,9 @@ func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdic
 		return verdict, &TooLargeError{Model: c.name(), States: maxPC}
 	}
 	aut := pat.Automaton(local)
-	limit := c.MaxStates
-	if limit <= 0 {
-		limit = DefaultMaxStates
-	}
-	// Automaton states met so far, and their ids.
-	var sets []ltl.StateSet
-	ids := map[ltl.StateSet]uint64{}
-	autID := func(s ltl.StateSet) (uint64, bool) {
-		if id, ok := ids[s]; ok {
-			return id, true
-		}
-		if len(sets) > maxAutID {
-			return 0, false
-		}
-		ids[s] = uint64(len(sets))
-		sets = append(sets, s)
-		return uint64(len(sets) - 1), true
-	}
-	a0, _ := autID(aut.Step(aut.Init(), c.obs([2]int32{}, 0)))
+	limit := c.limit()
+	var as autStates
+	a0, _ := as.id(aut.Step(aut.Init(), c.obs([2]int32{}, 0)))
 	keys := []uint64{pack([2]int32{}, 0, a0)}
 	parents := []int32{-1}
 	moved := []int8{-1}
@@ -261,8 +276,8 @@ func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdic
 			if !ok {
 				continue
 			}
-			ns := aut.Step(sets[a], c.obs(npc, nv))
-			na, ok := autID(ns)
+			ns := aut.Step(as.sets[a], c.obs(npc, nv))
+			na, ok := as.id(ns)
 			if !ok {
 				return verdict, &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}
 			}
