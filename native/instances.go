@@ -26,11 +26,18 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 	if max <= 0 {
 		max = DefaultMaxInstances
 	}
+	ws, _, err := c.search(ctx, pat, local, max)
+	return ws, err
+}
+
+// search is the breadth-first search of Check and Instances: it stops after
+// max instances and also returns the number of product states it stored.
+func (c *Checker) search(ctx context.Context, pat ltl.Pattern, local, max int) ([][]tracemodel.StepRef, int, error) {
 	if c.Impossible(pat, local) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if c.n[0] >= maxPC || c.n[1] >= maxPC {
-		return nil, &TooLargeError{Model: c.name(), States: maxPC}
+		return nil, 0, &TooLargeError{Model: c.name(), States: maxPC}
 	}
 	aut := pat.Automaton(local)
 	limit := c.limit()
@@ -41,7 +48,7 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 	// that are still pending, so that instances completing later are found.
 	s0, acc := aut.StepPending(aut.Init(), c.obs([2]int32{}, 0))
 	if acc {
-		return nil, nil // an instance before any step: not a model instance
+		return nil, 1, nil // an instance before any step: not a model instance
 	}
 	a0, _ := as.id(s0)
 	keys := []uint64{pack([2]int32{}, 0, a0)}
@@ -52,7 +59,7 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 	for head := 0; head < len(keys); head++ {
 		if head&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, len(keys), err
 			}
 		}
 		pc, v, a := unpack(keys[head])
@@ -67,12 +74,12 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 				w := witness(keys, parents, moved, head, unpack)
 				out = append(out, append(w, ref))
 				if len(out) >= max {
-					return out, nil
+					return out, len(keys), nil
 				}
 			}
 			na, ok := as.id(ns)
 			if !ok {
-				return nil, &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}
+				return nil, len(keys), &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}
 			}
 			k := pack(npc, valueIndex(nv), na)
 			if _, dup := seen[k]; dup {
@@ -83,9 +90,9 @@ func (c *Checker) Instances(ctx context.Context, pat ltl.Pattern, local, max int
 			parents = append(parents, int32(head))
 			moved = append(moved, int8(x))
 			if len(keys) > limit {
-				return nil, &TooLargeError{Model: c.name(), States: limit}
+				return nil, len(keys), &TooLargeError{Model: c.name(), States: limit}
 			}
 		}
 	}
-	return out, nil
+	return out, len(keys), nil
 }

@@ -246,61 +246,18 @@ func (c *Checker) limit() int {
 }
 
 // Check decides the claim of pattern pat with local thread local, by a
-// breadth-first search (so the witness is a shortest one).
+// breadth-first search (so the witness is a shortest one): the first
+// instance of Instances.
 func (c *Checker) Check(ctx context.Context, pat ltl.Pattern, local int) (Verdict, error) {
 	verdict := Verdict{Pattern: pat, Local: local}
-	if c.Impossible(pat, local) {
-		return verdict, nil
+	ws, states, err := c.search(ctx, pat, local, 1)
+	if err != nil {
+		return verdict, err
 	}
-	if c.n[0] >= maxPC || c.n[1] >= maxPC {
-		return verdict, &TooLargeError{Model: c.name(), States: maxPC}
+	verdict.States = states
+	if len(ws) > 0 {
+		verdict.Violated, verdict.Witness = true, ws[0]
 	}
-	aut := pat.Automaton(local)
-	limit := c.limit()
-	var as autStates
-	a0, _ := as.id(aut.Step(aut.Init(), c.obs([2]int32{}, 0)))
-	keys := []uint64{pack([2]int32{}, 0, a0)}
-	parents := []int32{-1}
-	moved := []int8{-1}
-	seen := make(map[uint64]struct{}, 1024)
-	seen[keys[0]] = struct{}{}
-	for head := 0; head < len(keys); head++ {
-		if head&0xfff == 0 {
-			if err := ctx.Err(); err != nil {
-				return verdict, err
-			}
-		}
-		pc, v, a := unpack(keys[head])
-		for x := 0; x < 2; x++ {
-			npc, nv, ok := c.successor(x, pc, v, local)
-			if !ok {
-				continue
-			}
-			ns := aut.Step(as.sets[a], c.obs(npc, nv))
-			na, ok := as.id(ns)
-			if !ok {
-				return verdict, &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}
-			}
-			k := pack(npc, valueIndex(nv), na)
-			if _, dup := seen[k]; dup {
-				continue
-			}
-			seen[k] = struct{}{}
-			keys = append(keys, k)
-			parents = append(parents, int32(head))
-			moved = append(moved, int8(x))
-			if aut.Accepts(ns) {
-				verdict.Violated = true
-				verdict.Witness = witness(keys, parents, moved, len(keys)-1, unpack)
-				verdict.States = len(keys)
-				return verdict, nil
-			}
-			if len(keys) > limit {
-				return verdict, &TooLargeError{Model: c.name(), States: limit}
-			}
-		}
-	}
-	verdict.States = len(keys)
 	return verdict, nil
 }
 
