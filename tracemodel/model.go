@@ -51,7 +51,7 @@ type Var struct {
 // thread i+1 that happen before (or are) that event.
 type clockSnap struct {
 	Pos int32
-	VC  []int32
+	VC  vclock
 }
 
 type lockThread struct {

@@ -26,19 +26,15 @@ func (o *Order) Clock(tid int, pos int32, other int) int32 {
 	if pos <= 0 || tid-1 >= len(o.clocks) {
 		return 0
 	}
-	vc := snapAt(o.clocks[tid-1], pos)
-	if other-1 >= len(vc) {
-		return 0
-	}
-	return vc[other-1]
+	return snapAt(o.clocks[tid-1], pos).get(other - 1)
 }
 
-// snapAt returns the clock of the latest snapshot at or before pos, nil if
-// none.
-func snapAt(cs []clockSnap, pos int32) []int32 {
+// snapAt returns the clock of the latest snapshot at or before pos, the
+// zero clock if none.
+func snapAt(cs []clockSnap, pos int32) vclock {
 	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
 	if i < 0 {
-		return nil
+		return vclock{}
 	}
 	return cs[i].VC
 }
@@ -47,7 +43,7 @@ func snapAt(cs []clockSnap, pos int32) []int32 {
 // depends on an event of thread other, 0 if none.
 func (o *Order) firstDependence(tid, other int) int32 {
 	cs := o.clocks[tid-1]
-	i := sort.Search(len(cs), func(i int) bool { return len(cs[i].VC) >= other && cs[i].VC[other-1] > 0 })
+	i := sort.Search(len(cs), func(i int) bool { return cs[i].VC.get(other-1) > 0 })
 	if i == len(cs) {
 		return 0
 	}
@@ -73,14 +69,14 @@ type orderBuilder struct {
 	m       *Model
 	exclude int32 // variable whose data flow is left out; -1: no data flow at all
 	clocks  [][]clockSnap
-	vc      [][]int32 // current clock per thread (own component not kept)
-	n       []int32   // events so far per thread
-	pending [][]int32 // per thread: the clock of its Create, joined at its first event
+	vc      []vclock // current clock per thread (own component not kept)
+	n       []int32  // events so far per thread
+	pending []vclock // per thread: the clock of its Create, joined at its first event
 	// pendingBarrier: per thread, the barrier whose clock its next event
 	// joins (0: none).
 	pendingBarrier []int32
 	release        map[int32]eventRef
-	barrier        map[int32][]int32
+	barrier        map[int32]vclock
 	flow           []varFlow // by variable id; only with data flow
 }
 
@@ -93,12 +89,12 @@ func (m *Model) order(exclude int32) *Order {
 		m:              m,
 		exclude:        exclude,
 		clocks:         make([][]clockSnap, nt),
-		vc:             make([][]int32, nt),
+		vc:             make([]vclock, nt),
 		n:              make([]int32, nt),
-		pending:        make([][]int32, nt),
+		pending:        make([]vclock, nt),
 		pendingBarrier: make([]int32, nt),
 		release:        map[int32]eventRef{},
-		barrier:        map[int32][]int32{},
+		barrier:        map[int32]vclock{},
 	}
 	if exclude >= 0 {
 		b.flow = make([]varFlow, len(m.Vars))
@@ -111,28 +107,25 @@ func (m *Model) order(exclude int32) *Order {
 
 // vcAt returns the clock of thread t at position pos (own component not
 // included) from the snapshots recorded so far.
-func (b *orderBuilder) vcAt(t, pos int32) []int32 { return snapAt(b.clocks[t-1], pos) }
+func (b *orderBuilder) vcAt(t, pos int32) vclock { return snapAt(b.clocks[t-1], pos) }
 
 // joinEvent joins the clock of event r (including r itself) into thread t's
 // clock and reports whether it changed.
 func (b *orderBuilder) joinEvent(t int32, r eventRef) bool {
-	changed := join(&b.vc[t-1], b.vcAt(r.thread, r.pos))
+	vc, changed := b.vc[t-1].join(b.vcAt(r.thread, r.pos))
 	if r.thread != t {
-		b.vc[t-1] = grow(b.vc[t-1], int(r.thread))
-		if b.vc[t-1][r.thread-1] < r.pos {
-			b.vc[t-1][r.thread-1] = r.pos
-			changed = true
-		}
+		var own bool
+		vc, own = vc.set(int(r.thread-1), r.pos)
+		changed = changed || own
 	}
+	b.vc[t-1] = vc
 	return changed
 }
 
 // copyWithSelf returns thread t's clock at its current event pos, own
 // component included.
-func (b *orderBuilder) copyWithSelf(t, pos int32) []int32 {
-	vc := make([]int32, max(len(b.vc[t-1]), int(t)))
-	copy(vc, b.vc[t-1])
-	vc[t-1] = pos
+func (b *orderBuilder) copyWithSelf(t, pos int32) vclock {
+	vc, _ := b.vc[t-1].set(int(t-1), pos)
 	return vc
 }
 
@@ -141,12 +134,16 @@ func (b *orderBuilder) event(e *Event) {
 	b.n[t-1]++
 	pos := b.n[t-1]
 	changed := false
-	if p := b.pending[t-1]; p != nil {
-		changed = join(&b.vc[t-1], p) || changed
-		b.pending[t-1] = nil
+	if p := b.pending[t-1]; p.root != nil {
+		var c bool
+		b.vc[t-1], c = b.vc[t-1].join(p)
+		changed = changed || c
+		b.pending[t-1] = vclock{}
 	}
 	if obj := b.pendingBarrier[t-1]; obj != 0 {
-		changed = join(&b.vc[t-1], b.barrier[obj]) || changed
+		var c bool
+		b.vc[t-1], c = b.vc[t-1].join(b.barrier[obj])
+		changed = changed || c
 		b.pendingBarrier[t-1] = 0
 	}
 	switch e.Kind {
@@ -168,9 +165,7 @@ func (b *orderBuilder) event(e *Event) {
 			changed = b.joinEvent(t, r) || changed
 		}
 	case BarrierWait:
-		acc := b.barrier[e.Obj]
-		join(&acc, b.copyWithSelf(t, pos))
-		b.barrier[e.Obj] = acc
+		b.barrier[e.Obj], _ = b.barrier[e.Obj].join(b.copyWithSelf(t, pos))
 		// The thread's next event is after every BarrierWait on the
 		// barrier until then, including later arrivals.
 		b.pendingBarrier[t-1] = e.Obj
@@ -180,9 +175,8 @@ func (b *orderBuilder) event(e *Event) {
 		}
 	}
 	if changed {
-		snap := make([]int32, len(b.vc[t-1]))
-		copy(snap, b.vc[t-1])
-		b.clocks[t-1] = append(b.clocks[t-1], clockSnap{Pos: pos, VC: snap})
+		// Clocks are persistent: the snapshot shares the current clock.
+		b.clocks[t-1] = append(b.clocks[t-1], clockSnap{Pos: pos, VC: b.vc[t-1]})
 	}
 }
 

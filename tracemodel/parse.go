@@ -528,30 +528,6 @@ func (b *builder) markSync(obj int32) {
 	b.m.syncObj[obj] = true
 }
 
-func grow(vc []int32, n int) []int32 {
-	for len(vc) < n {
-		vc = append(vc, 0)
-	}
-	return vc
-}
-
-// join sets *dst to the component-wise maximum of *dst and src and reports
-// whether *dst changed.
-func join(dst *[]int32, src []int32) bool {
-	changed := false
-	if len(*dst) < len(src) {
-		*dst = grow(*dst, len(src))
-	}
-	d := *dst
-	for i, x := range src {
-		if x > d[i] {
-			d[i] = x
-			changed = true
-		}
-	}
-	return changed
-}
-
 // lockKindOf classifies a lock action as mutex (Lock) or rwlock (RdLock).
 func lockKindOf(k Kind) StepKind {
 	switch k {
