@@ -284,6 +284,9 @@ type Bug struct {
 	// Suppressed is set when a suppression rule matched (the bug is then
 	// only counted, not reported).
 	Suppressed bool `json:"suppressed,omitempty"`
+	// Confirmed is set when Spin confirmed the bug: it found the pattern
+	// in a model the bug has an instance in (README, "--confirm").
+	Confirmed bool `json:"confirmed,omitempty"`
 }
 
 // Dedupe groups violations into bugs, ordered by pattern and first location.

@@ -50,6 +50,9 @@ type Tool struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	Engine  string `json:"engine"`
+	// Confirm is the --confirm mode of the auto engine: which violating
+	// models Spin checked ("one", "all" or "none").
+	Confirm string `json:"confirm,omitempty"`
 }
 
 // Stats are the sizes and costs of a run.
@@ -57,14 +60,15 @@ type Stats struct {
 	Events     int           `json:"events"`
 	Threads    int           `json:"threads"`
 	SharedVars int           `json:"shared_vars"`
-	Models     int           `json:"models"`      // (variable, thread pair) models checked
-	Claims     int           `json:"claims"`      // claims decided
-	SpinModels int           `json:"spin_models"` // models sent to Spin
-	CacheHits  int           `json:"cache_hits"`  // models answered from the verdict cache
-	Suppressed int           `json:"suppressed"`  // bugs matched by a suppression rule
-	Baseline   int           `json:"baseline"`    // bugs left out because the baseline has them
-	Elapsed    time.Duration `json:"elapsed_ns"`  // wall time
-	Patterns   []string      `json:"patterns"`    // pattern ids checked
+	Models     int           `json:"models"`              // (variable, thread pair) models checked
+	Claims     int           `json:"claims"`              // claims decided
+	SpinModels int           `json:"spin_models"`         // models sent to Spin
+	CacheHits  int           `json:"cache_hits"`          // models answered from the verdict cache
+	Suppressed int           `json:"suppressed"`          // bugs matched by a suppression rule
+	Baseline   int           `json:"baseline"`            // bugs left out because the baseline has them
+	Confirmed  int           `json:"confirmed,omitempty"` // bugs Spin confirmed
+	Elapsed    time.Duration `json:"elapsed_ns"`          // wall time
+	Patterns   []string      `json:"patterns"`            // pattern ids checked
 }
 
 // Active returns the bugs that are not suppressed.
@@ -166,10 +170,14 @@ func WriteTextOptions(w io.Writer, r *Report, o TextOptions) error {
 
 func writeTextBug(ew *errWriter, st func(style, string) string, r *Report, b Bug) {
 	ew.printf("  %s  %s on %s", st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
+	confirmed := ""
+	if b.Confirmed {
+		confirmed = ", confirmed by Spin"
+	}
 	if b.Count == 1 {
-		ew.printf(" (1 instance)\n")
+		ew.printf(" (1 instance%s)\n", confirmed)
 	} else {
-		ew.printf(" (%d instances)\n", b.Count)
+		ew.printf(" (%d instances%s)\n", b.Count, confirmed)
 	}
 	v := r.Violations[b.Instances[0]]
 	// Two lanes: the local thread on the left, the remote one on the right.
@@ -279,6 +287,9 @@ func writeTextSummary(ew *errWriter, r *Report, active int) {
 		}
 		ew.printf("%d %s%s predicted from %d violation %s", active, newWord, plural(active, "bug", "bugs"),
 			instances, plural(instances, "instance", "instances"))
+	}
+	if active > 0 && s.Confirmed > 0 {
+		ew.printf(", %d confirmed by Spin", min(s.Confirmed, active))
 	}
 	if s.Suppressed > 0 {
 		ew.printf(", %d suppressed", s.Suppressed)

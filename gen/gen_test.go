@@ -99,10 +99,10 @@ func TestRandomAlwaysValid(t *testing.T) {
 		}
 		m, _, _ := generate(t, c)
 		for _, sv := range m.SharedVars() {
-			for _, p := range sv.Pairs {
+			for t1, t2 := range sv.Pairs() {
 				for _, nb := range []bool{false, true} {
-					if _, err := m.Project(sv.Var, p[0], p[1], tracemodel.ProjectOptions{NoBoundaries: nb}); err != nil {
-						t.Fatalf("seed %d: Project(%s, %d, %d): %v", seed, sv.Name, p[0], p[1], err)
+					if _, err := m.Project(sv.Var, t1, t2, tracemodel.ProjectOptions{NoBoundaries: nb}); err != nil {
+						t.Fatalf("seed %d: Project(%s, %d, %d): %v", seed, sv.Name, t1, t2, err)
 					}
 				}
 			}

@@ -23,6 +23,11 @@ type PairResult struct {
 	Claims     int             // claims decided
 	Spin       bool            // Spin was run on the model
 	Cached     bool            // the verdicts came from the cache
+	// Confirmed lists the bugs Spin confirmed on this model as the
+	// representative of its bugs (ConfirmBugs); Warnings say why it could
+	// not.
+	Confirmed []string `json:",omitempty"`
+	Warnings  []string `json:",omitempty"`
 }
 
 // DisagreementError is raised when the native search and Spin disagree on a
@@ -63,7 +68,7 @@ func ModelName(pm *tracemodel.PairModel) string {
 func (c *Checker) Check(ctx context.Context, pm *tracemodel.PairModel) (PairResult, error) {
 	var key string
 	if c.opts.Cache != nil {
-		key = cache.Key(pm, c.opts.Patterns, fmt.Sprintf("%s/%d", c.opts.Engine, c.opts.MaxInstances))
+		key = cache.Key(pm, c.opts.Patterns, fmt.Sprintf("%s/%d", c.engineKey(), c.opts.MaxInstances))
 		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(c.claims) {
 			res, err := c.result(pm, e)
 			res.Cached = true
@@ -79,6 +84,56 @@ func (c *Checker) Check(ctx context.Context, pm *tracemodel.PairModel) (PairResu
 		_ = c.opts.Cache.Put(key, e)
 	}
 	return c.result(pm, e)
+}
+
+// engineKey names what decides the verdicts of a model, for the cache:
+// EngineAuto is the native search alone unless every violating model goes
+// through Spin.
+func (c *Checker) engineKey() string {
+	if c.opts.Engine == EngineAuto && c.opts.Confirm != ConfirmAll {
+		return "auto-native"
+	}
+	return string(c.opts.Engine)
+}
+
+// Confirm runs Spin on a model the native search found violations in and
+// requires the same verdict on every claim (else a *DisagreementError) and
+// trails that show the patterns. A confirmation is cached.
+func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
+	var key string
+	if c.opts.Cache != nil {
+		key = cache.Key(pm, c.opts.Patterns, "confirm")
+		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(c.claims) {
+			return nil
+		}
+	}
+	nativeV, err := c.native(ctx, pm)
+	if err != nil {
+		return err
+	}
+	spinV, err := c.spin(ctx, pm)
+	if err != nil {
+		return err
+	}
+	for i, v := range nativeV {
+		if v.Violated != spinV[i].Violated {
+			return &DisagreementError{Model: ModelName(pm), Claim: v.Claim, Native: v.Violated, Spin: spinV[i].Violated}
+		}
+		if !v.Violated {
+			continue
+		}
+		pat, local, ok := claimOf(c.opts.Patterns, v.Claim)
+		if !ok {
+			return fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
+		}
+		if _, err := bugs.FromWitness(pm, pat, local, spinV[i].Witness, "spin"); err != nil {
+			return err
+		}
+	}
+	if c.opts.Cache != nil {
+		_ = c.opts.Cache.Put(key, cache.Entry{Engine: "spin", Spin: true, Verdicts: spinV})
+	}
+	return nil
 }
 
 // result turns verdicts into violations of pm: one per listed instance.
@@ -171,7 +226,7 @@ func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel) (cache
 		for _, v := range nativeV {
 			violated = violated || v.Violated
 		}
-		if c.opts.Engine == EngineNative || !violated {
+		if c.opts.Engine == EngineNative || !violated || c.opts.Confirm != ConfirmAll {
 			return cache.Entry{Engine: "native", Verdicts: nativeV}, nil
 		}
 	}
@@ -237,8 +292,16 @@ func forEach(ctx context.Context, n, jobs int, fn func(ctx context.Context, i in
 		jobs = 1
 	}
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(jobs).WithCancelOnError().WithFirstError()
-	for i := 0; i < n; i++ {
-		p.Go(func(ctx context.Context) error { return fn(ctx, i) })
+	i := 0
+	for ; i < n && ctx.Err() == nil; i++ {
+		// Go blocks while jobs tasks run: dispatch stops as soon as the
+		// run is cancelled instead of queueing the remaining tasks.
+		k := i // i outlives the iteration
+		p.Go(func(ctx context.Context) error { return fn(ctx, k) })
 	}
-	return p.Wait()
+	err := p.Wait()
+	if err == nil && i < n {
+		err = ctx.Err()
+	}
+	return err
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -40,6 +41,31 @@ const (
 	EngineNative Engine = "native"
 )
 
+// Confirm says which violating models Spin checks with EngineAuto. Every
+// verdict is the native search's (exact, and differential-tested against
+// Spin); Spin's confirmation adds an independent check and a trail.
+type Confirm string
+
+// The confirmation modes.
+const (
+	// ConfirmOne runs Spin on one representative model per distinct bug:
+	// the first model, in plan order, with an instance of it.
+	ConfirmOne Confirm = "one"
+	// ConfirmAll runs Spin on every model with a violation.
+	ConfirmAll Confirm = "all"
+	// ConfirmNone never runs Spin on a model the native search decided.
+	ConfirmNone Confirm = "none"
+)
+
+// ParseConfirm checks a confirmation mode.
+func ParseConfirm(s string) (Confirm, error) {
+	switch c := Confirm(s); c {
+	case ConfirmOne, ConfirmAll, ConfirmNone:
+		return c, nil
+	}
+	return "", fmt.Errorf("unknown confirmation %q: want one, all or none", s)
+}
+
 // ParseEngine checks an engine name.
 func ParseEngine(s string) (Engine, error) {
 	switch e := Engine(s); e {
@@ -51,15 +77,26 @@ func ParseEngine(s string) (Engine, error) {
 
 // Options configure a run.
 type Options struct {
-	Vars     []string      // variable names or path.Match globs; empty = all shared variables
-	Threads  []string      // thread handles: one = pairs with it, several = pairs within them; empty = all
-	Patterns []ltl.Pattern // default: ltl.Builtin()
-	Project  tracemodel.ProjectOptions
-	Engine   Engine // default EngineAuto
-	Jobs     int    // models checked at once; default number of CPUs
-	Spin     spinrunner.Options
-	Tools    spinrunner.Tools // needed unless Engine is native
-	Cache    *cache.Dir       // optional verdict cache
+	Vars []string // variable names or path.Match globs; empty = all shared variables
+	// ExcludeVars leaves out the variables matching these globs (applied
+	// after Vars); a glob that matches nothing is not an error, so that
+	// one list serves a batch of traces.
+	ExcludeVars []string
+	// MaxModels refuses a selection of more models (*TooManyModelsError);
+	// 0 means DefaultMaxModels, negative no bound.
+	MaxModels int
+	Threads   []string      // thread handles: one = pairs with it, several = pairs within them; empty = all
+	Patterns  []ltl.Pattern // default: ltl.Builtin()
+	Project   tracemodel.ProjectOptions
+	Engine    Engine // default EngineAuto
+	// Confirm selects the violating models Spin checks with EngineAuto;
+	// default ConfirmOne. EngineSpin checks every model, EngineNative
+	// none, whatever Confirm says.
+	Confirm Confirm
+	Jobs    int // models checked at once; default number of CPUs
+	Spin    spinrunner.Options
+	Tools   spinrunner.Tools // needed unless Engine is native
+	Cache   *cache.Dir       // optional verdict cache
 	// MaxInstances bounds the instances listed per claim of a model
 	// (native.Checker.Instances); 0 means native.DefaultMaxInstances.
 	MaxInstances int
@@ -73,6 +110,9 @@ type Progress struct {
 	Done, Total int
 	Violations  int
 	Started     time.Time
+	// Confirming is set while Spin confirms the bugs (ConfirmOne): Done
+	// and Total then count the representative models.
+	Confirming bool
 }
 
 // Task is one (variable, thread pair) model to check.
@@ -88,9 +128,38 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// Plan lists the models of a trace that the options select.
+// DefaultMaxModels is the default bound of the models of one run
+// (Options.MaxModels): about a minute of native checking on two cores at
+// the speed of the shipped benchmarks, and 40 MB of plan.
+const DefaultMaxModels = 1_000_000
+
+// TooManyModelsError refuses a run whose selection needs more models than
+// Options.MaxModels: a trace of thousands of threads that all touch one
+// variable needs a model per pair of them.
+type TooManyModelsError struct {
+	Trace   string
+	Models  int
+	Max     int
+	Largest string // the variable with the most models
+	Its     int    // its models
+}
+
+func (e *TooManyModelsError) Error() string {
+	return fmt.Sprintf("%s needs %d models (one per shared variable and pair of threads; %d of them for %s), more than --max-models=%d: select variables with --vars or --exclude-vars or threads with --threads, or raise --max-models",
+		e.Trace, e.Models, e.Its, e.Largest, e.Max)
+}
+
+// Plan lists the models of a trace that the options select. It counts them
+// before listing any: a selection over Options.MaxModels is refused with a
+// *TooManyModelsError, in time and memory linear in the accesses.
 func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
+	opts.defaults()
 	shared := m.SharedVars()
+	for _, pat := range opts.ExcludeVars {
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, &UsageError{Msg: fmt.Sprintf("--exclude-vars: bad pattern %q: %v", pat, err)}
+		}
+	}
 	for _, pat := range opts.Vars {
 		if _, err := path.Match(pat, ""); err != nil {
 			return nil, &UsageError{Msg: fmt.Sprintf("--vars: bad pattern %q: %v", pat, err)}
@@ -118,30 +187,87 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 		}
 		want[id] = true
 	}
-	var tasks []Task
+	selected := shared[:0]
 	for _, sv := range shared {
-		if len(opts.Vars) > 0 {
-			ok := false
-			for _, pat := range opts.Vars {
-				if match, _ := path.Match(pat, sv.Name); match {
-					ok = true
-				}
-			}
-			if !ok {
-				continue
-			}
+		if matchAny(opts.ExcludeVars, sv.Name) || len(opts.Vars) > 0 && !matchAny(opts.Vars, sv.Name) {
+			continue
 		}
-		for _, p := range sv.Pairs {
-			switch {
-			case len(want) == 1 && !want[p[0]] && !want[p[1]]:
-				continue
-			case len(want) > 1 && !(want[p[0]] && want[p[1]]):
-				continue
+		selected = append(selected, sv)
+	}
+	// Count first: listing the pairs of 20,000 threads would not end.
+	total, tooMany := 0, &TooManyModelsError{Trace: m.Name, Max: opts.MaxModels}
+	for _, sv := range selected {
+		n := pairsWith(sv, want)
+		total += n
+		if n > tooMany.Its {
+			tooMany.Largest, tooMany.Its = sv.Name, n
+		}
+	}
+	if opts.MaxModels > 0 && total > opts.MaxModels {
+		tooMany.Models = total
+		return nil, tooMany
+	}
+	tasks := make([]Task, 0, total)
+	for _, sv := range selected {
+		for t1, t2 := range sv.Pairs() {
+			if selects(want, t1, t2) {
+				tasks = append(tasks, Task{Var: sv.Var, VarName: sv.Name, T1: t1, T2: t2})
 			}
-			tasks = append(tasks, Task{Var: sv.Var, VarName: sv.Name, T1: p[0], T2: p[1]})
 		}
 	}
 	return tasks, nil
+}
+
+// matchAny reports whether name matches one of the globs.
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// selects reports whether the thread selection of --threads keeps a pair:
+// one thread selects every pair with it, several the pairs within them.
+func selects(want map[int]bool, t1, t2 int) bool {
+	switch {
+	case len(want) == 1:
+		return want[t1] || want[t2]
+	case len(want) > 1:
+		return want[t1] && want[t2]
+	}
+	return true
+}
+
+// pairsWith counts the candidate pairs of sv that the thread selection
+// keeps, without listing them.
+func pairsWith(sv tracemodel.SharedVar, want map[int]bool) int {
+	if len(want) == 0 {
+		return sv.PairCount()
+	}
+	// Keep only the selected threads (several) or count the pairs with
+	// the one selected thread.
+	var sub tracemodel.SharedVar
+	for i, t := range sv.Threads {
+		if want[t] {
+			sub.Threads = append(sub.Threads, t)
+			sub.Writes = append(sub.Writes, sv.Writes[i])
+		}
+	}
+	if len(want) > 1 {
+		return sub.PairCount()
+	}
+	if len(sub.Threads) == 0 {
+		return 0
+	}
+	n := 0
+	for i := range sv.Threads {
+		if sv.Threads[i] != sub.Threads[0] && (sv.Writes[i] || sub.Writes[0]) {
+			n++
+		}
+	}
+	return n
 }
 
 // Claims returns the claims of a model for the patterns: each pattern in
@@ -179,8 +305,14 @@ func (o *Options) defaults() {
 	if o.Engine == "" {
 		o.Engine = EngineAuto
 	}
+	if o.Confirm == "" {
+		o.Confirm = ConfirmOne
+	}
 	if o.Jobs <= 0 {
 		o.Jobs = o.Spin.Jobs
+	}
+	if o.MaxModels == 0 {
+		o.MaxModels = DefaultMaxModels
 	}
 	if o.MaxInstances <= 0 {
 		o.MaxInstances = native.DefaultMaxInstances
@@ -256,9 +388,106 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		rep.Stats.Elapsed = time.Since(start)
 		return rep, fmt.Errorf("interrupted after %d of %d models: %w", len(got), len(tasks), ctx.Err())
 	}
+	if err := ConfirmBugs(ctx, m, opts, tasks, results); err != nil {
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		rep := Assemble(m, opts, results)
+		rep.Incomplete = true
+		rep.Stats.Elapsed = time.Since(start)
+		return rep, fmt.Errorf("interrupted while Spin confirmed the bugs: %w", ctx.Err())
+	}
 	rep := Assemble(m, opts, results)
 	rep.Stats.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// ConfirmBugs runs Spin, with ConfirmOne and EngineAuto, on one
+// representative model of every distinct bug of the results (the first
+// task, in plan order, with an instance of it; models Spin checked already
+// are skipped), in parallel, and records in each representative's result
+// the bugs Spin confirmed. Spin must agree with the native verdict on every
+// claim of the model (else a *DisagreementError) and its trails must show
+// the patterns. A representative over Spin's time or memory limit leaves
+// its bugs unconfirmed, with a warning in the result. With other options
+// it does nothing.
+func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks []Task, results []PairResult) error {
+	opts.defaults()
+	if opts.Engine != EngineAuto || opts.Confirm != ConfirmOne {
+		return nil
+	}
+	confirmed := map[string]bool{}
+	for _, r := range results {
+		for _, v := range r.Violations {
+			if r.Spin {
+				confirmed[v.BugID] = true
+			}
+		}
+		for _, id := range r.Confirmed {
+			confirmed[id] = true
+		}
+	}
+	var reps []int
+	for i, r := range results {
+		for _, v := range r.Violations {
+			if !confirmed[v.BugID] {
+				// Every bug of this model is confirmed with it.
+				for _, w := range r.Violations {
+					confirmed[w.BugID] = true
+				}
+				reps = append(reps, i)
+				break
+			}
+		}
+	}
+	if len(reps) == 0 {
+		return nil
+	}
+	repTasks := make([]Task, len(reps))
+	for k, i := range reps {
+		repTasks[k] = tasks[i]
+	}
+	checker := NewChecker(opts)
+	proj := newProjector(m, opts.Project, opts.Patterns, repTasks)
+	var (
+		mu   sync.Mutex
+		prog = Progress{Total: len(reps), Started: time.Now(), Confirming: true}
+	)
+	for _, r := range results {
+		prog.Violations += len(r.Violations)
+	}
+	return forEach(ctx, len(reps), opts.Jobs, func(ctx context.Context, k int) error {
+		i := reps[k]
+		pm, _, err := proj.project(ctx, repTasks[k])
+		if err == nil {
+			err = checker.Confirm(ctx, pm)
+		}
+		var warning string
+		if err != nil {
+			u, ok := undecided(ctx, m, repTasks[k], err)
+			if !ok {
+				return err
+			}
+			warning = fmt.Sprintf("Spin could not confirm the bugs of %s threads %s,%s: %s (%s)", u.Var, u.Threads[0], u.Threads[1], u.Reason, u.Hint)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		r := &results[i]
+		if warning != "" {
+			r.Warnings = append(r.Warnings, warning)
+		} else {
+			for _, v := range r.Violations {
+				if !slices.Contains(r.Confirmed, v.BugID) {
+					r.Confirmed = append(r.Confirmed, v.BugID)
+				}
+			}
+		}
+		prog.Done++
+		if opts.Progress != nil {
+			opts.Progress(prog)
+		}
+		return nil
+	})
 }
 
 // undecided turns a model's failure into an undecided entry when it is a
@@ -302,13 +531,23 @@ func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Rep
 	for _, p := range opts.Patterns {
 		rep.Stats.Patterns = append(rep.Stats.Patterns, p.ID)
 	}
+	confirmed := map[string]bool{}
 	for _, r := range results {
 		if r.Undecided != nil {
 			rep.Undecided = append(rep.Undecided, *r.Undecided)
 		}
+		for _, v := range r.Violations {
+			if r.Spin {
+				confirmed[v.BugID] = true
+			}
+		}
+		for _, id := range r.Confirmed {
+			confirmed[id] = true
+		}
+		rep.Warnings = append(rep.Warnings, r.Warnings...)
 		rep.Violations = append(rep.Violations, r.Violations...)
 		rep.Stats.Claims += r.Claims
-		if r.Spin {
+		if r.Spin || len(r.Confirmed) > 0 {
 			rep.Stats.SpinModels++
 		}
 		if r.Cached {
@@ -318,6 +557,15 @@ func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Rep
 	rep.Stats.Models = len(results)
 	sortViolations(rep.Violations)
 	rep.Bugs = bugs.Dedupe(rep.Violations)
+	for i := range rep.Bugs {
+		if confirmed[rep.Bugs[i].ID] {
+			rep.Bugs[i].Confirmed = true
+			rep.Stats.Confirmed++
+		}
+	}
+	if opts.Engine == EngineAuto {
+		rep.Tool.Confirm = string(opts.Confirm)
+	}
 	if rep.Violations == nil {
 		rep.Violations = []bugs.Violation{}
 	}

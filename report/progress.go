@@ -22,6 +22,15 @@ type Progress struct {
 	width    int // of the bar itself, in cells
 	last     time.Time
 	drawn    bool
+	stage    string // what done/total count; "" is models
+}
+
+// Stage names what the next updates count, e.g. "models confirmed by
+// Spin"; the empty stage is "models".
+func (p *Progress) Stage(s string) {
+	if s != p.stage {
+		p.stage, p.drawn = s, false
+	}
 }
 
 // NewProgress returns a bar that writes to w (a terminal). now is time.Now
@@ -51,7 +60,11 @@ func (p *Progress) line(done, total, violations int, elapsed time.Duration) stri
 	if filled < p.width {
 		bar += ">" + strings.Repeat(" ", p.width-filled-1)
 	}
-	s := fmt.Sprintf("[%s] %*d/%d models  %d %s", bar, len(fmt.Sprint(total)), done, total, violations, plural(violations, "violation", "violations"))
+	stage := p.stage
+	if stage == "" {
+		stage = "models"
+	}
+	s := fmt.Sprintf("[%s] %*d/%d %s  %d %s", bar, len(fmt.Sprint(total)), done, total, stage, violations, plural(violations, "violation", "violations"))
 	if done > 0 && done < total {
 		eta := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
 		s += "  ETA " + roundETA(eta).String()

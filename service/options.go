@@ -21,6 +21,8 @@ type JobOptions struct {
 	Engine       string   `json:"engine,omitempty"`    // auto, spin or native; "" = the server's
 	Semantics    string   `json:"semantics,omitempty"` // precise or paper; "" = the server's
 	NoBoundaries bool     `json:"no_boundaries,omitempty"`
+	ExcludeVars  []string `json:"exclude_vars,omitempty"`
+	Confirm      string   `json:"confirm,omitempty"` // one, all or none; "" = the server's
 	Lenient      bool     `json:"lenient,omitempty"`
 }
 
@@ -49,6 +51,8 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 	o.Patterns = list("patterns")
 	o.UserPatterns = q["pattern"] // a pattern contains spaces, never commas: not split
 	o.Engine = q.Get("engine")
+	o.ExcludeVars = list("exclude_vars")
+	o.Confirm = q.Get("confirm")
 	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient} {
 		if v := q.Get(key); v != "" {
 			b, err := strconv.ParseBool(v)

@@ -477,6 +477,16 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 	if err != nil {
 		return err
 	}
+	// Spin confirms one model per distinct bug (--confirm one), here
+	// rather than in the workers: only the complete results tell which
+	// models represent a bug.
+	if err := predict.ConfirmBugs(ctx, m, opts, tasks, results); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		s.end(aj, store.Failed, err.Error())
+		return nil
+	}
 	var rep *bugs.Report
 	if err := guard(func() error { rep = predict.Assemble(m, opts, results); return nil }); err != nil {
 		s.end(aj, store.Failed, err.Error())

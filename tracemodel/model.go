@@ -1,6 +1,7 @@
 package tracemodel
 
 import (
+	"iter"
 	"sort"
 )
 
@@ -135,55 +136,73 @@ func (m *Model) SyncOrder() *Order { return m.sync }
 func (m *Model) DataflowOrder(v int) *Order { return m.order(int32(v)) }
 
 // SharedVar is a variable accessed by at least two threads, at least one of
-// which writes it, with the candidate pairs of DESIGN §3.
+// which writes it. Its candidate pairs (DESIGN §3) are the pairs of its
+// threads of which one writes; they are enumerated by Pairs, not stored: a
+// variable written by 20,000 threads has 200 million of them.
 type SharedVar struct {
-	Var   int
-	Name  string
-	Pairs [][2]int // model thread ids, t1 < t2, both access it and one writes
+	Var     int
+	Name    string
+	Threads []int  // model ids of the threads that access it, increasing
+	Writes  []bool // Writes[i]: Threads[i] writes it
+}
+
+// PairCount returns the number of candidate pairs.
+func (sv SharedVar) PairCount() int {
+	n, w := len(sv.Threads), 0
+	for _, b := range sv.Writes {
+		if b {
+			w++
+		}
+	}
+	r := n - w // readers only: pairs of two of them are not candidates
+	return n*(n-1)/2 - r*(r-1)/2
+}
+
+// Pairs enumerates the candidate pairs (t1 < t2) in increasing order.
+func (sv SharedVar) Pairs() iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for i, a := range sv.Threads {
+			for j := i + 1; j < len(sv.Threads); j++ {
+				if sv.Writes[i] || sv.Writes[j] {
+					if !yield(a, sv.Threads[j]) {
+						return
+					}
+				}
+			}
+		}
+	}
 }
 
 // SharedVars returns the shared variables of the trace, in order of first
-// access, with their candidate thread pairs. Synchronization objects are
-// excluded.
+// access. Synchronization objects are excluded. It costs one pass over the
+// accesses.
 func (m *Model) SharedVars() []SharedVar {
 	var out []SharedVar
+	writes := map[int32]bool{} // thread -> writes; reused
 	for v := 1; v < len(m.Vars); v++ {
 		if m.IsSyncVar(v) {
 			continue
 		}
-		// threads -> (reads, writes)
-		type rw struct{ r, w bool }
-		seen := map[int32]*rw{}
-		var order []int32
+		clear(writes)
+		anyWrite := false
 		for _, ev := range m.Vars[v].Accesses {
 			e := &m.Events[ev]
-			s := seen[e.Thread]
-			if s == nil {
-				s = &rw{}
-				seen[e.Thread] = s
-				order = append(order, e.Thread)
-			}
-			if e.Kind == Write {
-				s.w = true
-			} else {
-				s.r = true
-			}
+			w := e.Kind == Write
+			writes[e.Thread] = writes[e.Thread] || w
+			anyWrite = anyWrite || w
 		}
-		if len(order) < 2 {
+		if len(writes) < 2 || !anyWrite {
 			continue
 		}
-		sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
-		var pairs [][2]int
-		for i, a := range order {
-			for _, b := range order[i+1:] {
-				if seen[a].w || seen[b].w {
-					pairs = append(pairs, [2]int{int(a), int(b)})
-				}
-			}
+		sv := SharedVar{Var: v, Name: m.Vars[v].Name, Threads: make([]int, 0, len(writes)), Writes: make([]bool, 0, len(writes))}
+		for t := range writes {
+			sv.Threads = append(sv.Threads, int(t))
 		}
-		if len(pairs) > 0 {
-			out = append(out, SharedVar{Var: v, Name: m.Vars[v].Name, Pairs: pairs})
+		sort.Ints(sv.Threads)
+		for _, t := range sv.Threads {
+			sv.Writes = append(sv.Writes, writes[int32(t)])
 		}
+		out = append(out, sv)
 	}
 	return out
 }

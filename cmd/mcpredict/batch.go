@@ -141,6 +141,7 @@ func (c *checkFlags) jobOptions() service.JobOptions {
 	return service.JobOptions{
 		Vars: c.vars, Threads: c.threads, Patterns: c.patterns, UserPatterns: c.userPatterns,
 		Engine: c.engine, Semantics: c.semantics, NoBoundaries: c.noBoundaries, Lenient: c.lenient,
+		ExcludeVars: c.excludeVars, Confirm: c.confirm,
 	}
 }
 

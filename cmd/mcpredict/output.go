@@ -94,7 +94,12 @@ func (o *outputFlags) progress(stderr io.Writer) (func(predict.Progress), func()
 		return nil, func() {}
 	}
 	bar := report.NewProgress(stderr, time.Now)
-	return func(p predict.Progress) { bar.Update(p.Done, p.Total, p.Violations, p.Started) }, bar.Done
+	return func(p predict.Progress) {
+		if p.Confirming {
+			bar.Stage("models confirmed by Spin")
+		}
+		bar.Update(p.Done, p.Total, p.Violations, p.Started)
+	}, bar.Done
 }
 
 // warn prints the report's warnings to stderr unless --quiet.

@@ -77,10 +77,16 @@ type checkFlags struct {
 	maxLineBytes            int
 	strict                  bool
 	maxTraceBytes           int64
+	excludeVars             listFlag
+	confirm                 string
+	maxModels               int
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.vars, "vars", "check only these variables (comma-separated names or globs)")
+	fs.Var(&c.excludeVars, "exclude-vars", "leave out these variables (comma-separated names or globs; applied after --vars)")
+	fs.IntVar(&c.maxModels, "max-models", predict.DefaultMaxModels, "refuse a trace whose selection needs more models than this (one per shared variable and thread pair; 0: no limit)")
+	fs.StringVar(&c.confirm, "confirm", "one", "with --engine auto, which bugs Spin confirms: one (one model per distinct bug), all (every violating model) or none")
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1' (repeatable)")
@@ -110,6 +116,20 @@ func (c *checkFlags) options() (predict.Options, error) {
 	if c.maxInstances <= 0 {
 		return o, &predict.UsageError{Msg: fmt.Sprintf("--max-instances: %d: want a positive number", c.maxInstances)}
 	}
+	confirm, err := predict.ParseConfirm(c.confirm)
+	if err != nil {
+		return o, &predict.UsageError{Msg: "--confirm: " + err.Error()}
+	}
+	if eng == predict.EngineNative {
+		confirm = predict.ConfirmNone
+	}
+	maxModels := c.maxModels
+	switch {
+	case maxModels < 0:
+		return o, &predict.UsageError{Msg: fmt.Sprintf("--max-models: %d: want 0 (no limit) or a positive number", maxModels)}
+	case maxModels == 0:
+		maxModels = -1
+	}
 	pats, err := selectPatterns(c.patterns, c.userPatterns)
 	if err != nil {
 		return o, err
@@ -121,6 +141,7 @@ func (c *checkFlags) options() (predict.Options, error) {
 	o = predict.Options{
 		Vars: c.vars, Threads: c.threads, Patterns: pats, Engine: eng, Jobs: c.jobs,
 		Project: proj, MaxInstances: c.maxInstances,
+		ExcludeVars: c.excludeVars, Confirm: confirm, MaxModels: maxModels,
 		Spin:    spinrunner.Options{Timeout: c.timeout, KeepDir: c.keepModels, MemoryMB: c.memoryMB},
 		Version: version,
 	}

@@ -105,6 +105,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if jo.Semantics != "" {
 			c.semantics = jo.Semantics
 		}
+		if len(jo.ExcludeVars) > 0 {
+			c.excludeVars = jo.ExcludeVars
+		}
+		if jo.Confirm != "" {
+			c.confirm = jo.Confirm
+		}
 		c.noBoundaries = c.noBoundaries || jo.NoBoundaries
 		return c.options()
 	}

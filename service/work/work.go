@@ -36,6 +36,9 @@ import (
 type Spec struct {
 	Patterns []ltl.Pattern  `json:"patterns"`
 	Engine   predict.Engine `json:"engine"`
+	// Confirm is the auto engine's confirmation mode; "" is ConfirmOne
+	// (omitted so that the keys of existing specs do not change).
+	Confirm predict.Confirm `json:"confirm,omitempty"`
 	// Timeout is the Spin time limit per model (0: none); MemoryMB is pan's
 	// memory limit (0: spinrunner's default).
 	Timeout  time.Duration `json:"timeout_ns,omitempty"`
@@ -45,7 +48,10 @@ type Spec struct {
 // SpecOf extracts the Spec of run options. Pattern help texts are dropped:
 // they are long and never reach a report.
 func SpecOf(o predict.Options) Spec {
-	s := Spec{Engine: o.Engine, Timeout: o.Spin.Timeout, MemoryMB: o.Spin.MemoryMB}
+	s := Spec{Engine: o.Engine, Confirm: o.Confirm, Timeout: o.Spin.Timeout, MemoryMB: o.Spin.MemoryMB}
+	if s.Confirm == predict.ConfirmOne {
+		s.Confirm = ""
+	}
 	if s.Engine == "" {
 		s.Engine = predict.EngineAuto
 	}
@@ -124,6 +130,7 @@ func (c *Checkers) For(s Spec) *predict.Checker {
 	ch := predict.NewChecker(predict.Options{
 		Patterns: s.Patterns,
 		Engine:   s.Engine,
+		Confirm:  s.Confirm,
 		Jobs:     1,
 		Spin:     spinrunner.Options{Timeout: s.Timeout, MemoryMB: mem, KeepDir: c.KeepDir},
 		Tools:    c.Tools,
