@@ -16,6 +16,7 @@ const (
 	fftUnlock    = 38
 	fftJoin      = 40
 	fftReadSum   = 41 // main: print(sum)
+	fftRacy      = 50 // worker: racy_countB++ without the lock, line 50+B (Config.Bugs)
 	fftBarrierID = "phase_bar"
 	fftLockID    = "sum_lock"
 	fftSumVar    = "sum"
@@ -43,7 +44,7 @@ func writeFFT(e *emitter, r *rng, c Config) (Stats, error) {
 	}
 	if c.Events > 0 {
 		fixed := int64(v + n + 4*n + n + 1)
-		per := int64(3*v + n)
+		per := int64(3*v + n + 2*n*c.Bugs)
 		phases = int(max(1, (c.Events-fixed+per-1)/per))
 	}
 	names := [2][]string{make([]string, v), make([]string, v)}
@@ -96,6 +97,13 @@ func writeFFT(e *emitter, r *rng, c Config) (Stats, error) {
 						op{act: "Read", obj: names[src][k], line: fftReadOwn},
 						op{act: "Write", obj: names[dst][k], line: fftWriteOwn})
 				}
+				for b := 0; b < c.Bugs; b++ {
+					// The seeded bug: count++ with no lock, every phase.
+					ctr := "racy_count" + strconv.Itoa(b)
+					ops = append(ops,
+						op{act: "Read", obj: ctr, line: fftRacy + b},
+						op{act: "Write", obj: ctr, line: fftRacy + b})
+				}
 				ops = append(ops, op{act: "BarrierWait", obj: fftBarrierID, line: fftBarrier})
 				s.th[i].ops = ops
 			}
@@ -121,5 +129,10 @@ func writeFFT(e *emitter, r *rng, c Config) (Stats, error) {
 		}
 		return e.event(mainThread, fftFile, fftReadSum, "Read", fftSumVar, "")
 	}()
-	return Stats{Threads: n + 1}, e.stopErr(err)
+	st := Stats{Threads: n + 1}
+	for b := 0; b < c.Bugs; b++ {
+		st.Bugs = append(st.Bugs, SeededBug{Pattern: "P3", Kind: "unlocked counter increment",
+			Var: "racy_count" + strconv.Itoa(b), File: fftFile, Lines: []int{fftRacy + b}})
+	}
+	return st, e.stopErr(err)
 }

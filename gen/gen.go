@@ -8,7 +8,8 @@
 //     threads write their own slice of a double-buffered array and read a
 //     partner's slice of the other buffer, then meet at a barrier; at the
 //     end each adds into a shared sum under a lock. There is no atomicity
-//     violation by construction (with region boundaries, DESIGN §3).
+//     violation by construction (with region boundaries, DESIGN §3),
+//     unless Config.Bugs adds counters incremented without a lock.
 //   - "server": a main thread hands requests to worker threads through a
 //     queue protected by a mutex and a condition variable
 //     (while (count == 0) wait), in epochs separated by a barrier, and the
@@ -67,7 +68,9 @@ type Config struct {
 	// Default for random: 10-40, drawn from the seed.
 	Events int64
 	// Bugs is the number of seeded atomicity bugs of server (see
-	// SeededBug); other kinds ignore it.
+	// SeededBug), and for fft the number of shared counters every worker
+	// increments without a lock in every phase (a P3 lost update in every
+	// pair of workers: hundreds of violating models); random ignores it.
 	Bugs int
 	// Tape, if not empty, supplies the random decisions before the seeded
 	// generator does: byte i decides the i-th choice. Fuzz tests use it so

@@ -73,3 +73,53 @@ echo "| trace | events | shared vars | violations | models | default (auto) | --
 echo "|---|---|---|---|---|---|---|---|"
 row fft "$work/fft.csv" 'x1_1[0-9]'
 row server "$work/server.csv" '*'
+
+# Issue 11: a run that finds bugs must not be much slower than the native
+# verdicts alone: Spin confirms one model per distinct bug (--confirm one).
+peak() { # peak TIME-OUTPUT: "<seconds> s, <MB> MB"
+  tail -1 "$1" | awk '{ printf "%s s, %.0f MB", $1, $2 / 1024 }'
+}
+timed() { # timed OUT CMD...: runs CMD, its wall time and peak RSS into OUT
+  local out=$1; shift
+  set +e
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -o "$out" -f '%e %M' "$@"  # the last line of $out: a failure adds one before
+  else
+    local t0 t1; t0=$(now); "$@"; t1=$(now); echo "$(secs "$t0" "$t1") 0" > "$out"
+  fi
+  local status=$?
+  set -e
+  [ $status -le 1 ] || { echo "failed ($status): $*"; exit 1; }
+}
+echo
+echo "== Violating models: fft-like, 16 workers, 2 racy counters (--bugs 2), ~100,000 events ($(nproc) CPUs, --no-cache)"
+"$BIN" gen --kind fft --threads 16 --vars 256 --bugs 2 --events 100000 -o "$work/racy.csv" 2>/dev/null
+timed "$work/racy-auto.time" "$BIN" run --no-cache --quiet --format json -o "$work/racy-auto.json" "$work/racy.csv"
+timed "$work/racy-native.time" "$BIN" run --no-cache --quiet --engine native --format json -o "$work/racy-native.json" "$work/racy.csv"
+field() { tail -1 "$1" | cut -d' ' -f"$2"; }
+ta=$(field "$work/racy-auto.time" 1); tn=$(field "$work/racy-native.time" 1)
+echo "| engine | models | violations | bugs | Spin models | time |"
+echo "|---|---|---|---|---|---|"
+for e in auto native; do
+  f="$work/racy-$e.json"
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$e" "$(stat "$f" models)" "$(grep -c '"bug_id"' "$f" || true)" \
+    "$(grep -c '"id": "AV-' "$f" || true)" "$(stat "$f" spin_models)" "$(peak "$work/racy-$e.time")"
+done
+awk -v a="$ta" -v n="$tn" 'BEGIN { printf "default / native: %.1fx (target: within 3x, under 30 s)\n", a / n }'
+
+echo
+echo "== Threads: main creates N threads, each writes its own variable, main joins them (--engine native)"
+echo "| threads | events | time, peak RSS |"
+echo "|---|---|---|"
+for n in 2000 20000; do
+  awk -v n="$n" 'BEGIN {
+    for (i = 0; i < n; i++) printf "main, %d, m.c-10, Create, w%d\n", i, i
+    for (i = 0; i < n; i++) printf "w%d, %d, w.c-20, Write, slot%d\n", i, i, i
+    for (i = 0; i < n; i++) printf "main, %d, m.c-12, Join, w%d\n", i, i
+  }' > "$work/threads$n.csv"
+  timed "$work/threads$n.time" "$BIN" run --no-cache --quiet --engine native "$work/threads$n.csv" >/dev/null
+  printf '| %s | %s | %s |\n' "$n" "$((3 * n))" "$(peak "$work/threads$n.time")"
+done
+awk -v a="$(field "$work/threads2000.time" 1)" -v b="$(field "$work/threads20000.time" 1)" \
+  -v ma="$(field "$work/threads2000.time" 2)" -v mb="$(field "$work/threads20000.time" 2)" \
+  'BEGIN { printf "20,000 / 2,000 threads: time %.1fx, peak RSS %.1fx (10x the events; target linear)\n", (a > 0 ? b / a : 0), (ma > 0 ? mb / ma : 0) }'

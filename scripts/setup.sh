@@ -13,6 +13,7 @@ command -v g++ >/dev/null 2>&1 || need+=(g++) # C++ programs for the recorder
 command -v tcc >/dev/null 2>&1 || need+=(tcc)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v curl >/dev/null 2>&1 || need+=(curl) # deploy/nightly.sh and its test
+[ -x /usr/bin/time ] || need+=(time) # peak memory in make bench
 if [ "${MCPREDICT_SETUP_BROWSER:-1}" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi

@@ -24,7 +24,10 @@ Kinds:
           read a partner's slice of the other buffer, phases separated by
           a barrier, then a reduction under a lock. No atomicity violation
           by construction (with region boundaries; --no-boundaries in
-          "mcpredict run" reports the phase-ordered accesses).
+          "mcpredict run" reports the phase-ordered accesses), unless
+          --bugs N adds N counters that every worker increments without
+          a lock in every phase (fft.c lines 50, 51, ...: a P3 lost
+          update in every pair of workers).
   server  a main thread hands requests to --threads workers through a
           queue (mutex + condition variable, while (count == 0) wait) in
           epochs separated by a barrier; workers update statistics under
@@ -53,11 +56,17 @@ func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.Vars, "vars", 0, "elements per buffer for fft (default 16), variables for random (1-3)")
 	fs.IntVar(&c.Phases, "phases", 0, "barrier phases (fft) or request epochs (server) (default 4)")
 	fs.Int64Var(&c.Events, "events", 0, "write about this many events (overrides --phases)")
-	fs.IntVar(&c.Bugs, "bugs", 4, "seeded atomicity bugs (server)")
+	fs.IntVar(&c.Bugs, "bugs", -1, "seeded atomicity bugs: server (default 4), or fft racy counters (default 0)")
 	out := fs.String("o", "", "write the trace to `FILE` (gzip if it ends in .gz) instead of standard output")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
+	}
+	if c.Bugs < 0 {
+		c.Bugs = 0
+		if c.Kind == gen.KindServer {
+			c.Bugs = 4
+		}
 	}
 	var err error
 	if len(pos) > 0 {
