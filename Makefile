@@ -29,6 +29,8 @@ test: setup build
 	# are single-goroutine; -race made them 10x slower): native vs Spin
 	# on 250 random traces, native vs the brute-force oracle on 5,000.
 	$(GO) test -count=1 -timeout 20m -run 'TestNativeMatches' ./native
+	# The hostile-input suite at full size (a million threads).
+	$(GO) test -count=1 -timeout 10m -run 'TestHostileInput' ./cmd/mcpredict
 
 bench: setup build
 	./scripts/bench.sh

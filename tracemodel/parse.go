@@ -25,7 +25,16 @@ type Options struct {
 	MaxLineBytes int
 	// MaxBytes bounds the trace's size after decompression (0: no bound).
 	MaxBytes int64
+	// MaxEvents bounds the events kept (0: DefaultMaxEvents; negative: no
+	// bound): the model costs about 50 bytes per event and 150 at peak,
+	// so a decompression bomb of valid lines is an error, not all of the
+	// machine's memory.
+	MaxEvents int
 }
+
+// DefaultMaxEvents is the default of Options.MaxEvents: about 5 GB of model
+// and 15 GB at peak.
+const DefaultMaxEvents = 100_000_000
 
 // DefaultMaxLineBytes is the default bound of one trace line: real lines
 // are under 200 bytes.
@@ -80,6 +89,10 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 	var long []byte
 	lineNo := 0
 	var total int64
+	maxEvents := opts.MaxEvents
+	if maxEvents == 0 {
+		maxEvents = DefaultMaxEvents
+	}
 	for {
 		line, err := lr.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -108,6 +121,9 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 			}
 			if perr := b.line(lineNo, line); perr != nil {
 				return nil, perr
+			}
+			if maxEvents > 0 && len(b.m.Events) > maxEvents {
+				return nil, &ParseError{File: name, Line: lineNo, Msg: fmt.Sprintf("more than %d events (--max-events raises the limit)", maxEvents)}
 			}
 		}
 		if err == io.EOF {
@@ -299,7 +315,15 @@ func (b *builder) line(n int, text []byte) error {
 	if len(t) == 0 || t[0] == '#' {
 		return nil
 	}
-	if msg := b.event(n, t); msg != "" {
+	msg := ""
+	if i := bytes.IndexByte(t, 0); i >= 0 {
+		// A name with a NUL byte would be a variable no source has: the
+		// input is binary or corrupt.
+		msg = fmt.Sprintf("NUL byte at column %d: not a text trace (binary or corrupt input)", i+1)
+	} else {
+		msg = b.event(n, t)
+	}
+	if msg != "" {
 		if !b.opts.Lenient {
 			return &ParseError{File: b.m.Name, Line: n, Msg: msg}
 		}

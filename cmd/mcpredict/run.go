@@ -80,6 +80,7 @@ type checkFlags struct {
 	excludeVars             listFlag
 	confirm                 string
 	maxModels               int
+	maxEvents               int
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -94,6 +95,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
 	fs.IntVar(&c.maxLineBytes, "max-line-bytes", tracemodel.DefaultMaxLineBytes, "longest trace line accepted, in bytes")
 	fs.Int64Var(&c.maxTraceBytes, "max-trace-bytes", 0, "largest trace accepted after decompression, in bytes (0: no limit)")
+	fs.IntVar(&c.maxEvents, "max-events", tracemodel.DefaultMaxEvents, "most events accepted in a trace (about 150 bytes of memory each at peak; 0: no limit)")
 	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
 	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "time limit per model (0: none)")
@@ -178,7 +180,11 @@ func (c *checkFlags) options() (predict.Options, error) {
 
 // traceOptions are the parser options of the flags.
 func (c *checkFlags) traceOptions() tracemodel.Options {
-	return tracemodel.Options{Lenient: c.lenient, MaxLineBytes: c.maxLineBytes, MaxBytes: c.maxTraceBytes}
+	maxEvents := c.maxEvents
+	if maxEvents <= 0 {
+		maxEvents = -1 // no limit
+	}
+	return tracemodel.Options{Lenient: c.lenient, MaxLineBytes: c.maxLineBytes, MaxBytes: c.maxTraceBytes, MaxEvents: maxEvents}
 }
 
 // registerSemantics registers --semantics and the --no-* rule flags (run,
@@ -336,13 +342,14 @@ func fail(stderr io.Writer, cmd string, err error) int {
 		ue *predict.UsageError
 		pa *os.PathError
 		mt *spinrunner.MissingToolError
+		tm *predict.TooManyModelsError
 	)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.As(err, &mt):
 		return exitInternal
-	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &pa):
+	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &pa), errors.As(err, &tm):
 		return exitUsage
 	}
 	return exitInternal // tool failures, internal errors, interruption
