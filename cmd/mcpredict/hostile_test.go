@@ -173,7 +173,9 @@ func TestHostileInput(t *testing.T) {
 			},
 			[]string{"--max-trace-bytes", "1000000"}, 2, []string{"big.csv.gz:", "over the limit of 1000000 bytes", "--max-trace-bytes"}, 64},
 		{"NUL bytes in a name",
-			func(t *testing.T) string { return writeTrace(t, "nul.csv", "1, 1, a.c-1, Write, x\n2, 1, a.c-1, Write, x\x00y\n") },
+			func(t *testing.T) string {
+				return writeTrace(t, "nul.csv", "1, 1, a.c-1, Write, x\n2, 1, a.c-1, Write, x\x00y\n")
+			},
 			nil, 2, []string{"nul.csv:2:", "NUL byte at column"}, 16},
 		{fmt.Sprintf("%d threads on one variable: refused by --max-models", threads),
 			func(t *testing.T) string {
