@@ -237,6 +237,9 @@ func sarifResult(r *bugs.Report, b bugs.Bug, ruleIndex int) *sarif.Result {
 	props.Add("variables", b.Vars)
 	props.Add("instances", b.Count)
 	props.Add("patternName", b.PatternName)
+	if b.Confirmed {
+		props.Add("confirmedBySpin", true)
+	}
 	res.Properties = props
 	if b.Suppressed {
 		s := sarif.NewSuppression()
