@@ -43,9 +43,13 @@ leaves out the bugs a previous JSON report has; --suppressions silences
 the bugs its rules match (docs/formats.md). Both are counted in the
 summary. On a terminal, standard error shows a progress bar (--quiet: none).
 
+The native search decides every claim; with --engine auto, Spin then
+confirms one model per distinct bug (--confirm one; all: every violating
+model; none: no Spin), and the report marks the confirmed bugs.
+
 Environment: MCPREDICT_SPIN and MCPREDICT_CC choose the spin and C compiler
-binaries (default: spin and gcc on PATH; MCPREDICT_CC=tcc compiles Spin's
-verifiers about 20 times faster). Verdicts are cached (--cache-dir).
+binaries (default: spin, and tcc when installed, about 20 times faster to
+compile Spin's verifiers, else gcc). Verdicts are cached (--cache-dir).
 
 A model over its limits (--timeout, --memory, the native state bound) is
 listed as undecided, with the flag that raises the limit, and the run goes
@@ -53,7 +57,9 @@ on. SIGINT or SIGTERM stops the run: the report of the models checked so
 far is written, marked incomplete.
 
 Exit status: 0 no violation, 1 violations found (not counting the bugs left
-out by --baseline or --suppressions), 2 bad usage or bad input, 3 internal
+out by --baseline or --suppressions), 2 bad usage or bad input (including
+a trace over --max-line-bytes, --max-trace-bytes, --max-events or
+--max-models), 3 internal
 or tool failure (spin or gcc missing or failing), or undecided models with
 --strict, or no model decided; 4 interrupted (the report is incomplete).`
 
