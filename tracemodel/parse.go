@@ -364,7 +364,12 @@ func isDigits(b []byte) bool {
 // or "". Nothing is changed when a problem is returned.
 func (b *builder) event(n int, t []byte) string {
 	var buf [8][]byte
-	f := fields(buf[:0], t)
+	return b.eventFields(n, fields(buf[:0], t))
+}
+
+// eventFields is event on a line already split into its fields (records
+// of other trace formats come here too, see records.go).
+func (b *builder) eventFields(n int, f [][]byte) string {
 	if len(f) < 5 {
 		return fmt.Sprintf("missing field %s: want <thread>, <timestamp>, <file>-<line>, <action>, <object>[, <object2>]", fieldNames[len(f)])
 	}
