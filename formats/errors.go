@@ -54,3 +54,7 @@ func (t *tail) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// BrokenPlugin marks the error as a plugin's failure (for packages that do
+// not import this one).
+func (e *PluginError) BrokenPlugin() bool { return true }

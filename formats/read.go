@@ -25,12 +25,27 @@ func (h *Host) Open(ctx context.Context, path, format string, opts tracemodel.Op
 	if path == "-" {
 		name = "<stdin>"
 	}
-	if format == CSV || (format == "" && len(h.plugins) == 0) {
-		m, err := tracemodel.Open(ctx, path, opts)
-		return m, CSV, err
-	}
+	return h.OpenNamed(ctx, path, name, format, opts)
+}
+
+// OpenNamed is Open with the trace's name in messages and reports (the
+// service stores uploads under names of its own).
+func (h *Host) OpenNamed(ctx context.Context, path, name, format string, opts tracemodel.Options) (*tracemodel.Model, string, error) {
 	if format != "" && h.plugin(format) == nil {
 		return nil, "", &InputError{Msg: fmt.Sprintf("unknown trace format %q (known: %s; see mcpredict formats)", format, joinNames(h.Names()))}
+	}
+	if format == CSV || (format == "" && len(h.plugins) == 0) {
+		if path == "-" {
+			m, err := tracemodel.Parse(ctx, os.Stdin, name, opts)
+			return m, CSV, err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close()
+		m, err := tracemodel.Parse(ctx, f, name, opts)
+		return m, CSV, err
 	}
 	var in io.Reader = os.Stdin
 	if path != "-" {

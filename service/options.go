@@ -22,6 +22,9 @@ type JobOptions struct {
 	Semantics    string   `json:"semantics,omitempty"` // precise or paper; "" = the server's
 	NoBoundaries bool     `json:"no_boundaries,omitempty"`
 	Lenient      bool     `json:"lenient,omitempty"`
+	// InputFormat is the trace format (csv or a plugin's); "" = detected.
+	// A submitted job stores the format its trace was read in.
+	InputFormat string `json:"input_format,omitempty"`
 }
 
 // Resolver turns a job's options into the options of its run. It returns a
@@ -49,6 +52,7 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 	o.Patterns = list("patterns")
 	o.UserPatterns = q["pattern"] // a pattern contains spaces, never commas: not split
 	o.Engine = q.Get("engine")
+	o.InputFormat = q.Get("input_format")
 	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient} {
 		if v := q.Get(key); v != "" {
 			b, err := strconv.ParseBool(v)
