@@ -247,7 +247,7 @@ func (p *proc) start() (*formatplugin.Client, error) {
 	if err != nil {
 		p.client.Kill()
 		msg := err.Error()
-		if strings.Contains(msg, "Incompatible API version") {
+		if strings.Contains(strings.ToLower(msg), "incompatible api version") {
 			msg = fmt.Sprintf("speaks another protocol version (mcpredict speaks %d): %s", formatplugin.ProtocolVersion, msg)
 		} else {
 			msg = "could not be started: " + msg
