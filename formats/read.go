@@ -31,9 +31,6 @@ func (h *Host) Open(ctx context.Context, path, format string, opts tracemodel.Op
 // OpenNamed is Open with the trace's name in messages and reports (the
 // service stores uploads under names of its own).
 func (h *Host) OpenNamed(ctx context.Context, path, name, format string, opts tracemodel.Options) (*tracemodel.Model, string, error) {
-	if format != "" && h.plugin(format) == nil {
-		return nil, "", &InputError{Msg: fmt.Sprintf("unknown trace format %q (known: %s; see mcpredict formats)", format, joinNames(h.Names()))}
-	}
 	if format == CSV || (format == "" && len(h.plugins) == 0) {
 		if path == "-" {
 			m, err := tracemodel.Parse(ctx, os.Stdin, name, opts)
@@ -46,6 +43,9 @@ func (h *Host) OpenNamed(ctx context.Context, path, name, format string, opts tr
 		defer f.Close()
 		m, err := tracemodel.Parse(ctx, f, name, opts)
 		return m, CSV, err
+	}
+	if format != "" && h.plugin(format) == nil {
+		return nil, "", &InputError{Msg: fmt.Sprintf("unknown trace format %q (known: %s; see mcpredict formats)", format, joinNames(h.Names()))}
 	}
 	var in io.Reader = os.Stdin
 	if path != "-" {

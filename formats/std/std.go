@@ -61,6 +61,57 @@ func Skip(line []byte) bool {
 	return len(t) == 0 || t[0] == '#'
 }
 
+// Fields are the fields of an event line, as slices of it.
+type Fields struct {
+	Thread, Op, Object, Object2, Loc []byte
+}
+
+// Split splits an event line into its fields without allocating; Parse
+// checks them.
+func Split(line []byte) (Fields, bool) {
+	var f Fields
+	t := bytes.TrimSpace(line)
+	i := bytes.IndexByte(t, '|')
+	j := bytes.LastIndexByte(t, '|')
+	if i <= 0 || j <= i {
+		return f, false
+	}
+	f.Thread, f.Loc = t[:i], t[j+1:]
+	opf := t[i+1 : j]
+	k := bytes.IndexByte(opf, '(')
+	if k <= 0 || opf[len(opf)-1] != ')' || bytes.IndexByte(opf, '|') >= 0 {
+		return f, false
+	}
+	f.Op, f.Object = opf[:k], opf[k+1:len(opf)-1]
+	return f, true
+}
+
+// Fast returns the action of a plain event line (one of RAPID's or the
+// extension operations in lower case, no Wait, no spaces, location
+// "file:line") with its fields, without allocating; ok is false for any
+// other line, which Parse then handles.
+func Fast(line []byte) (f Fields, action string, file []byte, n int, ok bool) {
+	f, ok = Split(line)
+	if !ok || bytes.IndexAny(bytes.TrimSpace(line), " \t") >= 0 {
+		return f, "", nil, 0, false
+	}
+	action, ok = ops[string(f.Op)]
+	if !ok || action == "Wait" || action == "Begin" || action == "End" || len(f.Object) == 0 || bytes.IndexByte(f.Object, ' ') >= 0 {
+		return f, "", nil, 0, false
+	}
+	c := bytes.LastIndexByte(f.Loc, ':')
+	if c <= 0 || c == len(f.Loc)-1 || len(f.Loc)-c > 10 {
+		return f, "", nil, 0, false
+	}
+	for _, d := range f.Loc[c+1:] {
+		if d < '0' || d > '9' {
+			return f, "", nil, 0, false
+		}
+		n = n*10 + int(d-'0')
+	}
+	return f, action, f.Loc[:c], n, true
+}
+
 // Parse parses one event line.
 func Parse(line []byte) (Event, error) {
 	var e Event

@@ -23,9 +23,18 @@ func (format) Info() formatplugin.Info {
 func (format) Detect(head []byte) bool { return std.Detect(head) }
 
 func (format) Read(ctx context.Context, in *formatplugin.Input) error {
+	actions := map[string][]byte{}
 	return in.Lines(func(n int, line []byte) error {
 		if std.Skip(line) {
 			return nil
+		}
+		if f, action, file, ln, ok := std.Fast(line); ok {
+			a, seen := actions[action]
+			if !seen {
+				a = []byte(action)
+				actions[action] = a
+			}
+			return in.EmitBytes(n, f.Thread, a, f.Object, nil, file, ln)
 		}
 		e, err := std.Parse(line)
 		if err != nil {
