@@ -13,8 +13,11 @@ EXAMPLE ?= examples/bank.csv
 setup:
 	./scripts/setup.sh
 
+# mcpredict and the trace-format plugins it finds next to itself.
 build:
 	$(GO) build -o $(BIN) ./cmd/mcpredict
+	$(GO) build -o bin/mcpredict-format-std ./plugins/std
+	$(GO) build -o bin/mcpredict-format-jsonl ./plugins/jsonl
 
 # mcpredict exits 1 when it predicts violations: that is the expected outcome here.
 run: setup build

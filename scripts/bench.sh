@@ -23,6 +23,8 @@ echo "== Go benchmarks"
 go test ./predict -run '^$' -bench 'Parse|RunNative' -benchtime 3x | grep -E '^Benchmark'
 go test ./recorder -run '^$' -bench RecordOverhead -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 go test ./service -run '^$' -bench Workers -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
+# Trace reading, 1M-event fft trace: built-in CSV vs the std and jsonl plugins.
+go test ./formats -run '^$' -bench Read -benchtime 3x | grep -E '^Benchmark' || true
 echo
 
 now() { date +%s.%N; }

@@ -230,10 +230,11 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if name == "" {
 		name = "upload-" + id
 	}
-	m, err := parseSafely(ctx, dst, name, s.traceOptions(jo.Lenient))
+	m, format, err := s.parseSafely(ctx, dst, name, jo.InputFormat, s.traceOptions(jo.Lenient))
 	if err != nil {
 		return store.Job{}, inputError(err)
 	}
+	jo.InputFormat = format // a restart reads the trace in the same format
 	opts, err := s.cfg.Resolve(jo)
 	if err != nil {
 		return store.Job{}, inputError(err)
@@ -280,22 +281,35 @@ func inputError(err error) error {
 // parseSafely parses a stored trace. A panic in the parser on some input is
 // a parser bug, but for the client it is still a trace that could not be
 // read: it must not take the server down.
-func parseSafely(ctx context.Context, path, name string, opts tracemodel.Options) (m *tracemodel.Model, err error) {
+func (s *Server) parseSafely(ctx context.Context, path, name, format string, opts tracemodel.Options) (m *tracemodel.Model, used string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			m, err = nil, badRequest("bad_trace", "%s: the trace could not be parsed (internal parser error: %v)", name, p)
 		}
 	}()
-	m, err = parseStored(ctx, path, name, opts)
+	m, used, err = s.parseStored(ctx, path, name, format, opts)
 	if err != nil {
-		var pe *tracemodel.ParseError
-		if errors.As(err, &pe) || ctx.Err() == nil {
+		var (
+			pe *tracemodel.ParseError
+			ue *predict.UsageError
+		)
+		switch {
+		case errors.As(err, &ue):
+			return nil, "", err
+		case errors.As(err, &pe) || (ctx.Err() == nil && !brokenPlugin(err)):
 			// Any failure to read the stored copy is the input's: the file
 			// was just written.
-			return nil, badRequest("bad_trace", "%v", err)
+			return nil, "", badRequest("bad_trace", "%v", err)
 		}
 	}
-	return m, err
+	return m, used, err
+}
+
+// brokenPlugin reports whether err is a trace-format plugin's failure
+// (the server's problem, not the client's).
+func brokenPlugin(err error) bool {
+	var pe interface{ BrokenPlugin() bool }
+	return errors.As(err, &pe) && pe.BrokenPlugin()
 }
 
 // saveTrace copies an upload to dst.

@@ -24,6 +24,9 @@ type JobOptions struct {
 	ExcludeVars  []string `json:"exclude_vars,omitempty"`
 	Confirm      string   `json:"confirm,omitempty"` // one, all or none; "" = the server's
 	Lenient      bool     `json:"lenient,omitempty"`
+	// InputFormat is the trace format (csv or a plugin's); "" = detected.
+	// A submitted job stores the format its trace was read in.
+	InputFormat string `json:"input_format,omitempty"`
 }
 
 // Resolver turns a job's options into the options of its run. It returns a
@@ -53,6 +56,7 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 	o.Engine = q.Get("engine")
 	o.ExcludeVars = list("exclude_vars")
 	o.Confirm = q.Get("confirm")
+	o.InputFormat = q.Get("input_format")
 	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient} {
 		if v := q.Get(key); v != "" {
 			b, err := strconv.ParseBool(v)

@@ -52,6 +52,10 @@ type Config struct {
 	Resolve Resolver
 	// Formats are the report formats by name; "json" is always available.
 	Formats map[string]Renderer
+	// OpenTrace, if set, parses a stored trace in the named format ("":
+	// detect) and returns the format it used (trace-format plugins);
+	// default: CSV only.
+	OpenTrace func(ctx context.Context, path, name, format string, opts tracemodel.Options) (*tracemodel.Model, string, error)
 	// Token, if set, is the bearer token every /v1 request must carry.
 	Token string
 	// MaxUpload bounds an uploaded trace in bytes (default 256 MiB).
@@ -260,7 +264,7 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 			return err
 		}
 		if aj.model == nil {
-			if aj.model, err = parseStored(ctx, j.TracePath, j.Name, s.traceOptions(jo.Lenient)); err != nil {
+			if aj.model, _, err = s.parseStored(ctx, j.TracePath, j.Name, jo.InputFormat, s.traceOptions(jo.Lenient)); err != nil {
 				return err
 			}
 		}
@@ -283,7 +287,18 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 	return aj.model, aj.opts, aj.tasks, aj.loadErr
 }
 
-func parseStored(ctx context.Context, path, name string, opts tracemodel.Options) (*tracemodel.Model, error) {
+func (s *Server) parseStored(ctx context.Context, path, name, format string, opts tracemodel.Options) (*tracemodel.Model, string, error) {
+	if s.cfg.OpenTrace != nil {
+		return s.cfg.OpenTrace(ctx, path, name, format, opts)
+	}
+	if format != "" && format != "csv" {
+		return nil, "", &predict.UsageError{Msg: fmt.Sprintf("input_format %q: this server reads only csv", format)}
+	}
+	m, err := parseCSV(ctx, path, name, opts)
+	return m, "csv", err
+}
+
+func parseCSV(ctx context.Context, path, name string, opts tracemodel.Options) (*tracemodel.Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("stored trace: %w", err)

@@ -36,6 +36,25 @@ type Options struct {
 // and 15 GB at peak.
 const DefaultMaxEvents = 100_000_000
 
+// maxEvents is the bound of Options.MaxEvents, 0 for none.
+func (o Options) maxEvents() int {
+	switch {
+	case o.MaxEvents == 0:
+		return DefaultMaxEvents
+	case o.MaxEvents < 0:
+		return 0
+	}
+	return o.MaxEvents
+}
+
+// overEvents is the error of a trace with more than max events at line.
+func overEvents(file string, line, events, max int) error {
+	if max <= 0 || events <= max {
+		return nil
+	}
+	return &ParseError{File: file, Line: line, Msg: fmt.Sprintf("more than %d events (--max-events raises the limit)", max)}
+}
+
 // DefaultMaxLineBytes is the default bound of one trace line: real lines
 // are under 200 bytes.
 const DefaultMaxLineBytes = 1 << 20
@@ -89,10 +108,7 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 	var long []byte
 	lineNo := 0
 	var total int64
-	maxEvents := opts.MaxEvents
-	if maxEvents == 0 {
-		maxEvents = DefaultMaxEvents
-	}
+	maxEvents := opts.maxEvents()
 	for {
 		line, err := lr.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -122,8 +138,8 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 			if perr := b.line(lineNo, line); perr != nil {
 				return nil, perr
 			}
-			if maxEvents > 0 && len(b.m.Events) > maxEvents {
-				return nil, &ParseError{File: name, Line: lineNo, Msg: fmt.Sprintf("more than %d events (--max-events raises the limit)", maxEvents)}
+			if err := overEvents(name, lineNo, len(b.m.Events), maxEvents); err != nil {
+				return nil, err
 			}
 		}
 		if err == io.EOF {
@@ -388,7 +404,12 @@ func isDigits(b []byte) bool {
 // or "". Nothing is changed when a problem is returned.
 func (b *builder) event(n int, t []byte) string {
 	var buf [8][]byte
-	f := fields(buf[:0], t)
+	return b.eventFields(n, fields(buf[:0], t))
+}
+
+// eventFields is event on a line already split into its fields (records
+// of other trace formats come here too, see records.go).
+func (b *builder) eventFields(n int, f [][]byte) string {
 	if len(f) < 5 {
 		return fmt.Sprintf("missing field %s: want <thread>, <timestamp>, <file>-<line>, <action>, <object>[, <object2>]", fieldNames[len(f)])
 	}

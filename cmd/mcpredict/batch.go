@@ -15,11 +15,13 @@ import (
 	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/batch"
 	"github.com/mcpredict/mcpredict/service/client"
+	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
 const batchDescription = `
 Checks many traces: every trace file under each DIR (recursively; by default
-*.csv, *.trace and their .gz/.zst forms) and every file matching each GLOB.
+*.csv, *.trace, *.std, *.jsonl and their .gz/.zst forms) and every file matching each GLOB;
+the format of each is detected (--input-format chooses one for all).
 Writes one report per trace under OUT/reports/, and OUT/summary.json and
 OUT/summary.txt (per trace: events, shared variables, models, bugs, time).
 
@@ -48,13 +50,15 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var formatList listFlag
 	fs.Var(&formatList, "formats", "also write reports in these formats (e.g. text), besides json")
 	var match listFlag
-	fs.Var(&match, "match", "base-name globs of the trace files taken from directories (default *.csv,*.trace and .gz/.zst)")
+	fs.Var(&match, "match", "base-name globs of the trace files taken from directories (default *.csv,*.trace,*.std,*.jsonl and .gz/.zst)")
 	parallel := fs.Int("parallel", 1, "traces checked at once")
 	server := fs.String("server", "", "check on the mcpredict server at `URL` instead of locally")
 	token := fs.String("token", "", "bearer token for --server (default $MCPREDICT_TOKEN)")
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often to poll the server for a job's state")
 	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
 	quiet := fs.Bool("q", false, "no progress lines")
+	var inf inputFlags // trace formats (formats.go)
+	inf.register(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -78,6 +82,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		extra[f] = r
 	}
 	jo := cf.jobOptions()
+	jo.InputFormat = inf.format
 	if !flagSet(fs, "engine") {
 		jo.Engine = "" // the server's default, not this command's
 	}
@@ -99,7 +104,13 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err != nil {
 			return fail(stderr, "batch", err)
 		}
-		cfg.Check = batch.Local(opts, cf.traceOptions())
+		plugins := inf.host(stderr, "batch")
+		defer plugins.Close()
+		topts := cf.traceOptions()
+		cfg.Check = batch.LocalOpen(opts, func(ctx context.Context, path string) (*tracemodel.Model, error) {
+			m, _, err := plugins.Open(ctx, path, inf.format, topts)
+			return m, err
+		})
 	}
 	sum, err := batch.Run(ctx, cfg)
 	if sum == nil {

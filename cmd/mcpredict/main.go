@@ -44,6 +44,8 @@ func commands() map[string]command {
 		"diff":     {"compare two JSON reports: new, fixed and unchanged bugs", cmdDiff},
 		"cc":       {"compile and link a C/C++ program so that it can be recorded", cmdCC},
 		"record":   {"run a program built with mcpredict cc and write its trace", cmdRecord},
+		"formats":  {"list the trace formats: built-in csv and the format plugins found", cmdFormats},
+		"convert":  {"convert a trace to csv, std (RAPID) or jsonl", cmdConvert},
 	}
 }
 

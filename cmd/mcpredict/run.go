@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/cache"
+	traceformats "github.com/mcpredict/mcpredict/formats"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/native"
 	"github.com/mcpredict/mcpredict/predict"
@@ -31,8 +32,10 @@ partial-order model, checks the five unserializable patterns P1-P5 (and any
 --pattern) in both views, and reports each violation mapped to source lines,
 including violations that did not happen in the recorded run.
 
-TRACE is a Pin-style CSV trace (see README "Trace format"), optionally gzip
-or zstd compressed, or - for standard input.
+TRACE is a Pin-style CSV trace (see README "Trace format"), or a trace in
+the format of a plugin (RAPID's STD, JSON lines, ...: mcpredict formats;
+--input-format, or detected by content), optionally gzip or zstd
+compressed, or - for standard input.
 
 The report goes to standard output (or -o FILE) as --format text (bugs
 grouped by source file, each with its interleaving), json (the versioned
@@ -285,6 +288,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cf.register(fs)
 	var of outputFlags
 	of.register(fs)
+	var inf inputFlags // trace format (formats.go)
+	inf.register(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -301,7 +306,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
-	m, err := tracemodel.Open(ctx, pos[0], cf.traceOptions())
+	m, err := inf.open(ctx, pos[0], cf.traceOptions(), stderr, "run")
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
@@ -349,14 +354,15 @@ func fail(stderr io.Writer, cmd string, err error) int {
 		pa *os.PathError
 		mt *spinrunner.MissingToolError
 		tm *predict.TooManyModelsError
+		ie *traceformats.InputError // unknown or ambiguous trace format
 	)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.As(err, &mt):
 		return exitInternal
-	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &pa), errors.As(err, &tm):
+	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &pa), errors.As(err, &tm), errors.As(err, &ie):
 		return exitUsage
 	}
-	return exitInternal // tool failures, internal errors, interruption
+	return exitInternal // tool failures, broken format plugins, internal errors, interruption
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpredict/mcpredict/service/queue"
 	"github.com/mcpredict/mcpredict/service/work"
 	"github.com/mcpredict/mcpredict/spinrunner"
+	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
 const serveDescription = `
@@ -57,6 +58,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxUpload := fs.Int64("max-upload-mb", 256, "largest accepted trace upload, in MiB")
 	var allow multiFlag
 	fs.Var(&allow, "allow-path", "accept server-side trace paths under `DIR` (repeatable)")
+	var inf inputFlags // trace formats (formats.go): the default of jobs without input_format
+	inf.register(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -117,8 +120,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fail(stderr, "serve", err)
 	}
+	plugins := inf.host(stderr, "serve")
+	defer plugins.Close()
+	openTrace := func(ctx context.Context, path, name, format string, opts tracemodel.Options) (*tracemodel.Model, string, error) {
+		if format == "" {
+			format = inf.format
+		}
+		return plugins.OpenNamed(ctx, path, name, format, opts)
+	}
 	cfg := service.Config{
-		DataDir: *data, Resolve: resolve, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
+		OpenTrace: openTrace,
+		DataDir:   *data, Resolve: resolve, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
 		MaxUpload: *maxUpload << 20, MaxTraceBytes: cf.maxTraceBytes, AllowPaths: allow, Workers: base.Jobs, Log: log,
 		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}

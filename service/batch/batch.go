@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/formats"
 	"github.com/mcpredict/mcpredict/internal/atomicfile"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/service"
@@ -52,6 +53,17 @@ type Checker func(ctx context.Context, path string) (*bugs.Report, error)
 func Local(opts predict.Options, topts tracemodel.Options) Checker {
 	return func(ctx context.Context, path string) (*bugs.Report, error) {
 		m, err := tracemodel.Open(ctx, path, topts)
+		if err != nil {
+			return nil, err
+		}
+		return predict.Run(ctx, m, opts)
+	}
+}
+
+// LocalOpen is Local with open reading the traces (trace-format plugins).
+func LocalOpen(opts predict.Options, open func(ctx context.Context, path string) (*tracemodel.Model, error)) Checker {
+	return func(ctx context.Context, path string) (*bugs.Report, error) {
+		m, err := open(ctx, path)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +118,8 @@ type Config struct {
 
 // DefaultMatch returns the globs of the trace files taken from a directory.
 func DefaultMatch() []string {
-	return []string{"*.csv", "*.csv.gz", "*.csv.zst", "*.trace", "*.trace.gz", "*.trace.zst"}
+	return []string{"*.csv", "*.csv.gz", "*.csv.zst", "*.trace", "*.trace.gz", "*.trace.zst",
+		"*.std", "*.std.gz", "*.std.zst", "*.jsonl", "*.jsonl.gz", "*.jsonl.zst"}
 }
 
 // Trace statuses.
@@ -358,9 +371,10 @@ func badInput(err error) bool {
 		pe *tracemodel.ParseError
 		ue *predict.UsageError
 		ce *client.Error
+		ie *formats.InputError
 	)
 	switch {
-	case errors.As(err, &pe), errors.As(err, &ue):
+	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &ie):
 		return true
 	case errors.As(err, &ce):
 		return ce.Status >= 400 && ce.Status < 500

@@ -1,0 +1,173 @@
+package formats
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/mcpredict/mcpredict/formats/jsonl"
+	"github.com/mcpredict/mcpredict/formats/std"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// Writable are the formats Write writes.
+func Writable() []string { return []string{CSV, "std", "jsonl"} }
+
+// WriteOptions control Write.
+type WriteOptions struct {
+	// Compact writes the events one per line. By default every event stays
+	// on its trace line (blank lines fill the gaps left by comments and
+	// skipped lines), so that reports of the written trace name the same
+	// trace lines as reports of the original.
+	Compact bool
+	// RAPID (std only) writes only the operations RAPID reads: locks of any
+	// kind become acq/rel, a Wait with a mutex becomes rel and acq of the
+	// mutex, and events without a RAPID counterpart (condition variables,
+	// barriers, semaphores, Alloc/Free, Enter/Exit) are dropped. Implies
+	// Compact.
+	RAPID bool
+}
+
+// WriteStats count what Write did.
+type WriteStats struct {
+	Events  int // events written
+	Dropped int // events without a counterpart (RAPID)
+}
+
+// Write writes the events of m in the format to (csv, std or jsonl).
+func Write(w io.Writer, m *tracemodel.Model, to string, o WriteOptions) (WriteStats, error) {
+	var st WriteStats
+	if o.RAPID && to != "std" {
+		return st, &InputError{Msg: "the RAPID option is for --to std only"}
+	}
+	var enc func([]byte, event) ([]byte, error)
+	switch to {
+	case CSV:
+		enc = appendCSV
+	case "std":
+		enc = appendSTD
+	case "jsonl":
+		enc = func(dst []byte, e event) ([]byte, error) {
+			return jsonl.Append(dst, jsonl.Event{Thread: jsonl.Token(e.Thread), Action: e.Action, Object: jsonl.Token(e.Object), Object2: jsonl.Token(e.Object2), File: e.File, Line: e.SrcLine}), nil
+		}
+	default:
+		return st, &InputError{Msg: fmt.Sprintf("cannot write format %q (writable: csv, std, jsonl)", to)}
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var buf []byte
+	line := 0
+	emit := func(e event) error {
+		if !o.Compact && !o.RAPID {
+			for line+1 < e.TraceLine {
+				bw.WriteByte('\n')
+				line++
+			}
+		}
+		var err error
+		if buf, err = enc(buf[:0], e); err != nil {
+			return fmt.Errorf("%s:%d: %w", m.Name, e.TraceLine, err)
+		}
+		buf = append(buf, '\n')
+		bw.Write(buf)
+		line++
+		st.Events++
+		return nil
+	}
+	for i := range m.Events {
+		e := eventOf(m, &m.Events[i])
+		if !o.RAPID {
+			if err := emit(e); err != nil {
+				return st, err
+			}
+			continue
+		}
+		for _, r := range lowerRAPID(e) {
+			if err := emit(r); err != nil {
+				return st, err
+			}
+		}
+		if len(lowerRAPID(e)) == 0 {
+			st.Dropped++
+		}
+	}
+	return st, bw.Flush()
+}
+
+// event is an event of a model in the terms of the trace formats.
+type event struct {
+	TraceLine                             int
+	Thread, Action, Object, Object2, File string
+	SrcLine                               int
+}
+
+func eventOf(m *tracemodel.Model, ev *tracemodel.Event) event {
+	e := event{TraceLine: int(ev.Line), Thread: m.Threads[ev.Thread-1].Handle, Action: ev.Kind.String()}
+	switch ev.Kind {
+	case tracemodel.Read, tracemodel.Write:
+		e.Object = m.Objects[m.Vars[ev.Obj].Obj] // the object, not the generation (a#2)
+	case tracemodel.Create, tracemodel.Join:
+		e.Object = m.Threads[ev.Obj-1].Handle
+	default:
+		e.Object = m.Objects[ev.Obj]
+	}
+	if ev.Kind == tracemodel.Wait && ev.Obj2 != 0 {
+		e.Object2 = m.Objects[ev.Obj2]
+	}
+	loc := m.Locs[ev.Loc]
+	e.File, e.SrcLine = loc.File, loc.Line
+	return e
+}
+
+// lowerRAPID maps an event to RAPID's operations (none: dropped).
+func lowerRAPID(e event) []event {
+	switch e.Action {
+	case "Read", "Write", "Lock", "Unlock", "Create", "Join", "Begin", "End":
+		return []event{e}
+	case "TryLock", "RdLock", "WrLock":
+		e.Action = "Lock"
+		return []event{e}
+	case "RwUnlock":
+		e.Action = "Unlock"
+		return []event{e}
+	case "Wait":
+		if e.Object2 == "" {
+			return nil
+		}
+		rel, acq := e, e
+		rel.Action, rel.Object, rel.Object2 = "Unlock", e.Object2, ""
+		acq.Action, acq.Object, acq.Object2 = "Lock", e.Object2, ""
+		return []event{rel, acq}
+	}
+	return nil
+}
+
+func appendSTD(dst []byte, e event) ([]byte, error) {
+	return std.Append(dst, std.Event{Thread: e.Thread, Action: e.Action, Object: e.Object, Object2: e.Object2, File: e.File, Line: e.SrcLine})
+}
+
+func appendCSV(dst []byte, e event) ([]byte, error) {
+	for _, s := range []string{e.Thread, e.Object, e.Object2, e.File} {
+		for i := 0; i < len(s); i++ {
+			if s[i] == ',' || s[i] == '\n' || s[i] == '\r' {
+				return dst, fmt.Errorf("%q cannot be written in CSV (contains a comma or a line end)", s)
+			}
+		}
+	}
+	dst = append(dst, e.Thread...)
+	dst = append(dst, ", "...)
+	dst = fmt.Appendf(dst, "%d, ", e.TraceLine)
+	if e.File == "" {
+		dst = append(dst, '?')
+	} else {
+		dst = fmt.Appendf(dst, "%s:%d", e.File, e.SrcLine)
+	}
+	dst = append(dst, ", "...)
+	dst = append(dst, e.Action...)
+	dst = append(dst, ", "...)
+	dst = append(dst, e.Object...)
+	if e.Object2 != "" {
+		dst = append(dst, ", "...)
+		dst = append(dst, e.Object2...)
+	}
+	return dst, nil
+}
