@@ -71,7 +71,9 @@ func TestAgainstSpin(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// A guard against a hung pan, not a speed assertion: on a loaded
+	// machine the 3,840 runs have taken over 4 minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	begin := time.Now()
