@@ -630,7 +630,7 @@ func (b *builder) check(ctx context.Context, conflict bool) ([]Violation, error)
 				continue
 			}
 			mid := ok.op
-			if kind == View && !(bk.op1 == opR && bk.op2 == opW) && mid == opFW {
+			if mid == opFW && !(bk.op1 == opR && bk.op2 == opW) {
 				mid = opW // FW matters only in R FW W
 			}
 			pattern := opName(bk.op1) + " " + opName(mid) + " " + opName(bk.op2)

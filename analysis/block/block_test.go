@@ -1,0 +1,165 @@
+package block
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpredict/mcpredict/analysis/internal/atest"
+	"github.com/mcpredict/mcpredict/gen"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+func open(t testing.TB, path string) *tracemodel.Model {
+	t.Helper()
+	m, err := tracemodel.Open(context.Background(), path, tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func summary(v Violation) string {
+	var locs []string
+	for _, r := range v.Events {
+		locs = append(locs, r.Where())
+	}
+	return fmt.Sprintf("%s %s %s %s", v.Kind, v.Pattern, v.Var, strings.Join(locs, ","))
+}
+
+func TestExamples(t *testing.T) {
+	tests := []struct {
+		file string
+		opts Options
+		want []string
+	}{
+		{"ex5_1_view.csv", Options{}, []string{
+			"view R FW W v w.c:3,w.c:20,w.c:5",
+			"view W W R v w.c:5,w.c:20,w.c:6",
+		}},
+		// Without t, its outermost critical section is an implicit
+		// transaction (spec S5).
+		{"ex5_1_view.csv", Options{NotAtomic: []string{"t"}}, []string{
+			"view R FW W v w.c:3,w.c:20,w.c:5",
+			"view W W R v w.c:5,w.c:20,w.c:6",
+		}},
+		{"ex5_1_read.csv", Options{}, nil},
+		{"ex5_1_read.csv", Options{Conflict: true}, nil},
+		{"fig4_2.csv", Options{}, nil},
+		{"fig4_2.csv", Options{Conflict: true}, nil},
+		{"www.csv", Options{}, nil},
+		{"www.csv", Options{Conflict: true}, []string{"conflict W W W x w.c:2,w.c:20,w.c:3"}},
+		{"barrier.csv", Options{}, nil},
+		// Enter/Exit transactions of the shipped example: the lost update.
+		{"../../../examples/bank.csv", Options{}, []string{"view R FW W balance bank.c:11,bank.c:15,bank.c:15"}},
+		// No transaction: the two critical sections of deposit are two
+		// implicit ones, each atomic.
+		{"../../../examples/bank.csv", Options{Atomic: []string{"nothing"}}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s%v%v%v", tc.file, tc.opts.Atomic, tc.opts.NotAtomic, tc.opts.Conflict), func(t *testing.T) {
+			m := open(t, filepath.Join("testdata", tc.file))
+			vs, err := Analyze(context.Background(), m, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range vs {
+				got = append(got, summary(v))
+				if v.Count < 1 || v.Message == "" || v.Txn.Thread == "" || len(v.Events) != 3 ||
+					v.Events[0].Role != RoleFirst || v.Events[1].Role != RoleMid || v.Events[2].Role != RoleLast {
+					t.Errorf("incomplete violation %+v", v)
+				}
+				if v.Events[0].Thread == v.Events[1].Thread {
+					t.Errorf("mid operation of the same thread: %+v", v)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestRobust(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*.csv")
+	more, _ := filepath.Glob("../../examples/semantics/*.csv")
+	files = append(files, more...)
+	for _, f := range files {
+		m := open(t, f)
+		a, err := Analyze(context.Background(), m, Options{Conflict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := Analyze(context.Background(), m, Options{Conflict: true})
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s: nondeterministic output", f)
+		}
+	}
+	seeds := 400
+	if testing.Short() {
+		seeds = 200
+	}
+	parsed := 0
+	for seed := 0; seed < seeds; seed++ {
+		var buf bytes.Buffer
+		if _, err := gen.Write(context.Background(), &buf, gen.Config{Kind: gen.KindRandom, Seed: int64(seed)}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := tracemodel.Parse(context.Background(), &buf, "random.csv", tracemodel.Options{})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if _, err := Analyze(context.Background(), m, Options{Conflict: true}); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, labels := range []bool{false, true} {
+			data, err := atest.RandomWithRegions(int64(seed), labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := tracemodel.Parse(context.Background(), bytes.NewReader(data), "regions.csv", tracemodel.Options{})
+			if err != nil {
+				continue
+			}
+			parsed++
+			if _, err := Analyze(context.Background(), m, Options{Conflict: true}); err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+		}
+	}
+	if parsed < seeds {
+		t.Errorf("only %d of %d rewritten random traces parse", parsed, 2*seeds)
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	m := open(t, "testdata/ex5_1_view.csv")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Analyze(ctx, m, Options{}); err == nil {
+		t.Error("no error from a canceled context")
+	}
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := gen.Write(context.Background(), &buf, gen.Config{Kind: gen.KindFFT, Events: 1_000_000}); err != nil {
+		b.Fatal(err)
+	}
+	m, err := tracemodel.Parse(context.Background(), &buf, "fft.csv", tracemodel.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Analyze(context.Background(), m, Options{Conflict: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(m.Events))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
