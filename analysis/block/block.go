@@ -84,6 +84,11 @@ import (
 const (
 	View     = "view"
 	Conflict = "conflict"
+	// View2v is a violation of two transactions on two variables found
+	// with 2v-blocks (§5.2): four operations, two of each transaction.
+	// With initial reads and final writes of two transactions it is also
+	// the conflict-atomicity violation, so it is reported in both modes.
+	View2v = "view-2v"
 )
 
 // Roles of the events of a Violation.
@@ -91,6 +96,9 @@ const (
 	RoleFirst = "first" // the block's first access (in the transaction)
 	RoleMid   = "mid"   // the other thread's access that can occur between
 	RoleLast  = "last"  // the block's second access (in the transaction)
+	// View2v: the other transaction's 2v-block, in its program order.
+	RoleOtherFirst = "other-first"
+	RoleOtherLast  = "other-last"
 )
 
 // Options selects the transactions (see package txn) and the variants.
@@ -100,6 +108,13 @@ type Options struct {
 	// Conflict also reports the violations of conflict-atomicity that are
 	// view-serializable (W W W, R W W with a non-final W).
 	Conflict bool
+	// Max2vOps bounds the initial reads and final writes (on variables
+	// that another thread's transactions can conflict with) of a unit
+	// whose 2v-blocks are built: units with more are not checked for
+	// View2v violations (their number of 2v-blocks is quadratic). 0 means
+	// DefaultMax2vOps; a negative value disables 2v-blocks (only the
+	// single-variable test of Theorem 5.1.2).
+	Max2vOps int
 }
 
 // EventRef names an event of the trace.
@@ -112,13 +127,19 @@ type TxnInfo = txn.Info
 type Violation struct {
 	Kind    string // View or Conflict
 	Pattern string // the operations first, mid, last: "R W R", "R FW W", ...
-	Var     string // the variable (of the first instance)
+	Var     string // the variable (of the first instance); View2v: x, that of RoleFirst
+	Var2    string // View2v: y, the variable of RoleLast; "" otherwise
 	// Txn is the unit of the block: Kind is "function" or "label" for a
 	// (fragment of a) transaction, "critical section" for an implicit one
 	// (Name is the lock).
 	Txn TxnInfo
+	// Other is the other transaction (View2v only).
+	Other *TxnInfo
 	// Events: the block's two accesses (RoleFirst, RoleLast) and the other
-	// thread's access (RoleMid), in that order.
+	// thread's access (RoleMid), in the order first, mid, last. View2v:
+	// the four operations in the order of the unserializable interleaving
+	// that Pattern spells (RoleFirst first, RoleLast or RoleOtherLast
+	// last).
 	Events  []EventRef
 	Count   int // matches (variable, block, access) merged into this one
 	Message string
@@ -133,6 +154,9 @@ func Analyze(ctx context.Context, m *tracemodel.Model, opts Options) ([]Violatio
 	}
 	b := newBuilder(m, ts)
 	if err := b.build(ctx); err != nil {
+		return nil, fmt.Errorf("block: %w", err)
+	}
+	if err := b.build2v(ctx, opts.Max2vOps); err != nil {
 		return nil, fmt.Errorf("block: %w", err)
 	}
 	out, err := b.check(ctx, opts.Conflict)
@@ -199,6 +223,9 @@ type varState struct {
 	pendW        int32 // last write, emitted as a mid at the next write or unit end
 	pendHeld     int32
 	pendFW       []pendBlock // blocks (ir, last write)
+	pendSnap     int32       // holds snapshot at pendW
+	ir2          []int32     // 2v candidates (indexes in b.cands) of the unit's initial reads
+	ir2Rel       []int32     // len(b.rels) when each was added
 }
 
 type pendBlock struct {
@@ -221,6 +248,22 @@ type builder struct {
 	oOrder  []opKey
 	vs      []varState
 	touched []int32
+
+	// 2v-blocks (§5.2): candidate operations (initial reads and final
+	// writes) of every unit with at least two variables, built after the
+	// pass (block2v.go).
+	cands     []cand
+	units2    []unit2
+	snaps     []snap
+	snapArena []hold
+	rels      []rel
+	curSnap   int32 // snapshot of the current thread's holds
+	unitCand  int32 // start of the current unit in cands
+	unitRel   int32 // start of the current unit in rels
+	released  hold  // set by lockEvent when a lock is fully released
+	didRel    bool
+	blocks2   map[block2Key]*occ
+	b2Order   []block2Key
 }
 
 func newBuilder(m *tracemodel.Model, ts *txn.Set) *builder {
@@ -346,6 +389,7 @@ func (b *builder) build(ctx context.Context) error {
 			for _, v := range b.touched {
 				vs := &b.vs[v]
 				if vs.pendW >= 0 {
+					b.cands = append(b.cands, cand{ev: vs.pendW, v: v, op: opW, held: vs.pendHeld, snap: vs.pendSnap})
 					b.addOp(opKey{v: v, op: opFW, loc: m.Events[vs.pendW].Loc, held: vs.pendHeld}, per, vs.pendW, unit)
 				}
 				for _, pb := range vs.pendFW {
@@ -353,6 +397,7 @@ func (b *builder) build(ctx context.Context) error {
 				}
 			}
 			b.touched = b.touched[:0]
+			b.endUnit2(unit, per)
 			unit = -1
 		}
 		newPeriod(1)
@@ -380,12 +425,14 @@ func (b *builder) build(ctx context.Context) error {
 				if unit < 0 && tx < 0 && len(holds) == 0 { // an implicit transaction
 					unit = b.newUnit(txn.Info{Thread: th.Handle, Kind: "critical section", Name: m.Objects[e.Obj], First: int(e.Line)})
 					unitTx = -1
+					b.beginUnit2(holds)
 				}
 			}
 			if unit < 0 && tx >= 0 {
 				info := b.ts.Info(m, tx)
 				info.First = int(e.Line)
 				unit, unitTx = b.newUnit(info), tx
+				b.beginUnit2(holds)
 			}
 			if unit >= 0 {
 				b.units[unit].Last = int(e.Line)
@@ -394,6 +441,12 @@ func (b *builder) build(ctx context.Context) error {
 			case tracemodel.Lock, tracemodel.TryLock, tracemodel.WrLock, tracemodel.RdLock,
 				tracemodel.Unlock, tracemodel.RwUnlock:
 				b.lockEvent(e, ev, &holds, &heldID)
+				if unit >= 0 {
+					if b.didRel {
+						b.rels = append(b.rels, rel{lock: b.released.lock, read: b.released.read, acq: b.released.acq, ev: ev})
+					}
+					b.snapshot(holds)
+				}
 				if unit >= 0 && unitTx < 0 && len(holds) == 0 {
 					endUnit()
 				}
@@ -442,7 +495,8 @@ func (b *builder) access(e *tracemodel.Event, ev, v, unit, per int32, holds []ho
 	m := b.m
 	vs := &b.vs[v]
 	if vs.stamp != unit {
-		*vs = varState{stamp: unit, lastW: -1, lastR: -1, pendW: -1, irs: vs.irs[:0], irHeld: vs.irHeld[:0], pendFW: vs.pendFW[:0]}
+		*vs = varState{stamp: unit, lastW: -1, lastR: -1, pendW: -1, irs: vs.irs[:0], irHeld: vs.irHeld[:0], pendFW: vs.pendFW[:0],
+			ir2: vs.ir2[:0], ir2Rel: vs.ir2Rel[:0]}
 		b.touched = append(b.touched, v)
 	}
 	op := opR
@@ -465,6 +519,7 @@ func (b *builder) access(e *tracemodel.Event, ev, v, unit, per int32, holds []ho
 	if op == opR {
 		b.addOp(opKey{v: v, op: opR, loc: e.Loc, held: heldID}, per, ev, unit)
 		if vs.lastW < 0 {
+			b.initialRead2(vs, e, ev, v, heldID)
 			dup := false
 			for i, r := range vs.irs {
 				if m.Events[r].Loc == e.Loc && vs.irHeld[i] == heldID {
@@ -483,7 +538,7 @@ func (b *builder) access(e *tracemodel.Event, ev, v, unit, per int32, holds []ho
 	if vs.pendW >= 0 {
 		b.addOp(opKey{v: v, op: opW, loc: m.Events[vs.pendW].Loc, held: vs.pendHeld}, per, vs.pendW, unit)
 	}
-	vs.pendW, vs.pendHeld = ev, heldID
+	vs.pendW, vs.pendHeld, vs.pendSnap = ev, heldID, b.curSnap
 	vs.pendFW = vs.pendFW[:0]
 	for _, r := range vs.irs {
 		k := blockKey{v: v, op1: opR, op2: opW, loc1: m.Events[r].Loc, loc2: e.Loc, held12: b.held12(holds, heldID, r)}
@@ -510,9 +565,11 @@ func (b *builder) lockEvent(e *tracemodel.Event, ev int32, holds *[]hold, heldID
 		}
 		hs = append(hs, hold{lock: l, read: read, acq: ev, count: 1})
 	}
+	b.didRel = false
 	release := func(l int32) {
 		if i := find(l); i >= 0 {
 			if hs[i].count--; hs[i].count == 0 {
+				b.released, b.didRel = hs[i], true
 				hs = append(hs[:i], hs[i+1:]...)
 			}
 		}
@@ -655,11 +712,28 @@ func (b *builder) check(ctx context.Context, conflict bool) ([]Violation, error)
 			})
 		}
 	}
+	if err := b.check2v(ctx, func(v Violation) {
+		key := v.Kind + "|" + v.Pattern
+		for _, r := range v.Events {
+			key += "|" + r.Where()
+		}
+		if x, dup := index[key]; dup {
+			out[x].Count++
+			return
+		}
+		index[key] = len(out)
+		out = append(out, v)
+	}); err != nil {
+		return nil, err
+	}
 	slices.SortStableFunc(out, func(x, y Violation) int {
-		for i := range x.Events {
+		for i := range min(len(x.Events), len(y.Events)) {
 			if c := cmp.Compare(x.Events[i].Line, y.Events[i].Line); c != 0 {
 				return c
 			}
+		}
+		if c := cmp.Compare(len(x.Events), len(y.Events)); c != 0 {
+			return c
 		}
 		return cmp.Compare(x.Kind+x.Pattern, y.Kind+y.Pattern)
 	})

@@ -28,7 +28,11 @@ func summary(v Violation) string {
 	for _, r := range v.Events {
 		locs = append(locs, r.Where())
 	}
-	return fmt.Sprintf("%s %s %s %s", v.Kind, v.Pattern, v.Var, strings.Join(locs, ","))
+	vars := v.Var
+	if v.Var2 != "" {
+		vars += "," + v.Var2
+	}
+	return fmt.Sprintf("%s %s %s %s", v.Kind, v.Pattern, vars, strings.Join(locs, ","))
 }
 
 func TestExamples(t *testing.T) {
@@ -59,6 +63,36 @@ func TestExamples(t *testing.T) {
 		// No transaction: the two critical sections of deposit are two
 		// implicit ones, each atomic.
 		{"../../../examples/bank.csv", Options{Atomic: []string{"nothing"}}, nil},
+		// Two variables (§5.2). Table 5.2, rows "0 read", "1 read",
+		// "2 reads": the other transaction inside the block, seen from
+		// each side when both nestings are feasible.
+		{"t5_2_0read.csv", Options{}, []string{
+			"view-2v W(x) W'(x) W'(y) W(y) x,y t.c:3,t.c:13,t.c:14,t.c:4",
+			"view-2v W(x) W'(x) W'(y) W(y) x,y t.c:13,t.c:3,t.c:4,t.c:14",
+		}},
+		{"t5_2_1read.csv", Options{Conflict: true}, []string{
+			"view-2v R(x) W'(y) W'(x) W(y) x,y t.c:3,t.c:13,t.c:14,t.c:4",
+			"view-2v W(x) R'(y) W'(x) W(y) y,x t.c:13,t.c:3,t.c:4,t.c:14",
+		}},
+		{"t5_2_2reads.csv", Options{}, []string{
+			"view-2v R(x) W'(x) R'(y) W(y) x,y t.c:3,t.c:13,t.c:14,t.c:4",
+			"view-2v W(x) R'(x) W'(y) R(y) x,y t.c:13,t.c:3,t.c:4,t.c:14",
+		}},
+		// Transaction (5.5): the 2v-blocks (R1, W4) and (W3, W4) only.
+		{"ex5_5.csv", Options{}, []string{
+			"view W R W y t.c:4,t.c:14,t.c:6",
+			"view-2v W(x) R'(x) R'(y) W(y) x,y t.c:5,t.c:13,t.c:14,t.c:6",
+			"view-2v R(x) W'(x) W'(y) R(y) x,y t.c:13,t.c:5,t.c:6,t.c:14",
+		}},
+		{"ex5_5.csv", Options{Max2vOps: -1}, []string{"view W R W y t.c:4,t.c:14,t.c:6"}},
+		{"pair_split.csv", Options{}, []string{"view-2v W(x) R'(x) R'(y) W(y) x,y p.c:4,p.c:14,p.c:15,p.c:7"}},
+		{"pair_split.csv", Options{Conflict: true}, []string{"view-2v W(x) R'(x) R'(y) W(y) x,y p.c:4,p.c:14,p.c:15,p.c:7"}},
+		{"crossing.csv", Options{}, []string{"view-2v R(x) W'(y) W(y) W'(x) x,y k.c:5,k.c:14,k.c:7,k.c:16"}},
+		// Serializable two-variable examples.
+		{"pair_locked.csv", Options{Conflict: true}, nil},
+		{"pair_join.csv", Options{Conflict: true}, nil},
+		{"pair_oneconflict.csv", Options{Conflict: true}, nil},
+		{"heldmid.csv", Options{Conflict: true}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s%v%v%v", tc.file, tc.opts.Atomic, tc.opts.NotAtomic, tc.opts.Conflict), func(t *testing.T) {
@@ -70,6 +104,10 @@ func TestExamples(t *testing.T) {
 			var got []string
 			for _, v := range vs {
 				got = append(got, summary(v))
+				if v.Kind == View2v {
+					check2v(t, v)
+					continue
+				}
 				if v.Count < 1 || v.Message == "" || v.Txn.Thread == "" || len(v.Events) != 3 ||
 					v.Events[0].Role != RoleFirst || v.Events[1].Role != RoleMid || v.Events[2].Role != RoleLast {
 					t.Errorf("incomplete violation %+v", v)
@@ -82,6 +120,24 @@ func TestExamples(t *testing.T) {
 				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}
 		})
+	}
+}
+
+// check2v checks the shape of a View2v violation.
+func check2v(t *testing.T, v Violation) {
+	t.Helper()
+	if v.Count < 1 || v.Message == "" || v.Txn.Thread == "" || v.Other == nil || v.Other.Thread == v.Txn.Thread ||
+		v.Var2 == "" || v.Var2 == v.Var || len(v.Events) != 4 || v.Events[0].Role != RoleFirst {
+		t.Errorf("incomplete violation %+v", v)
+		return
+	}
+	roles := map[string]string{}
+	for _, r := range v.Events {
+		roles[r.Role] = r.Thread
+	}
+	if len(roles) != 4 || roles[RoleFirst] != roles[RoleLast] || roles[RoleOtherFirst] != roles[RoleOtherLast] ||
+		roles[RoleFirst] == roles[RoleOtherFirst] {
+		t.Errorf("bad roles %+v", v)
 	}
 }
 
