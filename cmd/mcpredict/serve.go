@@ -117,6 +117,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fail(stderr, "serve", err)
 	}
+	removeStaleWorkDirs(stderr, "serve")
 	cfg := service.Config{
 		DataDir: *data, Resolve: resolve, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
 		MaxUpload: *maxUpload << 20, MaxTraceBytes: cf.maxTraceBytes, AllowPaths: allow, Workers: base.Jobs, Log: log,
