@@ -59,6 +59,10 @@ type Config struct {
 	// MaxTraceBytes bounds a trace after decompression (default 4 GiB):
 	// a small compressed upload may decompress to gigabytes.
 	MaxTraceBytes int64
+	// BodyIdleTimeout cuts off a request whose body stops coming in for this
+	// long (default 30s; negative: never). It bounds the wait for each read,
+	// not the whole upload, so big uploads may take as long as they need.
+	BodyIdleTimeout time.Duration
 	// AllowPaths are the directories under which clients may name
 	// server-side trace files; none: only uploads.
 	AllowPaths []string
@@ -128,6 +132,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.BodyIdleTimeout == 0 {
+		cfg.BodyIdleTimeout = 30 * time.Second
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
