@@ -51,12 +51,19 @@ type SubmitRequest struct {
 	Options JobOptions `json:"options"`
 }
 
-// Health is the body of GET /healthz.
+// Health is the body of GET /healthz: 200 with Status "ok" while work can
+// progress, else 503 with Status "unavailable" and the Problems.
 type Health struct {
-	Status     string `json:"status"`
+	Status     string `json:"status"` // "ok" or "unavailable"
 	ActiveJobs int    `json:"active_jobs"`
 	Executor   string `json:"executor"`       // "local" or "nats"
 	NATS       string `json:"nats,omitempty"` // "connected" or "disconnected"
+	// Store is "ok", or "failing" while writes to the job store fail.
+	Store string `json:"store"`
+	// StalledJobs wait to be run again after a transient failure.
+	StalledJobs int `json:"stalled_jobs"`
+	// Problems say why work cannot progress (only when unavailable).
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Handler returns the HTTP API:
@@ -256,11 +263,15 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return store.Job{}, inputError(err)
 	}
 	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}
+	// Active before it is in the store, so that the supervisor does not
+	// adopt it too.
+	aj := s.register(id, m)
 	if err := s.st.CreateJob(ctx, &j); err != nil {
+		s.forget(aj)
 		return store.Job{}, err
 	}
 	keep = true
-	s.launch(s.register(id, m))
+	s.launch(aj)
 	return j, nil
 }
 
@@ -722,6 +733,10 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no job %q", id))
 		return
+	case errors.As(err, new(*transientError)):
+		writeError(w, http.StatusServiceUnavailable,
+			fmt.Sprintf("job %s stopped, but its cancellation is not recorded yet (it will be once the job store recovers): %v", id, err))
+		return
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -738,22 +753,38 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	h := Health{Status: "ok", Executor: "local"}
+	h := Health{Status: "ok", Executor: "local", Store: "ok"}
+	storeOK, problems := s.health.problems(s.cfg.NoWorkersAfter)
 	if s.cfg.Queue != nil {
-		// A NATS outage delays jobs but loses none: the server stays
-		// healthy and says so.
 		h.Executor, h.NATS = "nats", "connected"
 		if !s.cfg.Queue.Connected() {
 			h.NATS = "disconnected"
+			if len(problems) == 0 || !strings.Contains(strings.Join(problems, "\n"), "NATS") {
+				problems = append(problems, "NATS disconnected")
+			}
 		}
 	}
 	s.mu.Lock()
 	h.ActiveJobs = len(s.active)
+	for _, aj := range s.active {
+		aj.mu.Lock()
+		if aj.stalled {
+			h.StalledJobs++
+		}
+		aj.mu.Unlock()
+	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if _, err := s.st.Counts(ctx); err != nil {
-		h.Status = "store unavailable: " + err.Error()
+		storeOK = false
+		problems = append(problems, "job store unavailable: "+err.Error())
+	}
+	if !storeOK {
+		h.Store = "failing"
+	}
+	if len(problems) > 0 {
+		h.Status, h.Problems = "unavailable", problems
 		writeJSON(w, http.StatusServiceUnavailable, h)
 		return
 	}
