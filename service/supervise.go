@@ -92,6 +92,9 @@ func (s *Server) supervise() {
 	}
 }
 
+// natsTimeout bounds each NATS request of the supervisor.
+const natsTimeout = 3 * time.Second
+
 func (s *Server) superviseOnce() {
 	ctx, cancel := context.WithTimeout(s.ctx, max(30*time.Second, 5*s.cfg.superviseEvery))
 	defer cancel()
@@ -102,11 +105,18 @@ func (s *Server) superviseOnce() {
 	s.health.setStore(storeErr)
 	natsOK := true
 	if q := s.cfg.Queue; q != nil {
-		err := q.Check(ctx)
+		// A request sent as the connection drops gets no answer: bound
+		// each one, so that a round does not wait for it.
+		nctx, cancel := context.WithTimeout(ctx, natsTimeout)
+		err := q.Check(nctx)
+		cancel()
 		s.health.setNATS(err)
 		natsOK = err == nil
 		if natsOK {
-			if st, err := q.State(ctx); err == nil {
+			nctx, cancel := context.WithTimeout(ctx, natsTimeout)
+			st, err := q.State(nctx)
+			cancel()
+			if err == nil {
 				idle := 0
 				if st.Pending > 0 && st.Waiting == 0 && st.AckPending == 0 {
 					idle = st.Pending
@@ -181,7 +191,9 @@ func (s *Server) recoverLost(ctx context.Context, aj *activeJob) {
 	if skip {
 		return
 	}
-	n, err := s.cfg.Queue.Backlog(ctx, aj.id)
+	nctx, cancel := context.WithTimeout(ctx, natsTimeout)
+	n, err := s.cfg.Queue.Backlog(nctx, aj.id)
+	cancel()
 	if err != nil {
 		return
 	}

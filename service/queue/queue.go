@@ -144,6 +144,7 @@ type Queue struct {
 	mu      sync.Mutex // guards the streams, created again after a loss
 	work    jetstream.Stream
 	results jetstream.Stream
+	renewed chan struct{} // closed when the streams are created again
 }
 
 // Options configure Open.
@@ -231,14 +232,25 @@ func (q *Queue) ensure(ctx context.Context) error {
 	}
 	q.mu.Lock()
 	q.work, q.results = work, results
+	if q.renewed != nil {
+		close(q.renewed)
+	}
+	q.renewed = make(chan struct{})
 	q.mu.Unlock()
 	return nil
 }
 
 func (q *Queue) streams() (work, results jetstream.Stream) {
+	work, results, _ = q.streamsRenewed()
+	return work, results
+}
+
+// streamsRenewed also returns the channel closed when the streams are
+// created again.
+func (q *Queue) streamsRenewed() (work, results jetstream.Stream, renewed <-chan struct{}) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.work, q.results
+	return q.work, q.results, q.renewed
 }
 
 // Check tells whether JetStream answers and the streams exist, creating
@@ -390,7 +402,7 @@ func (q *Queue) ConsumeResults(ctx context.Context, fn func(context.Context, wor
 		}
 	}
 	for ctx.Err() == nil {
-		_, results := q.streams()
+		_, results, renewed := q.streamsRenewed()
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		cons, err := results.Consumer(actx, ResultConsumer)
 		cancel()
@@ -420,6 +432,8 @@ func (q *Queue) ConsumeResults(ctx context.Context, fn func(context.Context, wor
 			cc.Drain()
 		case <-lost:
 			q.log.Warn("results consumer lost; consuming again")
+			cc.Stop()
+		case <-renewed:
 			cc.Stop()
 		}
 		<-cc.Closed()
