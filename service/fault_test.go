@@ -248,3 +248,45 @@ func TestNATSRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWorkers: models queued on NATS with no worker to take them make
+// /healthz unhealthy after NoWorkersAfter; a worker makes it healthy again.
+func TestNoWorkers(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	cfg := service.Config{Queue: q, NoWorkersAfter: 200 * time.Millisecond}
+	fast(&cfg)
+	e := start(t, cfg)
+	if code, _ := healthz(t, e.hs.URL); code != http.StatusOK {
+		t.Errorf("/healthz with nothing queued: %d", code)
+	}
+	j, err := e.c.UploadFile(ctx, example, service.JobOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "/healthz to say no worker", func() bool {
+		code, hz := healthz(t, e.hs.URL)
+		return code == http.StatusServiceUnavailable && strings.Contains(strings.Join(hz.Problems, ";"), "no worker has taken one")
+	})
+	w := &queue.Worker{URL: emb.URL(), Checkers: &work.Checkers{}}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(wctx) })
+	t.Cleanup(func() { stop(); wg.Wait() })
+	if _, err := e.c.Wait(ctx, j.ID, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "/healthz to say 200", func() bool {
+		code, _ := healthz(t, e.hs.URL)
+		return code == http.StatusOK
+	})
+}
