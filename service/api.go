@@ -759,7 +759,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		h.Executor, h.NATS = "nats", "connected"
 		if !s.cfg.Queue.Connected() {
 			h.NATS = "disconnected"
-			if len(problems) == 0 || !strings.Contains(strings.Join(problems, "\n"), "NATS") {
+			if !s.health.natsFailing() { // not yet seen by the supervisor
 				problems = append(problems, "NATS disconnected")
 			}
 		}

@@ -44,6 +44,12 @@ func (h *health) setNATS(err error) {
 	h.natsErr = err
 }
 
+func (h *health) natsFailing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.natsErr != nil
+}
+
 func (h *health) setIdle(items int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
