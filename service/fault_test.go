@@ -143,6 +143,9 @@ func TestStoreFailure(t *testing.T) {
 			if err != nil || jv.State.Final() {
 				t.Fatalf("job during the failure: %+v %v", jv, err)
 			}
+			if hz, err := e.c.Health(ctx); err == nil || hz.Store != "failing" || !strings.Contains(err.Error(), "job store failing") {
+				t.Errorf("client.Health during the failure: %+v %v", hz, err)
+			}
 			release()
 			jv, err = e.c.Wait(ctx, j.ID, 10*time.Millisecond)
 			if err != nil {
