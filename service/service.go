@@ -13,7 +13,10 @@
 //
 // On start the server resumes the jobs that were queued or running: it
 // re-parses their stored traces, re-plans them, and dispatches only the tasks
-// that have no result yet.
+// that have no result yet. While it runs, a supervisor (supervise.go) does
+// the same for jobs that a failure of the job store or of NATS stopped, so
+// that they resume by themselves once the failure is over, and tells
+// /healthz whether work can progress.
 //
 // The package does not parse command lines (cmd/mcpredict does) and does not
 // check models itself (package predict does).
