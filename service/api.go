@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -49,12 +51,19 @@ type SubmitRequest struct {
 	Options JobOptions `json:"options"`
 }
 
-// Health is the body of GET /healthz.
+// Health is the body of GET /healthz: 200 with Status "ok" while work can
+// progress, else 503 with Status "unavailable" and the Problems.
 type Health struct {
-	Status     string `json:"status"`
+	Status     string `json:"status"` // "ok" or "unavailable"
 	ActiveJobs int    `json:"active_jobs"`
 	Executor   string `json:"executor"`       // "local" or "nats"
 	NATS       string `json:"nats,omitempty"` // "connected" or "disconnected"
+	// Store is "ok", or "failing" while writes to the job store fail.
+	Store string `json:"store"`
+	// StalledJobs wait to be run again after a transient failure.
+	StalledJobs int `json:"stalled_jobs"`
+	// Problems say why work cannot progress (only when unavailable).
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Handler returns the HTTP API:
@@ -93,6 +102,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap gives http.ResponseController the connection's writer (read
+// deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
@@ -185,6 +198,9 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			s.log.Error("submission failed", "err", err)
 		}
 		s.metrics.rejected.WithLabelValues(se.reason).Inc()
+		// The rest of the body may never come (a stalled client): do not
+		// let the server wait for it to keep the connection.
+		w.Header().Set("Connection", "close")
 		writeError(w, se.code, se.msg)
 		return
 	}
@@ -198,6 +214,11 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 // answered with the parser's message rather than becoming a failed job.
 func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Request) (store.Job, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
+	if s.cfg.BodyIdleTimeout > 0 {
+		rc := http.NewResponseController(w)
+		r.Body = &idleBody{ReadCloser: r.Body, rc: rc, idle: s.cfg.BodyIdleTimeout}
+		defer rc.SetReadDeadline(time.Time{}) //nolint:errcheck // the connection may be gone
+	}
 	id := newID()
 	dst := filepath.Join(s.cfg.DataDir, "traces", id+".trace")
 	keep := false
@@ -243,12 +264,44 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return store.Job{}, inputError(err)
 	}
 	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}
+	// Active before it is in the store, so that the supervisor does not
+	// adopt it too.
+	aj := s.register(id, m)
 	if err := s.st.CreateJob(ctx, &j); err != nil {
+		s.forget(aj)
 		return store.Job{}, err
 	}
 	keep = true
-	s.launch(s.register(id, m))
+	s.launch(aj)
 	return j, nil
+}
+
+// idleBody is a request body whose every read must make progress within
+// idle: a client that stops sending (a slow-loris attack, a dead link) is
+// cut off, while a big upload that keeps coming in may take as long as it
+// needs.
+type idleBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	idle time.Duration
+}
+
+// stalledError is a body read cut off by idleBody.
+type stalledError struct{ idle time.Duration }
+
+func (e *stalledError) Error() string {
+	return fmt.Sprintf("the request body stalled: no data for %s", e.idle)
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	// An error means the connection cannot have deadlines (HTTP/2 through
+	// some proxies): read without one.
+	_ = b.rc.SetReadDeadline(time.Now().Add(b.idle))
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = &stalledError{idle: b.idle}
+	}
+	return n, err
 }
 
 // inputError classifies an error about the submitted input.
@@ -259,8 +312,14 @@ func inputError(err error) error {
 		pe  *tracemodel.ParseError
 		ue  *predict.UsageError
 		mte *spinrunner.MissingToolError
+		ste *stalledError
+		tme *predict.TooManyModelsError
 	)
 	switch {
+	case errors.As(err, &tme):
+		return badRequest("too_many_models", "%v", tme)
+	case errors.As(err, &ste):
+		return &submitError{code: http.StatusRequestTimeout, reason: "timeout", msg: ste.Error()}
 	case errors.As(err, &se):
 		return se
 	case errors.As(err, &mbe):
@@ -320,8 +379,11 @@ func saveTrace(r io.Reader, dst string) error {
 	}
 	if _, err := io.Copy(f, r); err != nil {
 		f.Close()
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var (
+			mbe *http.MaxBytesError
+			ste *stalledError
+		)
+		if errors.As(err, &mbe) || errors.As(err, &ste) {
 			return err
 		}
 		return badRequest("upload", "reading the upload: %v", err)
@@ -336,19 +398,22 @@ func (s *Server) receivePath(r *http.Request, dst string) (string, JobOptions, e
 	var req SubmitRequest
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := decodeOne(dec, &req); err != nil {
+		var (
+			mbe *http.MaxBytesError
+			ste *stalledError
+		)
+		if errors.As(err, &mbe) || errors.As(err, &ste) {
+			return "", req.Options, err
+		}
 		return "", req.Options, badRequest("request", "bad JSON request: %v", err)
 	}
 	if req.Path == "" {
 		return "", req.Options, badRequest("request", `JSON request without "path" (to upload a trace, send it as the body)`)
 	}
-	path, err := s.allowedPath(req.Path)
+	f, err := s.openAllowed(req.Path)
 	if err != nil {
 		return "", req.Options, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", req.Options, badRequest("path", "%v", err)
 	}
 	defer f.Close()
 	if err := saveTrace(f, dst); err != nil {
@@ -361,35 +426,145 @@ func (s *Server) receivePath(r *http.Request, dst string) (string, JobOptions, e
 	return name, req.Options, nil
 }
 
-// allowedPath resolves a server-side path and checks that it lies under one
-// of the allowed directories, symbolic links followed.
-func (s *Server) allowedPath(p string) (string, error) {
+// decodeOne decodes exactly one JSON value from dec: data after it, other
+// than white space, is an error.
+func decodeOne(dec *json.Decoder, v any) error {
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	var extra json.RawMessage
+	switch err := dec.Decode(&extra); {
+	case err == io.EOF:
+		return nil
+	case err == nil:
+		return errors.New("data after the JSON value")
+	default:
+		var (
+			mbe *http.MaxBytesError
+			ste *stalledError
+		)
+		if errors.As(err, &mbe) || errors.As(err, &ste) {
+			return err
+		}
+		return fmt.Errorf("data after the JSON value: %w", err)
+	}
+}
+
+// notAllowed is the one answer for a server-side path that is outside the
+// allowed directories, escapes them through a symbolic link, or cannot be
+// opened for another reason than not existing inside them: it must not tell
+// a client whether a file outside exists.
+func notAllowed(p string) error {
+	return &submitError{code: http.StatusForbidden, reason: "path",
+		msg: fmt.Sprintf("%s: not found or not under a directory this server allows (--allow-path)", p)}
+}
+
+// openAllowed opens a server-side trace that lies under one of the allowed
+// directories. Containment is decided on the cleaned path before the file
+// system is touched, then the file is opened through an os.Root, which
+// refuses symbolic links that lead out of the directory. Only regular
+// files are accepted: a FIFO would block the request, a device could be
+// endless.
+func (s *Server) openAllowed(p string) (*os.File, error) {
 	if len(s.cfg.AllowPaths) == 0 {
-		return "", &submitError{code: http.StatusForbidden, reason: "path",
+		return nil, &submitError{code: http.StatusForbidden, reason: "path",
 			msg: "this server accepts uploads only (start it with --allow-path DIR to accept server-side paths)"}
 	}
-	real, err := filepath.EvalSymlinks(p)
+	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", badRequest("path", "%v", err)
-	}
-	real, err = filepath.Abs(real)
-	if err != nil {
-		return "", badRequest("path", "%v", err)
+		return nil, notAllowed(p)
 	}
 	for _, dir := range s.cfg.AllowPaths {
-		root, err := filepath.EvalSymlinks(dir)
+		rel, ok := within(dir, abs)
+		if !ok {
+			continue
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, notAllowed(p)
+		}
+		defer root.Close()
+		return openRegular(root, rel, p)
+	}
+	return nil, notAllowed(p)
+}
+
+// within returns the path of abs relative to dir (itself or, with symbolic
+// links resolved, the directory it names), if abs lies lexically under it.
+func within(dir, abs string) (string, bool) {
+	cands := []string{dir}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		cands = append(cands, real)
+	}
+	for _, c := range cands {
+		c, err := filepath.Abs(c)
 		if err != nil {
 			continue
 		}
-		if root, err = filepath.Abs(root); err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return real, nil
+		rel, err := filepath.Rel(c, abs)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return rel, true
 		}
 	}
-	return "", &submitError{code: http.StatusForbidden, reason: "path",
-		msg: fmt.Sprintf("%s is not under a directory this server allows (--allow-path)", p)}
+	return "", false
+}
+
+// openRegular opens name under root if it is a regular file; p is the
+// client's path, for messages.
+func openRegular(root *os.Root, name, p string) (*os.File, error) {
+	info, err := root.Stat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, badRequest("path", "%s: no such file", p)
+	case err != nil:
+		return nil, notAllowed(p)
+	}
+	if err := regular(info, p); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: should the file have been replaced by a FIFO since the
+	// Stat, opening it must not wait for a writer.
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, badRequest("path", "%s: no such file", p)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, badRequest("path", "%s: permission denied", p)
+	case err != nil:
+		return nil, notAllowed(p)
+	}
+	if info, err = f.Stat(); err != nil || regular(info, p) != nil {
+		f.Close()
+		if err == nil {
+			err = regular(info, p)
+		} else {
+			err = notAllowed(p)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// regular refuses everything but a regular file, saying what it is.
+func regular(info fs.FileInfo, p string) error {
+	m := info.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	kind := "not a regular file"
+	switch {
+	case m.IsDir():
+		kind = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a FIFO"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	case m&fs.ModeSymlink != 0:
+		kind = "a symbolic link"
+	}
+	return badRequest("path", "%s: %s, not a regular file: only trace files are accepted", p, kind)
 }
 
 func (s *Server) receiveMultipart(r *http.Request, dst string) (string, JobOptions, error) {
@@ -408,8 +583,11 @@ func (s *Server) receiveMultipart(r *http.Request, dst string) (string, JobOptio
 			break
 		}
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
+			var (
+				mbe *http.MaxBytesError
+				ste *stalledError
+			)
+			if errors.As(err, &mbe) || errors.As(err, &ste) {
 				return "", jo, err
 			}
 			return "", jo, badRequest("request", "bad multipart request: %v", err)
@@ -430,7 +608,7 @@ func (s *Server) receiveMultipart(r *http.Request, dst string) (string, JobOptio
 			}
 			name = strings.TrimSpace(string(b))
 		case "options":
-			if err := json.NewDecoder(io.LimitReader(part, 1<<20)).Decode(&jo); err != nil {
+			if err := decodeOne(json.NewDecoder(io.LimitReader(part, 1<<20)), &jo); err != nil {
 				return "", jo, badRequest("options", "bad options JSON: %v", err)
 			}
 		}
@@ -572,6 +750,10 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no job %q", id))
 		return
+	case errors.As(err, new(*transientError)):
+		writeError(w, http.StatusServiceUnavailable,
+			fmt.Sprintf("job %s stopped, but its cancellation is not recorded yet (it will be once the job store recovers): %v", id, err))
+		return
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -588,22 +770,38 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	h := Health{Status: "ok", Executor: "local"}
+	h := Health{Status: "ok", Executor: "local", Store: "ok"}
+	storeOK, problems := s.health.problems(s.cfg.NoWorkersAfter)
 	if s.cfg.Queue != nil {
-		// A NATS outage delays jobs but loses none: the server stays
-		// healthy and says so.
 		h.Executor, h.NATS = "nats", "connected"
 		if !s.cfg.Queue.Connected() {
 			h.NATS = "disconnected"
+			if !s.health.natsFailing() { // not yet seen by the supervisor
+				problems = append(problems, "NATS disconnected")
+			}
 		}
 	}
 	s.mu.Lock()
 	h.ActiveJobs = len(s.active)
+	for _, aj := range s.active {
+		aj.mu.Lock()
+		if aj.stalled {
+			h.StalledJobs++
+		}
+		aj.mu.Unlock()
+	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if _, err := s.st.Counts(ctx); err != nil {
-		h.Status = "store unavailable: " + err.Error()
+		storeOK = false
+		problems = append(problems, "job store unavailable: "+err.Error())
+	}
+	if !storeOK {
+		h.Store = "failing"
+	}
+	if len(problems) > 0 {
+		h.Status, h.Problems = "unavailable", problems
 		writeJSON(w, http.StatusServiceUnavailable, h)
 		return
 	}

@@ -13,7 +13,10 @@
 //
 // On start the server resumes the jobs that were queued or running: it
 // re-parses their stored traces, re-plans them, and dispatches only the tasks
-// that have no result yet.
+// that have no result yet. While it runs, a supervisor (supervise.go) does
+// the same for jobs that a failure of the job store or of NATS stopped, so
+// that they resume by themselves once the failure is over, and tells
+// /healthz whether work can progress.
 //
 // The package does not parse command lines (cmd/mcpredict does) and does not
 // check models itself (package predict does).
@@ -63,6 +66,10 @@ type Config struct {
 	// MaxTraceBytes bounds a trace after decompression (default 4 GiB):
 	// a small compressed upload may decompress to gigabytes.
 	MaxTraceBytes int64
+	// BodyIdleTimeout cuts off a request whose body stops coming in for this
+	// long (default 30s; negative: never). It bounds the wait for each read,
+	// not the whole upload, so big uploads may take as long as they need.
+	BodyIdleTimeout time.Duration
 	// AllowPaths are the directories under which clients may name
 	// server-side trace files; none: only uploads.
 	AllowPaths []string
@@ -76,9 +83,17 @@ type Config struct {
 	Checkers *work.Checkers
 	Log      *slog.Logger
 
+	// NoWorkersAfter makes /healthz unhealthy when NATS work items have
+	// been waiting this long without any worker taking one (default 1m).
+	NoWorkersAfter time.Duration
+
 	// beforeCheck, if set, runs before the local pool checks an item
 	// (tests: to hold a job mid-way).
 	beforeCheck func(context.Context, *work.Item)
+	// superviseEvery is the supervisor's period (default 1s); retryMin and
+	// retryMax bound the backoff of a job after a transient failure
+	// (defaults 500ms and 30s); storeBusy is the store's busy timeout.
+	superviseEvery, retryMin, retryMax, storeBusy time.Duration
 }
 
 // Server runs jobs and serves the API. Create it with Start.
@@ -97,6 +112,8 @@ type Server struct {
 
 	mu     sync.Mutex
 	active map[string]*activeJob
+
+	health health
 }
 
 // activeJob is a queued or running job in memory.
@@ -111,6 +128,37 @@ type activeJob struct {
 	tasks   []predict.Task
 	loadErr error
 	final   bool // being or already finished: later results are ignored
+
+	// Recovery (see supervise).
+	running  bool      // runJob is dispatching
+	gen      int       // dispatches so far: republications get new message ids
+	stalled  bool      // a transient failure: run the job again at retryAt
+	retryAt  time.Time //
+	failures int       // consecutive transient failures, for the backoff
+	ending   *ending   // a final state whose recording failed: retried
+	progress time.Time // last dispatch or result stored
+	lost     int       // consecutive supervisor rounds that found no backlog
+}
+
+// ending is a final state to record.
+type ending struct {
+	state store.State
+	msg   string
+}
+
+// transientError is a failure of the job store or the queue, not of the
+// job: the job is retried, not failed.
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+func transient(err error) error {
+	var te *transientError
+	if err == nil || errors.As(err, &te) {
+		return err
+	}
+	return &transientError{err: err}
 }
 
 type localItem struct {
@@ -133,16 +181,34 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
 	}
+	if cfg.BodyIdleTimeout == 0 {
+		cfg.BodyIdleTimeout = 30 * time.Second
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Checkers == nil {
 		cfg.Checkers = &work.Checkers{}
 	}
+	if cfg.BodyIdleTimeout == 0 {
+		cfg.BodyIdleTimeout = 30 * time.Second
+	}
+	if cfg.NoWorkersAfter <= 0 {
+		cfg.NoWorkersAfter = time.Minute
+	}
+	if cfg.superviseEvery <= 0 {
+		cfg.superviseEvery = time.Second
+	}
+	if cfg.retryMin <= 0 {
+		cfg.retryMin = 500 * time.Millisecond
+	}
+	if cfg.retryMax <= 0 {
+		cfg.retryMax = 30 * time.Second
+	}
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "traces"), 0o755); err != nil {
 		return nil, fmt.Errorf("service: data directory: %w", err)
 	}
-	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, "jobs.db"))
+	st, err := store.OpenOptions(ctx, filepath.Join(cfg.DataDir, "jobs.db"), store.Options{BusyTimeout: cfg.storeBusy})
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +248,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	for _, aj := range resumed {
 		s.launch(aj)
 	}
+	s.wg.Go(s.supervise)
 	return s, nil
 }
 
@@ -216,22 +283,68 @@ func (s *Server) activeJob(id string) *activeJob {
 	return s.active[id]
 }
 
-func (s *Server) forget(id string) {
+// forget removes a job from the active set and stops its work.
+func (s *Server) forget(aj *activeJob) {
+	aj.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if aj := s.active[id]; aj != nil {
-		aj.cancel()
-		delete(s.active, id)
+	if s.active[aj.id] == aj {
+		delete(s.active, aj.id)
 	}
 }
 
-// launch runs a job in the background.
+// launch runs a job in the background, unless it is running already. A
+// transient failure (job store, queue) leaves the job to the supervisor,
+// which runs it again; any other failure fails the job.
 func (s *Server) launch(aj *activeJob) {
+	aj.mu.Lock()
+	if aj.running {
+		aj.mu.Unlock()
+		return
+	}
+	aj.running, aj.stalled = true, false
+	aj.mu.Unlock()
 	s.wg.Go(func() {
-		if err := guard(func() error { return s.runJob(aj) }); err != nil && s.ctx.Err() == nil {
+		err := guard(func() error { return s.runJob(aj) })
+		aj.mu.Lock()
+		aj.running = false
+		if err == nil {
+			aj.failures = 0
+		}
+		aj.mu.Unlock()
+		var te *transientError
+		switch {
+		case err == nil || s.ctx.Err() != nil || aj.ctx.Err() != nil:
+		case errors.As(err, &te):
+			s.stall(aj, err)
+		default:
 			s.fail(aj, err)
 		}
 	})
+}
+
+// stall marks a job to be run again by the supervisor after a backoff.
+func (s *Server) stall(aj *activeJob, cause error) {
+	aj.mu.Lock()
+	aj.stalled = true
+	d := backoff(s.cfg.retryMin, s.cfg.retryMax, aj.failures)
+	aj.failures++
+	aj.retryAt = time.Now().Add(d)
+	aj.mu.Unlock()
+	s.log.Warn("job delayed by a transient failure; retrying", "job", aj.id, "in", d, "err", cause)
+}
+
+// backoff is the wait after n consecutive failures: lo doubled n times, at
+// most hi.
+func backoff(lo, hi time.Duration, n int) time.Duration {
+	d := lo
+	for range n {
+		if d >= hi/2 {
+			return hi
+		}
+		d *= 2
+	}
+	return d
 }
 
 // guard runs fn, turning a panic into an error: a bug met by one job (in
@@ -256,7 +369,7 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 	}
 	j, err := s.st.Job(ctx, aj.id)
 	if err != nil {
-		return nil, predict.Options{}, nil, err
+		return nil, predict.Options{}, nil, transient(err)
 	}
 	aj.loadErr = func() error {
 		jo, err := decodeOptions(j.Options)
@@ -321,23 +434,32 @@ func (s *Server) runJob(aj *activeJob) error {
 		return err
 	}
 	ok, err := s.st.Start(ctx, aj.id, len(tasks))
-	if err != nil || !ok {
-		return err
+	if err != nil {
+		return transient(err)
+	}
+	if !ok {
+		s.forget(aj) // finished meanwhile
+		return nil
 	}
 	done, err := s.st.DoneTasks(ctx, aj.id)
 	if err != nil {
-		return err
+		return transient(err)
 	}
 	if len(done) == len(tasks) {
 		return s.complete(ctx, aj)
 	}
 	spec := work.SpecOf(opts)
+	aj.mu.Lock()
+	aj.gen++
+	epoch := fmt.Sprintf("%s.%d", s.epoch, aj.gen)
+	aj.progress = time.Now()
+	aj.mu.Unlock()
 	if q := s.cfg.Queue; q != nil {
 		// Items of an earlier run may still be queued: drop them so that
 		// each remaining task is queued once. Items being checked right
 		// now still deliver their (idempotent) results.
 		if err := q.PurgeJob(ctx, aj.id); err != nil {
-			return err
+			return transient(err)
 		}
 	}
 	for i, t := range tasks {
@@ -353,7 +475,7 @@ func (s *Server) runJob(aj *activeJob) error {
 			// NATS may be restarting: keep trying rather than fail a job
 			// that nothing is wrong with.
 			for {
-				err := q.Publish(ctx, it, s.epoch)
+				err := q.Publish(ctx, it, epoch)
 				if err == nil {
 					break
 				}
@@ -397,8 +519,19 @@ func (s *Server) localWorker() {
 		if err != nil {
 			continue // cancelled mid-check; resumed at the next start if the server stopped
 		}
-		if err := s.onResult(li.ctx, res); err != nil && li.ctx.Err() == nil {
-			s.log.Error("storing result", "job", res.Job, "task", res.Task, "err", err)
+		// A result that cannot be stored is kept and stored again, with a
+		// backoff, until it is: checking it again could take minutes.
+		for n := 0; ; n++ {
+			err := s.onResult(li.ctx, res)
+			if err == nil || li.ctx.Err() != nil {
+				break
+			}
+			d := backoff(s.cfg.retryMin, s.cfg.retryMax, n)
+			s.log.Warn("storing result failed; retrying", "job", res.Job, "task", res.Task, "in", d, "err", err)
+			select {
+			case <-li.ctx.Done():
+			case <-time.After(d):
+			}
 		}
 	}
 }
@@ -427,6 +560,9 @@ func (s *Server) onResult(ctx context.Context, r work.Result) error {
 	if err != nil || !ok {
 		return err
 	}
+	aj.mu.Lock()
+	aj.progress, aj.lost = time.Now(), 0
+	aj.mu.Unlock()
 	j, err := s.st.Job(ctx, r.Job)
 	if err != nil {
 		return err
@@ -451,13 +587,17 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 	}
 	aj.final = true
 	aj.mu.Unlock()
-	// A store failure leaves the job active: the next result or the next
-	// start completes it.
+	// A store failure leaves the job active: the supervisor completes it
+	// (or the next delivery of a result does).
 	defer func() {
 		if err != nil {
 			aj.mu.Lock()
 			aj.final = false
 			aj.mu.Unlock()
+			if ctx.Err() == nil {
+				err = transient(err)
+				s.stall(aj, err)
+			}
 		}
 	}()
 	results := make([]predict.PairResult, len(tasks))
@@ -485,7 +625,7 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 		return fmt.Errorf("completing job %s: %w", aj.id, err)
 	}
 	if taskErr != "" {
-		s.end(aj, store.Failed, taskErr)
+		_, _ = s.end(aj, store.Failed, taskErr) // retried by the supervisor
 		return nil
 	}
 	j, err := s.st.Job(ctx, aj.id)
@@ -499,12 +639,12 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 		if ctx.Err() != nil {
 			return err
 		}
-		s.end(aj, store.Failed, err.Error())
+		_, _ = s.end(aj, store.Failed, err.Error()) // retried by the supervisor
 		return nil
 	}
 	var rep *bugs.Report
 	if err := guard(func() error { rep = predict.Assemble(m, opts, results); return nil }); err != nil {
-		s.end(aj, store.Failed, err.Error())
+		_, _ = s.end(aj, store.Failed, err.Error()) // retried by the supervisor
 		return nil
 	}
 	if !j.Started.IsZero() {
@@ -526,35 +666,49 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 		s.log.Info("job done", "job", aj.id, "models", len(tasks), "bugs", sum.Bugs)
 		s.dropTrace(j)
 	}
-	s.forget(aj.id)
+	s.forget(aj)
 	return nil
 }
 
 // fail ends a job with an error.
 func (s *Server) fail(aj *activeJob, cause error) {
-	s.finishWith(aj, store.Failed, cause.Error())
+	_, _ = s.finishWith(aj, store.Failed, cause.Error()) // a failure to record it is retried
 }
 
-func (s *Server) finishWith(aj *activeJob, state store.State, msg string) bool {
+// finishWith ends an active job, unless it is ending already. An error
+// means that the end could not be recorded yet: the supervisor retries.
+func (s *Server) finishWith(aj *activeJob, state store.State, msg string) (bool, error) {
 	aj.mu.Lock()
 	if aj.final {
 		aj.mu.Unlock()
-		return false
+		return false, nil
 	}
 	aj.final = true
 	aj.mu.Unlock()
 	return s.end(aj, state, msg)
 }
 
-// end records the end of a job whose caller has set aj.final.
-func (s *Server) end(aj *activeJob, state store.State, msg string) bool {
+// end records the end of a job whose caller has set aj.final. When the
+// store fails, the job stays in the active set, stopped, with its ending
+// to be recorded by the supervisor.
+func (s *Server) end(aj *activeJob, state store.State, msg string) (bool, error) {
 	// The server may be stopping: finishing must still be recorded.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(aj.ctx), 30*time.Second)
 	defer cancel()
 	ok, err := s.st.Finish(ctx, aj.id, state, msg, nil, store.Summary{})
 	if err != nil {
-		s.log.Error("recording the end of a job", "job", aj.id, "state", state, "err", err)
+		// Keep the job, stopped, until its end is recorded.
+		s.log.Error("recording the end of a job; retrying", "job", aj.id, "state", state, "err", err)
+		aj.cancel()
+		aj.mu.Lock()
+		aj.ending = &ending{state: state, msg: msg}
+		aj.mu.Unlock()
+		s.stall(aj, err)
+		return false, transient(err)
 	}
+	aj.mu.Lock()
+	aj.ending = nil
+	aj.mu.Unlock()
 	if ok {
 		s.metrics.finished.WithLabelValues(string(state)).Inc()
 		s.log.Info("job ended", "job", aj.id, "state", state, "reason", msg)
@@ -567,8 +721,8 @@ func (s *Server) end(aj *activeJob, state store.State, msg string) bool {
 			s.log.Warn("purging items", "job", aj.id, "err", err)
 		}
 	}
-	s.forget(aj.id)
-	return ok
+	s.forget(aj)
+	return ok, nil
 }
 
 // dropTrace removes the stored trace of a finished job: the report holds
@@ -582,7 +736,9 @@ func (s *Server) dropTrace(j store.Job) {
 }
 
 // Cancel cancels a job that is not finished. It returns store.ErrNotFound
-// for an unknown job and reports false if the job had already finished.
+// for an unknown job and reports false if the job had already finished. If
+// the cancellation cannot be recorded now (the store fails), the job is
+// stopped, the error returned, and the cancellation recorded later.
 func (s *Server) Cancel(ctx context.Context, id string) (bool, error) {
 	if _, err := s.st.Job(ctx, id); err != nil {
 		return false, err
@@ -591,5 +747,5 @@ func (s *Server) Cancel(ctx context.Context, id string) (bool, error) {
 	if aj == nil {
 		return false, nil
 	}
-	return s.finishWith(aj, store.Canceled, "cancelled by a client"), nil
+	return s.finishWith(aj, store.Canceled, "cancelled by a client")
 }

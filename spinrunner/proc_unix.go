@@ -3,6 +3,9 @@
 package spinrunner
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -16,4 +19,17 @@ func killGroupOnCancel(cmd *exec.Cmd) {
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// processAlive reports whether a process with this PID exists. A process of
+// another user (EPERM) exists too.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// ownedByMe reports whether the file belongs to the user of this process.
+func ownedByMe(info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }

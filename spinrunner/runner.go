@@ -233,7 +233,9 @@ func validate(m Model) error {
 // named after the model, with a numeric suffix when that name is taken.
 func (r *Runner) workDir(name string) (dir string, kept bool, err error) {
 	if r.opts.KeepDir == "" {
-		dir, err := os.MkdirTemp(r.tmpParent, "mcpredict-spin-")
+		// The name carries the PID, so that RemoveStale can tell the
+		// directories of a killed process from those of a live one.
+		dir, err := os.MkdirTemp(r.tmpParent, fmt.Sprintf("%s%d-", workDirPrefix, os.Getpid()))
 		if err != nil {
 			return "", false, fmt.Errorf("creating work dir: %w", err)
 		}

@@ -37,9 +37,10 @@ checking it here (the check flags then become the jobs' options; the server's
 own time and memory limits apply). The token comes from --token or
 $MCPREDICT_TOKEN.
 
-Exit status: 2 or 3 if some trace could not be checked (bad input, or a tool
-failure); otherwise, with --previous, 1 if there are new bugs, without it, 1 if
-any bug was predicted; else 0.`
+Exit status: 4 if interrupted (SIGINT/SIGTERM: the traces not checked are
+counted on stderr); 2 or 3 if some trace could not be checked (bad input, or a
+tool failure); otherwise, with --previous, 1 if there are new bugs, without it,
+1 if any bug was predicted; else 0.`
 
 func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("batch", "[flags] DIR|GLOB...", batchDescription, stderr)
@@ -121,11 +122,13 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			err = werr
 		}
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "mcpredict batch: interrupted: %d of %d traces not checked; run the same command again to resume\n",
+			sum.Totals.Pending, sum.Totals.Traces)
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpredict batch: %v\n", err)
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "mcpredict batch: interrupted; run the same command again to resume")
-		}
 		return exitInternal
 	}
 	return batchStatus(sum)

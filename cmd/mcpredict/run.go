@@ -302,6 +302,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
+	removeStaleWorkDirs(stderr, "run")
 	opts, err := cf.options()
 	if err != nil {
 		return fail(stderr, "run", err)

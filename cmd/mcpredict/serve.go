@@ -56,6 +56,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	tokenFile := fs.String("token-file", "", "read the API bearer token from `FILE` (default $MCPREDICT_TOKEN; none: no auth)")
 	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
 	maxUpload := fs.Int64("max-upload-mb", 256, "largest accepted trace upload, in MiB")
+	bodyIdle := fs.Duration("body-idle-timeout", 30*time.Second, "cut off a request whose body sends nothing for this long (big uploads that keep coming are not limited)")
 	var allow multiFlag
 	fs.Var(&allow, "allow-path", "accept server-side trace paths under `DIR` (repeatable)")
 	var inf inputFlags // trace formats (formats.go): the default of jobs without input_format
@@ -120,6 +121,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fail(stderr, "serve", err)
 	}
+	removeStaleWorkDirs(stderr, "serve")
 	plugins := inf.host(stderr, "serve")
 	defer plugins.Close()
 	openTrace := func(ctx context.Context, path, name, format string, opts tracemodel.Options) (*tracemodel.Model, string, error) {
@@ -131,7 +133,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := service.Config{
 		OpenTrace: openTrace,
 		DataDir:   *data, Resolve: resolve, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
-		MaxUpload: *maxUpload << 20, MaxTraceBytes: cf.maxTraceBytes, AllowPaths: allow, Workers: base.Jobs, Log: log,
+		MaxUpload: *maxUpload << 20, BodyIdleTimeout: *bodyIdle, MaxTraceBytes: cf.maxTraceBytes, AllowPaths: allow, Workers: base.Jobs, Log: log,
 		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}
 	var (

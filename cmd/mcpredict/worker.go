@@ -48,6 +48,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "mcpredict worker: want --nats URL and no arguments (see mcpredict worker -h)")
 		return exitUsage
 	}
+	removeStaleWorkDirs(stderr, "worker")
 	var tools spinrunner.Tools
 	if !*nativeOnly {
 		if tools, err = spinrunner.FindTools(); err != nil {

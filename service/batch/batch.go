@@ -127,6 +127,8 @@ const (
 	StatusOK         = "ok"         // no violation
 	StatusViolations = "violations" // bugs predicted
 	StatusError      = "error"      // could not be checked
+
+	statusPending = "pending" // not checked yet (interrupted)
 )
 
 // Trace is the summary line of one trace.
@@ -155,11 +157,13 @@ func (t *Trace) finished() bool { return t.Status == StatusOK || t.Status == Sta
 
 // Totals add up the traces.
 type Totals struct {
-	Traces     int           `json:"traces"`
-	Checked    int           `json:"checked"` // this run
-	Resumed    int           `json:"resumed"`
-	Errors     int           `json:"errors"`
-	BadInputs  int           `json:"bad_inputs"`
+	Traces    int `json:"traces"`
+	Checked   int `json:"checked"` // this run
+	Resumed   int `json:"resumed"`
+	Errors    int `json:"errors"`
+	BadInputs int `json:"bad_inputs"`
+	// Pending traces were not checked: the run was interrupted first.
+	Pending    int           `json:"pending"`
 	Events     int           `json:"events"`
 	Models     int           `json:"models"`
 	Bugs       int           `json:"bugs"` // distinct bug ids over all traces
@@ -259,7 +263,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			logf(cfg.Log, "%s: finished earlier, skipped\n", in.path)
 			continue
 		}
-		t.Status = "pending"
+		t.Status = statusPending
 		sum.Traces[i] = t
 		todo = append(todo, i)
 	}
@@ -390,7 +394,9 @@ func totals(ts []Trace) Totals {
 		switch {
 		case t.Resumed:
 			to.Resumed++
-		case t.Status != "pending":
+		case t.Status == statusPending:
+			to.Pending++
+		default:
 			to.Checked++
 		}
 		if t.Status == StatusError {
@@ -613,8 +619,12 @@ func WriteText(w io.Writer, s *Summary) error {
 		return err
 	}
 	to := s.Totals
-	fmt.Fprintf(&buf, "\n%d traces (%d checked now, %d from an earlier run), %d errors; %d events, %d models, %d distinct bugs, %d violation instances; %s\n",
-		to.Traces, to.Checked, to.Resumed, to.Errors, to.Events, to.Models, to.Bugs, to.Violations, to.Elapsed.Round(time.Millisecond))
+	notChecked := ""
+	if to.Pending > 0 {
+		notChecked = fmt.Sprintf(", %d not checked (interrupted)", to.Pending)
+	}
+	fmt.Fprintf(&buf, "\n%d traces (%d checked now, %d from an earlier run%s), %d errors; %d events, %d models, %d distinct bugs, %d violation instances; %s\n",
+		to.Traces, to.Checked, to.Resumed, notChecked, to.Errors, to.Events, to.Models, to.Bugs, to.Violations, to.Elapsed.Round(time.Millisecond))
 	if c := s.Compare; c != nil {
 		fmt.Fprintf(&buf, "\ncompared with %s: %d new, %d fixed, %d unchanged\n", c.Previous, len(c.New), len(c.Fixed), c.Unchanged)
 		for _, b := range c.New {

@@ -213,9 +213,14 @@ func (c *Client) Wait(ctx context.Context, id string, interval time.Duration) (s
 	}
 }
 
-// Health returns the server's /healthz answer.
+// Health returns the server's /healthz answer. An unhealthy server (503)
+// gives its answer and an *Error listing its problems.
 func (c *Client) Health(ctx context.Context) (service.Health, error) {
 	var h service.Health
 	err := c.do(ctx, http.MethodGet, "/healthz", nil, "", &h)
+	var ce *Error
+	if errors.As(err, &ce) && ce.Status == http.StatusServiceUnavailable && json.Unmarshal([]byte(ce.Msg), &h) == nil {
+		ce.Msg = h.Status + ": " + strings.Join(h.Problems, "; ")
+	}
 	return h, err
 }

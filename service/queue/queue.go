@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -136,9 +137,14 @@ func connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStrea
 type Queue struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
+	log     *slog.Logger
+	opts    Options
+	storage jetstream.StorageType
+
+	mu      sync.Mutex // guards the streams, created again after a loss
 	work    jetstream.Stream
 	results jetstream.Stream
-	log     *slog.Logger
+	renewed chan struct{} // closed when the streams are created again
 }
 
 // Options configure Open.
@@ -166,63 +172,148 @@ func Open(ctx context.Context, url string, o Options) (*Queue, error) {
 	if o.Memory {
 		storage = jetstream.MemoryStorage
 	}
-	q := &Queue{nc: nc, js: js, log: o.Log}
-	err = retry(ctx, func(ctx context.Context) error {
-		q.work, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        WorkStream,
-			Description: "mcpredict work items: one (trace, variable, thread pair) model each",
-			Subjects:    []string{WorkSubject + ">"},
-			Retention:   jetstream.WorkQueuePolicy,
-			Storage:     storage,
-		})
-		if err != nil {
-			return fmt.Errorf("creating stream %s: %w", WorkStream, err)
-		}
-		_, err = q.work.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:     WorkConsumer,
-			Description: "mcpredict workers",
-			AckPolicy:   jetstream.AckExplicitPolicy,
-			AckWait:     o.AckWait,
-			// Every item must be checked eventually: redeliver without
-			// limit. A job whose items keep failing is ended by cancelling
-			// it, which purges them.
-			MaxDeliver:    -1,
-			MaxAckPending: -1,
-		})
-		if err != nil {
-			return fmt.Errorf("creating consumer %s: %w", WorkConsumer, err)
-		}
-		q.results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        ResultStream,
-			Description: "mcpredict results of work items",
-			Subjects:    []string{ResultSubject + ">"},
-			Retention:   jetstream.WorkQueuePolicy,
-			Storage:     storage,
-			// Deduplicates a result republished by a worker whose publish
-			// acknowledgement was lost; the store deduplicates the rest.
-			Duplicates: 2 * time.Minute,
-		})
-		if err != nil {
-			return fmt.Errorf("creating stream %s: %w", ResultStream, err)
-		}
-		_, err = q.results.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:       ResultConsumer,
-			Description:   "the mcpredict server",
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       30 * time.Second,
-			MaxDeliver:    -1,
-			MaxAckPending: 1000,
-		})
-		if err != nil {
-			return fmt.Errorf("creating consumer %s: %w", ResultConsumer, err)
-		}
-		return nil
-	})
-	if err != nil {
+	q := &Queue{nc: nc, js: js, log: o.Log, opts: o, storage: storage}
+	if err := retry(ctx, q.ensure); err != nil {
 		nc.Close()
 		return nil, err
 	}
 	return q, nil
+}
+
+// ensure creates (or updates) the streams and consumers.
+func (q *Queue) ensure(ctx context.Context) error {
+	work, err := q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        WorkStream,
+		Description: "mcpredict work items: one (trace, variable, thread pair) model each",
+		Subjects:    []string{WorkSubject + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     q.storage,
+	})
+	if err != nil {
+		return fmt.Errorf("creating stream %s: %w", WorkStream, err)
+	}
+	_, err = work.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:     WorkConsumer,
+		Description: "mcpredict workers",
+		AckPolicy:   jetstream.AckExplicitPolicy,
+		AckWait:     q.opts.AckWait,
+		// Every item must be checked eventually: redeliver without
+		// limit. A job whose items keep failing is ended by cancelling
+		// it, which purges them.
+		MaxDeliver:    -1,
+		MaxAckPending: -1,
+	})
+	if err != nil {
+		return fmt.Errorf("creating consumer %s: %w", WorkConsumer, err)
+	}
+	results, err := q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        ResultStream,
+		Description: "mcpredict results of work items",
+		Subjects:    []string{ResultSubject + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     q.storage,
+		// Deduplicates a result republished by a worker whose publish
+		// acknowledgement was lost; the store deduplicates the rest.
+		Duplicates: 2 * time.Minute,
+	})
+	if err != nil {
+		return fmt.Errorf("creating stream %s: %w", ResultStream, err)
+	}
+	_, err = results.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       ResultConsumer,
+		Description:   "the mcpredict server",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       30 * time.Second,
+		MaxDeliver:    -1,
+		MaxAckPending: 1000,
+	})
+	if err != nil {
+		return fmt.Errorf("creating consumer %s: %w", ResultConsumer, err)
+	}
+	q.mu.Lock()
+	q.work, q.results = work, results
+	if q.renewed != nil {
+		close(q.renewed)
+	}
+	q.renewed = make(chan struct{})
+	q.mu.Unlock()
+	return nil
+}
+
+func (q *Queue) streams() (work, results jetstream.Stream) {
+	work, results, _ = q.streamsRenewed()
+	return work, results
+}
+
+// streamsRenewed also returns the channel closed when the streams are
+// created again.
+func (q *Queue) streamsRenewed() (work, results jetstream.Stream, renewed <-chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.work, q.results, q.renewed
+}
+
+// Check tells whether JetStream answers and the streams exist, creating
+// them again if they were lost (a NATS server restarted without its
+// storage).
+func (q *Queue) Check(ctx context.Context) error {
+	if !q.nc.IsConnected() {
+		return fmt.Errorf("NATS: %s", q.nc.Status())
+	}
+	work, results := q.streams()
+	_, err := work.Info(ctx)
+	if err == nil {
+		_, err = results.Info(ctx)
+	}
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		q.log.Warn("JetStream streams lost; creating them again")
+		err = q.ensure(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("JetStream: %w", err)
+	}
+	return nil
+}
+
+// Backlog returns the number of messages of a job in the two streams: its
+// items not yet acked by a worker and its results not yet consumed. A job
+// with results missing and no backlog has lost its items.
+func (q *Queue) Backlog(ctx context.Context, job string) (int, error) {
+	work, results := q.streams()
+	n := 0
+	for _, s := range []struct {
+		st      jetstream.Stream
+		subject string
+	}{{work, WorkSubject + job}, {results, ResultSubject + job}} {
+		info, err := s.st.Info(ctx, jetstream.WithSubjectFilter(s.subject))
+		if err != nil {
+			return 0, fmt.Errorf("backlog of job %s: %w", job, err)
+		}
+		for _, c := range info.State.Subjects {
+			n += int(c)
+		}
+	}
+	return n, nil
+}
+
+// WorkState describes the work consumer: items not yet delivered, items
+// delivered and not yet acked, and pull requests of idle workers.
+type WorkState struct {
+	Pending, AckPending, Waiting int
+}
+
+// State returns the state of the work consumer.
+func (q *Queue) State(ctx context.Context) (WorkState, error) {
+	work, _ := q.streams()
+	cons, err := work.Consumer(ctx, WorkConsumer)
+	if err != nil {
+		return WorkState{}, fmt.Errorf("work consumer: %w", err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return WorkState{}, fmt.Errorf("work consumer: %w", err)
+	}
+	return WorkState{Pending: int(info.NumPending), AckPending: info.NumAckPending, Waiting: info.NumWaiting}, nil
 }
 
 // retry calls fn until it succeeds or ctx ends, waiting a little between
@@ -269,7 +360,8 @@ func (q *Queue) Publish(ctx context.Context, it *work.Item, epoch string) error 
 // checked still produce results, which the server drops or stores
 // idempotently.
 func (q *Queue) PurgeJob(ctx context.Context, job string) error {
-	if err := q.work.Purge(ctx, jetstream.WithPurgeSubject(WorkSubject+job)); err != nil {
+	work, _ := q.streams()
+	if err := work.Purge(ctx, jetstream.WithPurgeSubject(WorkSubject+job)); err != nil {
 		return fmt.Errorf("purging items of job %s: %w", job, err)
 	}
 	return nil
@@ -278,7 +370,8 @@ func (q *Queue) PurgeJob(ctx context.Context, job string) error {
 // Pending returns the number of items in the work stream (queued or being
 // checked).
 func (q *Queue) Pending(ctx context.Context) (int, error) {
-	info, err := q.work.Info(ctx)
+	work, _ := q.streams()
+	info, err := work.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("work stream info: %w", err)
 	}
@@ -287,13 +380,11 @@ func (q *Queue) Pending(ctx context.Context) (int, error) {
 
 // ConsumeResults calls fn for every result until ctx ends. A result is acked
 // once fn returns nil; when fn fails the result is redelivered a little later.
-// Undecodable results are logged and dropped.
+// Undecodable results are logged and dropped. Losing the consumer (a NATS
+// server restarted without its storage) starts consuming again once Check
+// has created it again.
 func (q *Queue) ConsumeResults(ctx context.Context, fn func(context.Context, work.Result) error) error {
-	cons, err := q.results.Consumer(ctx, ResultConsumer)
-	if err != nil {
-		return fmt.Errorf("results consumer: %w", err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
+	handle := func(m jetstream.Msg) {
 		var r work.Result
 		if err := work.Decode(m.Data(), &r); err != nil {
 			q.log.Error("dropping undecodable result", "subject", m.Subject(), "err", err)
@@ -309,16 +400,43 @@ func (q *Queue) ConsumeResults(ctx context.Context, fn func(context.Context, wor
 			// Redelivered later and stored again: harmless.
 			q.log.Warn("acking result", "job", r.Job, "task", r.Task, "err", err)
 		}
-	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		if !errors.Is(err, jetstream.ErrNoHeartbeat) {
-			q.log.Debug("results consumer", "err", err)
-		}
-	}))
-	if err != nil {
-		return fmt.Errorf("consuming results: %w", err)
 	}
-	<-ctx.Done()
-	cc.Drain()
-	<-cc.Closed()
+	for ctx.Err() == nil {
+		_, results, renewed := q.streamsRenewed()
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cons, err := results.Consumer(actx, ResultConsumer)
+		cancel()
+		if err != nil {
+			q.log.Debug("results consumer", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		lost := make(chan struct{})
+		var once sync.Once
+		cc, err := cons.Consume(handle, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+				once.Do(func() { close(lost) })
+			}
+			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+				q.log.Debug("results consumer", "err", err)
+			}
+		}))
+		if err != nil {
+			return fmt.Errorf("consuming results: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			cc.Drain()
+		case <-lost:
+			q.log.Warn("results consumer lost; consuming again")
+			cc.Stop()
+		case <-renewed:
+			cc.Stop()
+		}
+		<-cc.Closed()
+	}
 	return nil
 }

@@ -100,17 +100,36 @@ CREATE TABLE IF NOT EXISTS reports (
 	job    TEXT PRIMARY KEY,
 	report BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS probe (
+	id INTEGER PRIMARY KEY,
+	at INTEGER NOT NULL
+);
 `
+
+// Options configure OpenOptions.
+type Options struct {
+	// BusyTimeout is how long a write waits for a lock held by another
+	// connection before it fails (default 10s).
+	BusyTimeout time.Duration
+}
 
 // Open opens (creating if needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenOptions(ctx, path, Options{})
+}
+
+// OpenOptions opens (creating if needed) the database at path.
+func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
 	// WAL keeps readers off the writer's back and survives a kill -9 of
 	// the process; synchronous=NORMAL is durable against process crashes,
 	// which is what a restart test and a container restart need.
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(ON)")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
@@ -124,6 +143,18 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("opening job store %s: %w", path, err)
 	}
 	return &Store{db: db}, nil
+}
+
+// Probe writes to the database, to tell whether writes succeed: reads may
+// work while writes fail (a full or read-only disk, a lock held by another
+// process).
+func (s *Store) Probe(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`, time.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("writing to the job store: %w", err)
+	}
+	return nil
 }
 
 // Close closes the database.
