@@ -241,6 +241,9 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if _, err := predict.Plan(m, opts); err != nil {
 		return store.Job{}, inputError(err)
 	}
+	if _, err := extraAnalyses(jo, opts); err != nil {
+		return store.Job{}, inputError(err)
+	}
 	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}
 	if err := s.st.CreateJob(ctx, &j); err != nil {
 		return store.Job{}, err

@@ -22,6 +22,10 @@ type JobOptions struct {
 	Semantics    string   `json:"semantics,omitempty"` // precise or paper; "" = the server's
 	NoBoundaries bool     `json:"no_boundaries,omitempty"`
 	Lenient      bool     `json:"lenient,omitempty"`
+	// Analysis lists the analyses (comma-separated names or all; "" = the
+	// default, analysis/all.Default). McPatom's models are always checked
+	// by the service; the others run when the job completes.
+	Analysis string `json:"analysis,omitempty"`
 }
 
 // Resolver turns a job's options into the options of its run. It returns a
@@ -49,6 +53,7 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 	o.Patterns = list("patterns")
 	o.UserPatterns = q["pattern"] // a pattern contains spaces, never commas: not split
 	o.Engine = q.Get("engine")
+	o.Analysis = strings.Join(list("analysis"), ",")
 	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient} {
 		if v := q.Get(key); v != "" {
 			b, err := strconv.ParseBool(v)

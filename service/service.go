@@ -105,6 +105,7 @@ type activeJob struct {
 	model   *tracemodel.Model // nil until loaded
 	opts    predict.Options
 	tasks   []predict.Task
+	jobOpts JobOptions // as stored
 	loadErr error
 	final   bool // being or already finished: later results are ignored
 }
@@ -259,6 +260,7 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 		if err != nil {
 			return err
 		}
+		aj.jobOpts = jo
 		if aj.model == nil {
 			if aj.model, err = parseStored(ctx, j.TracePath, j.Name, s.traceOptions(jo.Lenient)); err != nil {
 				return err
@@ -479,6 +481,10 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 	}
 	var rep *bugs.Report
 	if err := guard(func() error { rep = predict.Assemble(m, opts, results); return nil }); err != nil {
+		s.end(aj, store.Failed, err.Error())
+		return nil
+	}
+	if err := guard(func() error { return withAnalyses(ctx, m, aj.jobOpts, opts, &rep) }); err != nil {
 		s.end(aj, store.Failed, err.Error())
 		return nil
 	}

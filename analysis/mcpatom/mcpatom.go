@@ -47,3 +47,16 @@ func New(opts predict.Options) *analysis.Analyzer {
 		},
 	}
 }
+
+// FromReport returns the McPatom analyzer whose report was already made
+// (by the service, which checks McPatom's models as separate work items
+// and assembles them with predict.Assemble): Run hands rep over as is.
+func FromReport(rep *bugs.Report) *analysis.Analyzer {
+	a := New(predict.Options{})
+	a.Run = func(_ context.Context, pass *analysis.Pass) error {
+		pass.SetReport(rep)
+		pass.Summarize("%d models, %d claims", rep.Stats.Models, rep.Stats.Claims)
+		return nil
+	}
+	return a
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpredict/mcpredict/analysis/mcpatom"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/service/batch"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -95,4 +96,15 @@ func cmdAnalyses(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return fail(stderr, "analyses", err)
 	}
 	return exitOK
+}
+
+// localChecker checks a batch's traces here with the selected analyses.
+func (a *analysisFlags) localChecker(opts predict.Options, topts tracemodel.Options) batch.Checker {
+	return func(ctx context.Context, path string) (*bugs.Report, error) {
+		m, err := tracemodel.Open(ctx, path, topts)
+		if err != nil {
+			return nil, err
+		}
+		return a.run(ctx, m, opts)
+	}
 }

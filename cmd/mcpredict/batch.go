@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/batch"
@@ -55,6 +56,8 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often to poll the server for a job's state")
 	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
 	quiet := fs.Bool("q", false, "no progress lines")
+	var af analysisFlags
+	af.register(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -77,7 +80,13 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		extra[f] = r
 	}
+	if _, err := af.selected(predict.Options{}); err != nil {
+		return fail(stderr, "batch", err)
+	}
 	jo := cf.jobOptions()
+	if flagSet(fs, "analysis") {
+		jo.Analysis = af.list
+	}
 	if !flagSet(fs, "engine") {
 		jo.Engine = "" // the server's default, not this command's
 	}
@@ -99,7 +108,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err != nil {
 			return fail(stderr, "batch", err)
 		}
-		cfg.Check = batch.Local(opts, cf.traceOptions())
+		cfg.Check = af.localChecker(opts, cf.traceOptions())
 	}
 	sum, err := batch.Run(ctx, cfg)
 	if sum == nil {
