@@ -54,8 +54,8 @@ func (e Expectation) String() string {
 
 // Access is one role:Action@marker of an expectation.
 type Access struct {
-	Role   string // local or remote
-	Action string // Read or Write
+	Role   string // local or remote; held or acquire (deadlocks)
+	Action string // Read or Write; Lock, RdLock or WrLock (deadlocks)
 	Marker string // "" for any line
 	Line   int    // the marker's line; 0 for any line
 }
@@ -75,7 +75,10 @@ var (
 	// character (an e-mail address is not a marker).
 	markerRE  = regexp.MustCompile(`(?:^|[^\w.])@([a-z][a-z0-9-]*)`)
 	patternRE = regexp.MustCompile(`^[A-Z][A-Za-z]*[0-9]+$`)
-	accessRE  = regexp.MustCompile(`^(local|remote):(Read|Write)(?:@([a-z][a-z0-9-]*))?$`)
+	// Roles: local and remote for atomicity violations, held and acquire
+	// for deadlocks (the acquisition of a lock held, and the acquisition
+	// that blocks).
+	accessRE = regexp.MustCompile(`^(local|remote|held|acquire):(Read|Write|Lock|RdLock|WrLock)(?:@([a-z][a-z0-9-]*))?$`)
 )
 
 // Load parses every *.c file of dir, in name order.
