@@ -50,8 +50,10 @@ type AnalysisRun struct {
 	// Bugs counts its bugs (before baseline and suppressions).
 	Bugs int `json:"bugs"`
 	// Summary is a one-line account of its work (sizes, limits reached).
-	Summary string        `json:"summary,omitempty"`
-	Elapsed time.Duration `json:"elapsed_ns"`
+	Summary string `json:"summary,omitempty"`
+	// Elapsed is its wall time (not in JSON, which stays the same across
+	// runs and drivers but for Stats.Elapsed).
+	Elapsed time.Duration `json:"-"`
 }
 
 // FindingKind is a kind of finding of an analysis: its id (a bug's
