@@ -11,6 +11,17 @@ import (
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
+// jobAnalysis fills in the server's default list of analyses.
+func (s *Server) jobAnalysis(jo JobOptions) JobOptions {
+	if jo.Analysis == "" {
+		jo.Analysis = s.cfg.Analysis
+	}
+	if jo.Analysis == "" {
+		jo.Analysis = mcpatom.Name
+	}
+	return jo
+}
+
 // extraAnalyses returns the analyses of a job besides McPatom (whose models
 // the service checks as work items); an unknown name is a
 // *predict.UsageError.

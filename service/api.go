@@ -241,7 +241,7 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if _, err := predict.Plan(m, opts); err != nil {
 		return store.Job{}, inputError(err)
 	}
-	if _, err := extraAnalyses(jo, opts); err != nil {
+	if _, err := extraAnalyses(s.jobAnalysis(jo), opts); err != nil {
 		return store.Job{}, inputError(err)
 	}
 	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}

@@ -23,8 +23,8 @@ type JobOptions struct {
 	NoBoundaries bool     `json:"no_boundaries,omitempty"`
 	Lenient      bool     `json:"lenient,omitempty"`
 	// Analysis lists the analyses (comma-separated names or all; "" = the
-	// default, analysis/all.Default). McPatom's models are always checked
-	// by the service; the others run when the job completes.
+	// server's default, Config.Analysis). McPatom's models are always
+	// checked by the service; the others run when the job completes.
 	Analysis string `json:"analysis,omitempty"`
 }
 

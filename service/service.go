@@ -50,6 +50,10 @@ type Config struct {
 	DataDir string
 	// Resolve turns a job's options into run options (required).
 	Resolve Resolver
+	// Analysis is the list of analyses of a job that names none
+	// (JobOptions.Analysis); "" = McPatom alone. `mcpredict serve` sets the
+	// default of `mcpredict run` (analysis/all.Default).
+	Analysis string
 	// Formats are the report formats by name; "json" is always available.
 	Formats map[string]Renderer
 	// Token, if set, is the bearer token every /v1 request must carry.
@@ -484,7 +488,7 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 		s.end(aj, store.Failed, err.Error())
 		return nil
 	}
-	if err := guard(func() error { return withAnalyses(ctx, m, aj.jobOpts, opts, &rep) }); err != nil {
+	if err := guard(func() error { return withAnalyses(ctx, m, s.jobAnalysis(aj.jobOpts), opts, &rep) }); err != nil {
 		s.end(aj, store.Failed, err.Error())
 		return nil
 	}
