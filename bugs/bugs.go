@@ -37,6 +37,9 @@ type Access struct {
 	// Essential marks, in a violation's accesses, those that identify its
 	// bug (see essential): their locations are the bug's.
 	Essential bool `json:"essential,omitempty"`
+	// Object names the lock or variable of the event in findings of other
+	// analyses than McPatom (whose accesses are all on Violation.Var).
+	Object string `json:"object,omitempty"`
 }
 
 // Location returns "file:line" or "?".
@@ -59,6 +62,23 @@ type Violation struct {
 	Interleaving []Access `json:"interleaving"`
 	Engine       string   `json:"engine"` // "spin" or "native"
 	BugID        string   `json:"bug_id"`
+
+	// The fields below are those of findings of other analyses than McPatom
+	// (package analysis); a McPatom violation leaves them empty.
+
+	// Analysis names the analysis that found it ("" for McPatom).
+	Analysis string `json:"analysis,omitempty"`
+	// Threads are all the threads of a finding that involves any number of
+	// them (a deadlock cycle), in order; Local and Remote are its first two.
+	Threads []tracemodel.ThreadRef `json:"threads,omitempty"`
+	// Objects are the variables or locks of the finding (a deadlock's
+	// locks, in cycle order); Var joins them.
+	Objects []string `json:"objects,omitempty"`
+	// Message is a one-line description of the finding.
+	Message string `json:"message,omitempty"`
+	// Occurred is set when the finding happened in the recorded run (a
+	// deadlock the recording ended in), not only predicted.
+	Occurred bool `json:"occurred,omitempty"`
 }
 
 // essentialAccesses returns the accesses marked Essential (all of them in a
@@ -271,6 +291,30 @@ func bugID(pat ltl.Pattern, as []Access) string {
 	return "AV-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
+// FindingID is the stable id of a finding of another analysis than
+// McPatom: prefix, "-", and a hash of its kind and its distinct source
+// locations (role, action, file, line), so that it is independent of trace
+// line numbers, thread handles and addresses, and of the order in which
+// the locations are given.
+func FindingID(prefix, kind string, locs []Location) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", kind)
+	keys := make([]string, 0, len(locs))
+	for _, l := range locs {
+		keys = append(keys, l.key())
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
+			fmt.Fprintf(h, "%s\n", k)
+		}
+	}
+	return prefix + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// LocationsOf returns the locations of accesses (not deduplicated).
+func LocationsOf(as []Access) []Location { return locationAccesses(as) }
+
 // Bug is a group of violations with the same pattern and source locations.
 type Bug struct {
 	ID          string     `json:"id"`
@@ -287,6 +331,10 @@ type Bug struct {
 	// Confirmed is set when Spin confirmed the bug: it found the pattern
 	// in a model the bug has an instance in (README, "--confirm").
 	Confirmed bool `json:"confirmed,omitempty"`
+	// Analysis names the analysis that found it ("" for McPatom).
+	Analysis string `json:"analysis,omitempty"`
+	// Occurred is set when an instance happened in the recorded run.
+	Occurred bool `json:"occurred,omitempty"`
 }
 
 // Dedupe groups violations into bugs, ordered by pattern and first location.
@@ -297,17 +345,25 @@ func Dedupe(vs []Violation) []Bug {
 	for i, v := range vs {
 		b := byID[v.BugID]
 		if b == nil {
-			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(locationAccesses(v.essentialAccesses()))}
+			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(locationAccesses(v.essentialAccesses())),
+				Analysis: v.Analysis}
 			byID[v.BugID] = b
 			order = append(order, v.BugID)
 		}
 		b.Count++
 		b.Instances = append(b.Instances, i)
+		b.Occurred = b.Occurred || v.Occurred
 		if b.Count > 1 {
 			b.Locations = locations(append(b.Locations, locationAccesses(v.essentialAccesses())...))
 		}
-		if !contains(b.Vars, v.Var) {
-			b.Vars = append(b.Vars, v.Var)
+		objs := v.Objects
+		if len(objs) == 0 {
+			objs = []string{v.Var}
+		}
+		for _, o := range objs {
+			if !contains(b.Vars, o) {
+				b.Vars = append(b.Vars, o)
+			}
 		}
 	}
 	out := make([]Bug, 0, len(order))

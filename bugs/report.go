@@ -35,6 +35,44 @@ type Report struct {
 	// Incomplete is set when the run was interrupted: only some models
 	// were checked (Stats.Models counts those).
 	Incomplete bool `json:"incomplete,omitempty"`
+	// Analyses are the analyses that ran (package analysis), in order; a
+	// report made by McPatom alone (predict.Run) has none.
+	Analyses []AnalysisRun `json:"analyses,omitempty"`
+}
+
+// AnalysisRun describes one analysis of a run and what it found.
+type AnalysisRun struct {
+	Name  string `json:"name"`
+	Doc   string `json:"doc"`             // one line
+	Paper string `json:"paper,omitempty"` // where the method comes from
+	// Kinds are the kinds of findings it can report (SARIF rules).
+	Kinds []FindingKind `json:"kinds,omitempty"`
+	// Bugs counts its bugs (before baseline and suppressions).
+	Bugs int `json:"bugs"`
+	// Summary is a one-line account of its work (sizes, limits reached).
+	Summary string `json:"summary,omitempty"`
+	// Elapsed is its wall time (not in JSON, which stays the same across
+	// runs and drivers but for Stats.Elapsed).
+	Elapsed time.Duration `json:"-"`
+}
+
+// FindingKind is a kind of finding of an analysis: its id (a bug's
+// Pattern), name and explanation.
+type FindingKind struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Help string `json:"help"`
+}
+
+// AnalysisOf returns the description of the analysis named name, nil if
+// the report has none.
+func (r *Report) AnalysisOf(name string) *AnalysisRun {
+	for i := range r.Analyses {
+		if r.Analyses[i].Name == name {
+			return &r.Analyses[i]
+		}
+	}
+	return nil
 }
 
 // Undecided is a model whose claims could not be decided.
@@ -169,6 +207,10 @@ func WriteTextOptions(w io.Writer, r *Report, o TextOptions) error {
 }
 
 func writeTextBug(ew *errWriter, st func(style, string) string, r *Report, b Bug) {
+	if v := r.Violations[b.Instances[0]]; len(v.Threads) > 0 {
+		writeTextFinding(ew, st, b, v)
+		return
+	}
 	ew.printf("  %s  %s on %s", st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
 	confirmed := ""
 	if b.Confirmed {
@@ -213,6 +255,41 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *Report, b Bug
 			ew.printf("    %s\n", styled)
 		} else {
 			ew.printf("    %s%s\n", strings.Repeat(" ", width), styled)
+		}
+	}
+}
+
+// writeTextFinding writes a bug of an analysis whose findings involve any
+// number of threads (a deadlock cycle): its message, then each thread's
+// events, in the order of Threads.
+func writeTextFinding(ew *errWriter, st func(style, string) string, b Bug, v Violation) {
+	ew.printf("  %s  %s on %s", st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
+	n := fmt.Sprintf("%d instances", b.Count)
+	if b.Count == 1 {
+		n = "1 instance"
+	}
+	if b.Occurred {
+		n += ", occurred in the recorded run"
+	}
+	ew.printf(" (%s)\n", n)
+	if v.Message != "" {
+		ew.printf("    %s\n", v.Message)
+	}
+	width := 0
+	for _, a := range v.Accesses {
+		width = max(width, len(a.Role))
+	}
+	for _, t := range v.Threads {
+		ew.printf("    %s\n", st(styleThread, "thread "+t.Handle))
+		for _, a := range v.Accesses {
+			if a.Thread != t.ID {
+				continue
+			}
+			rest := " " + a.Location()
+			if a.Func != "" {
+				rest += " " + a.Func + "()"
+			}
+			ew.printf("      %-*s %s %s%s\n", width, a.Role, st(actionStyle(a.Action), a.Action), a.Object, rest)
 		}
 	}
 }
@@ -278,8 +355,22 @@ func writeTextSummary(ew *errWriter, r *Report, active int) {
 	if r.Baseline != "" {
 		newWord = "new "
 	}
+	for _, a := range r.Analyses {
+		if a.Name == "mcpatom" {
+			continue
+		}
+		ew.printf("%s: %d %s", a.Name, a.Bugs, plural(a.Bugs, "bug", "bugs"))
+		if a.Summary != "" {
+			ew.printf(" (%s)", a.Summary)
+		}
+		ew.printf("\n")
+	}
+	what := "atomicity violation"
+	if len(r.Analyses) > 0 && r.AnalysisOf("mcpatom") == nil {
+		what = "bug"
+	}
 	if active == 0 {
-		ew.printf("no %satomicity violation predicted", newWord)
+		ew.printf("no %s%s predicted", newWord, what)
 	} else {
 		instances := 0
 		for _, b := range r.Active() {

@@ -36,6 +36,9 @@ type htmlBug struct {
 	Marker    string // id of the diagram's arrowhead marker
 	Snippets  []snippet
 	Instances []htmlInstance
+	// Finding is set for a bug of another analysis than McPatom (a
+	// deadlock): a table of its sites instead of the swimlane diagram.
+	Finding *bugs.Violation
 }
 
 type htmlInstance struct {
@@ -92,6 +95,17 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 			Example:  v,
 			Diagram:  layoutSwimlane(v),
 			Marker:   fmt.Sprintf("arrow-%d", i+1),
+		}
+		if isFinding(b) {
+			hb.Finding = &hb.Example
+			hb.Source, hb.Help = "", ""
+			if a := r.AnalysisOf(b.Analysis); a != nil {
+				for _, k := range a.Kinds {
+					if k.ID == b.Pattern {
+						hb.Help = k.Help
+					}
+				}
+			}
 		}
 		helpShown[b.Pattern] = true
 		for _, l := range b.Locations {

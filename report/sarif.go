@@ -85,10 +85,35 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 		addRule(id)
 	}
 	for _, b := range r.Bugs {
+		if isFinding(b) {
+			continue
+		}
 		addRule(b.Pattern)
+	}
+	// Other analyses: one rule per analysis and kind, "deadlock/DL".
+	for _, a := range r.Analyses {
+		for _, k := range a.Kinds {
+			if a.Name == "mcpatom" {
+				continue
+			}
+			id := a.Name + "/" + k.ID
+			if _, ok := ruleIndex[id]; !ok {
+				ruleIndex[id] = len(driver.Rules)
+				driver.Rules = append(driver.Rules, findingRule(a, k))
+			}
+		}
 	}
 
 	for _, b := range r.Bugs {
+		if isFinding(b) {
+			id := b.Analysis + "/" + b.Pattern
+			if _, ok := ruleIndex[id]; !ok {
+				ruleIndex[id] = len(driver.Rules)
+				driver.Rules = append(driver.Rules, findingRule(bugs.AnalysisRun{Name: b.Analysis}, bugs.FindingKind{ID: b.Pattern, Name: b.PatternName}))
+			}
+			run.AddResult(findingResult(r, b, id, ruleIndex[id]))
+			continue
+		}
 		run.AddResult(sarifResult(r, b, ruleIndex[b.Pattern]))
 	}
 

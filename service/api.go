@@ -263,6 +263,9 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if _, err := predict.Plan(m, opts); err != nil {
 		return store.Job{}, inputError(err)
 	}
+	if _, err := extraAnalyses(s.jobAnalysis(jo), opts); err != nil {
+		return store.Job{}, inputError(err)
+	}
 	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}
 	// Active before it is in the store, so that the supervisor does not
 	// adopt it too.

@@ -27,6 +27,10 @@ type JobOptions struct {
 	// InputFormat is the trace format (csv or a plugin's); "" = detected.
 	// A submitted job stores the format its trace was read in.
 	InputFormat string `json:"input_format,omitempty"`
+	// Analysis lists the analyses (comma-separated names or all; "" = the
+	// server's default, Config.Analysis). McPatom's models are always
+	// checked by the service; the others run when the job completes.
+	Analysis string `json:"analysis,omitempty"`
 }
 
 // Resolver turns a job's options into the options of its run. It returns a
@@ -57,6 +61,7 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 	o.ExcludeVars = list("exclude_vars")
 	o.Confirm = q.Get("confirm")
 	o.InputFormat = q.Get("input_format")
+	o.Analysis = strings.Join(list("analysis"), ",")
 	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient} {
 		if v := q.Get(key); v != "" {
 			b, err := strconv.ParseBool(v)

@@ -53,6 +53,10 @@ type Config struct {
 	DataDir string
 	// Resolve turns a job's options into run options (required).
 	Resolve Resolver
+	// Analysis is the list of analyses of a job that names none
+	// (JobOptions.Analysis); "" = McPatom alone. `mcpredict serve` sets the
+	// default of `mcpredict run` (analysis/all.Default).
+	Analysis string
 	// Formats are the report formats by name; "json" is always available.
 	Formats map[string]Renderer
 	// OpenTrace, if set, parses a stored trace in the named format ("":
@@ -126,6 +130,7 @@ type activeJob struct {
 	model   *tracemodel.Model // nil until loaded
 	opts    predict.Options
 	tasks   []predict.Task
+	jobOpts JobOptions // as stored
 	loadErr error
 	final   bool // being or already finished: later results are ignored
 
@@ -376,6 +381,7 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 		if err != nil {
 			return err
 		}
+		aj.jobOpts = jo
 		if aj.model == nil {
 			if aj.model, _, err = s.parseStored(ctx, j.TracePath, j.Name, jo.InputFormat, s.traceOptions(jo.Lenient)); err != nil {
 				return err
@@ -645,6 +651,10 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 	var rep *bugs.Report
 	if err := guard(func() error { rep = predict.Assemble(m, opts, results); return nil }); err != nil {
 		_, _ = s.end(aj, store.Failed, err.Error()) // retried by the supervisor
+		return nil
+	}
+	if err := guard(func() error { return withAnalyses(ctx, m, s.jobAnalysis(aj.jobOpts), opts, &rep) }); err != nil {
+		s.end(aj, store.Failed, err.Error())
 		return nil
 	}
 	if !j.Started.IsZero() {

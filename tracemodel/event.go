@@ -33,6 +33,12 @@ const (
 	Exit
 	Begin
 	End
+	// Blocked is an acquisition that never completed: the thread was
+	// blocked in it when the recording ended (a deadlock or a hang). Its
+	// object is the lock, its optional second field the acquisition that
+	// blocked (Lock, RdLock or WrLock; default Lock, kept in Obj2 as a
+	// Kind). It is the thread's last event and changes no lock state.
+	Blocked
 	numKinds
 )
 
@@ -42,6 +48,7 @@ var kindNames = [numKinds]string{
 	Signal: "Signal", Broadcast: "Broadcast", Wait: "Wait", BarrierWait: "BarrierWait",
 	Create: "Create", Join: "Join", SemPost: "SemPost", SemWait: "SemWait",
 	Alloc: "Alloc", Free: "Free", Enter: "Enter", Exit: "Exit", Begin: "Begin", End: "End",
+	Blocked: "Blocked",
 }
 
 func (k Kind) String() string {
@@ -92,7 +99,7 @@ func (k Kind) IsAccess() bool { return k == Read || k == Write }
 func (k Kind) IsSync() bool {
 	switch k {
 	case Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait,
-		BarrierWait, SemPost, SemWait:
+		BarrierWait, SemPost, SemWait, Blocked:
 		return true
 	}
 	return false
@@ -117,7 +124,7 @@ type Event struct {
 	// Model.Vars), for Create and Join the model id of the other thread,
 	// otherwise the object id (index into Model.Objects).
 	Obj  int32
-	Obj2 int32 // the mutex of a Wait (object id), 0 if none
+	Obj2 int32 // the mutex of a Wait (object id), 0 if none; for Blocked, the Kind of the acquisition
 	Loc  int32 // index into Model.Locs; 0 = unknown
 	Func int32 // object id of the innermost function entered (Enter/Exit), 0 = unknown
 	Pos  int32 // 1-based position of the event in its thread

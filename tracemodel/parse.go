@@ -205,6 +205,9 @@ type tstate struct {
 	funcs    []int32 // Enter/Exit stack
 	waitFor  int32   // mutex a Wait must release next (see lockState.suspended), 0 if none
 	seen     bool    // has had an event of its own
+	// blockedAt is the trace line of the thread's Blocked event, 0 if none:
+	// a blocked thread has no later event.
+	blockedAt int
 }
 
 type lockState struct {
@@ -420,13 +423,22 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 	}
 	kind, ok := parseKindBytes(f[3])
 	if !ok {
-		return fmt.Sprintf("unknown action %q (want one of Read, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End)", f[3])
+		return fmt.Sprintf("unknown action %q (want one of Read, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End, Blocked)", f[3])
 	}
-	if len(f) > 6 || (len(f) == 6 && kind != Wait) {
-		return fmt.Sprintf("too many fields for %s: want %d", kind, 5+boolInt(kind == Wait))
+	twoObjects := kind == Wait || kind == Blocked
+	if len(f) > 6 || (len(f) == 6 && !twoObjects) {
+		return fmt.Sprintf("too many fields for %s: want %d", kind, 5+boolInt(twoObjects))
 	}
 	if len(f) == 6 && len(f[5]) == 0 {
-		return "empty mutex field of Wait"
+		return fmt.Sprintf("empty second object field of %s", kind)
+	}
+	blockedKind := Lock
+	if kind == Blocked && len(f) == 6 {
+		k, ok := parseKindBytes(f[5])
+		if !ok || (k != Lock && k != RdLock && k != WrLock) {
+			return fmt.Sprintf("Blocked: the blocked acquisition %q is not Lock, RdLock or WrLock", f[5])
+		}
+		blockedKind = k
 	}
 	file, lineNo, msg := parseLoc(f[2])
 	if msg != "" {
@@ -440,6 +452,9 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 		ts = b.threads[tid-1]
 		if ts.joinedAt != 0 {
 			return fmt.Sprintf("event of thread %s after it was joined at line %d", f[0], ts.joinedAt)
+		}
+		if ts.blockedAt != 0 {
+			return fmt.Sprintf("event of thread %s after it blocked for good at line %d (Blocked is a thread's last event)", f[0], ts.blockedAt)
 		}
 	}
 	objName := f[4]
@@ -535,9 +550,12 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 				ev.Obj2 = b.obj(f[5])
 				b.markSync(ev.Obj2)
 			}
+		case Blocked:
+			ev.Obj2 = int32(blockedKind)
+			ts.blockedAt = n
 		}
 		if kind.IsSync() && kind != Signal && kind != Broadcast && kind != SemPost &&
-			kind != SemWait && kind != BarrierWait {
+			kind != SemWait && kind != BarrierWait && kind != Blocked {
 			b.applyLock(kind, tid, pos, n, ev.Obj, ev.Obj2)
 		}
 	}

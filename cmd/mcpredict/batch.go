@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/batch"
@@ -60,6 +61,8 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	quiet := fs.Bool("q", false, "no progress lines")
 	var inf inputFlags // trace formats (formats.go)
 	inf.register(fs)
+	var af analysisFlags
+	af.register(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -82,8 +85,14 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		extra[f] = r
 	}
+	if _, err := af.selected(predict.Options{}); err != nil {
+		return fail(stderr, "batch", err)
+	}
 	jo := cf.jobOptions()
 	jo.InputFormat = inf.format
+	if flagSet(fs, "analysis") {
+		jo.Analysis = af.list
+	}
 	if !flagSet(fs, "engine") {
 		jo.Engine = "" // the server's default, not this command's
 	}
@@ -108,7 +117,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		plugins := inf.host(stderr, "batch")
 		defer plugins.Close()
 		topts := cf.traceOptions()
-		cfg.Check = batch.LocalOpen(opts, func(ctx context.Context, path string) (*tracemodel.Model, error) {
+		cfg.Check = af.localChecker(opts, func(ctx context.Context, path string) (*tracemodel.Model, error) {
 			m, _, err := plugins.Open(ctx, path, inf.format, topts)
 			return m, err
 		})

@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"run":      {"predict atomicity violations in a trace", cmdRun},
 		"model":    {"print the Promela model of one (variable, thread pair)", cmdModel},
 		"patterns": {"list the atomicity-violation patterns and their LTL", cmdPatterns},
+		"analyses": {"list the analyses of run --analysis (McPatom, deadlock, ...)", cmdAnalyses},
 		"batch":    {"check many traces: a report each, a summary, resumable, compared with a previous batch", cmdBatch},
 		"serve":    {"run the prediction service (HTTP API, job store, local pool or NATS workers)", cmdServe},
 		"worker":   {"check models from the service's NATS JetStream work queue", cmdWorker},

@@ -290,6 +290,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	of.register(fs)
 	var inf inputFlags // trace format (formats.go)
 	inf.register(fs)
+	var af analysisFlags
+	af.register(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -297,6 +299,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "mcpredict run: want exactly one TRACE argument (see mcpredict run -h)")
 		return exitUsage
+	}
+	if _, err := af.selected(predict.Options{}); err != nil {
+		return fail(stderr, "run", err)
+	}
+	if !af.withMCPatom() {
+		cf.engine, cf.noCache = string(predict.EngineNative), true // no Spin, no verdict cache needed
 	}
 	filt, err := of.load()
 	if err != nil {
@@ -313,7 +321,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var endProgress func()
 	opts.Progress, endProgress = of.progress(stderr)
-	rep, err := predict.Run(ctx, m, opts)
+	rep, err := af.run(ctx, m, opts)
 	endProgress()
 	if err != nil && (rep == nil || !rep.Incomplete) {
 		return fail(stderr, "run", err)

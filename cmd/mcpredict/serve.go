@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpredict/mcpredict/analysis/all"
 	"io"
 	"log/slog"
 	"net"
@@ -132,7 +133,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg := service.Config{
 		OpenTrace: openTrace,
-		DataDir:   *data, Resolve: resolve, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
+		DataDir:   *data, Resolve: resolve, Analysis: all.Default, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
 		MaxUpload: *maxUpload << 20, BodyIdleTimeout: *bodyIdle, MaxTraceBytes: cf.maxTraceBytes, AllowPaths: allow, Workers: base.Jobs, Log: log,
 		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}

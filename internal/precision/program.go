@@ -54,8 +54,8 @@ func (e Expectation) String() string {
 
 // Access is one role:Action@marker of an expectation.
 type Access struct {
-	Role   string // local or remote
-	Action string // Read or Write
+	Role   string // local or remote; held or acquire (deadlocks)
+	Action string // Read or Write; Lock, RdLock or WrLock (deadlocks)
 	Marker string // "" for any line
 	Line   int    // the marker's line; 0 for any line
 }
@@ -74,8 +74,11 @@ var (
 	// markerRE finds "@name" markers; the '@' must not follow a word
 	// character (an e-mail address is not a marker).
 	markerRE  = regexp.MustCompile(`(?:^|[^\w.])@([a-z][a-z0-9-]*)`)
-	patternRE = regexp.MustCompile(`^[A-Z][A-Za-z]*[0-9]+$`)
-	accessRE  = regexp.MustCompile(`^(local|remote):(Read|Write)(?:@([a-z][a-z0-9-]*))?$`)
+	patternRE = regexp.MustCompile(`^([A-Z][A-Za-z]*[0-9]+|DL)$`) // DL: a deadlock
+	// Roles: local and remote for atomicity violations, held and acquire
+	// for deadlocks (the acquisition of a lock held, and the acquisition
+	// that blocks).
+	accessRE = regexp.MustCompile(`^(local|remote|held|acquire):(Read|Write|Lock|RdLock|WrLock)(?:@([a-z][a-z0-9-]*))?$`)
 )
 
 // Load parses every *.c file of dir, in name order.
@@ -188,14 +191,14 @@ func Parse(path string, src []byte) (*Program, error) {
 		exp := Expectation{Line: e.line, Var: e.fields[1]}
 		for _, pat := range strings.Split(e.fields[0], "|") {
 			if !patternRE.MatchString(pat) {
-				fail(e.line, "bad pattern %q in %q (want e.g. P3 or P3|P5)", pat, e.fields[0])
+				fail(e.line, "bad pattern %q in %q (want e.g. P3, P3|P5 or DL)", pat, e.fields[0])
 			}
 			exp.Patterns = append(exp.Patterns, pat)
 		}
 		for _, f := range e.fields[2:] {
 			m := accessRE.FindStringSubmatch(f)
 			if m == nil {
-				fail(e.line, "bad access %q (want local|remote:Read|Write[@marker])", f)
+				fail(e.line, "bad access %q (want local|remote|held|acquire:Read|Write|Lock|RdLock|WrLock[@marker])", f)
 				continue
 			}
 			a := Access{Role: m[1], Action: m[2], Marker: m[3]}

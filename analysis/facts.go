@@ -1,0 +1,270 @@
+package analysis
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// facts are the shared facts of one run, each computed once.
+type facts struct {
+	m            *tracemodel.Model
+	lockOnce     sync.Once
+	locks        *LockSetIndex
+	periodOnce   sync.Once
+	periods      *Periods
+	txOnce       sync.Once
+	transactions []Transaction
+}
+
+func (f *facts) get(fact Fact) {
+	switch fact {
+	case LockSets:
+		f.lockSets()
+	case ThreadPeriods:
+		f.threadPeriods()
+	case Transactions:
+		f.txs()
+	}
+}
+
+// HeldLock is a lock a thread holds.
+type HeldLock struct {
+	Lock int32 // object id (index into Model.Objects)
+	// Shared is set for a rwlock held for reading: read holds of
+	// different threads do not exclude each other.
+	Shared bool
+	// Acquired is the event index of the outermost acquisition of the hold
+	// (re-entrant re-acquisitions are folded into it).
+	Acquired int32
+}
+
+// LockSetIndex gives the locks each thread holds at each of its events.
+// It costs 4 bytes per event plus one small set per lock operation.
+type LockSetIndex struct {
+	sets   [][]HeldLock // index 0: the empty set
+	before []int32      // by event index: the set held just before it
+	end    []int32      // by thread (model id - 1): the set held at the end of the trace
+}
+
+// AtEnd returns the locks thread tid (a model id) holds at the end of the
+// trace.
+func (l *LockSetIndex) AtEnd(tid int) []HeldLock { return l.sets[l.end[tid-1]] }
+
+// Before returns the locks the thread of event ev holds just before ev, in
+// acquisition order: for an acquisition, what the thread holds while it
+// acquires; for an access, the locks protecting it. The slice must not be
+// modified.
+func (l *LockSetIndex) Before(ev int32) []HeldLock { return l.sets[l.before[ev]] }
+
+// SetID returns an id of the set Before(ev) returns: two events with the
+// same id hold the same holds.
+func (l *LockSetIndex) SetID(ev int32) int32 { return l.before[ev] }
+
+// Holds reports whether hs holds lock.
+func Holds(hs []HeldLock, lock int32) (HeldLock, bool) {
+	for _, h := range hs {
+		if h.Lock == lock {
+			return h, true
+		}
+	}
+	return HeldLock{}, false
+}
+
+// Excludes reports whether two hold sets of different threads cannot be
+// held at once: they have a lock in common that one of them holds
+// exclusively (a gate lock).
+func Excludes(a, b []HeldLock) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Lock == y.Lock && !(x.Shared && y.Shared) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (f *facts) lockSets() *LockSetIndex {
+	f.lockOnce.Do(func() { f.locks = computeLockSets(f.m) })
+	return f.locks
+}
+
+// computeLockSets replays the lock operations: Lock, TryLock, WrLock (and
+// RdLock, shared) add a hold unless the thread holds the lock already
+// (re-entrant: a depth count); Unlock and RwUnlock end it at depth 0; a
+// cond Wait with a mutex releases and reacquires it, keeping the hold; a
+// Blocked acquisition adds nothing.
+func computeLockSets(m *tracemodel.Model) *LockSetIndex {
+	l := &LockSetIndex{sets: [][]HeldLock{nil}, before: make([]int32, len(m.Events))}
+	cur := make([]int32, len(m.Threads))
+	type depthKey struct{ thread, lock int32 }
+	depth := map[depthKey]int32{}
+	for i := range m.Events {
+		e := &m.Events[i]
+		t := e.Thread - 1
+		l.before[i] = cur[t]
+		switch e.Kind {
+		case tracemodel.Lock, tracemodel.TryLock, tracemodel.WrLock, tracemodel.RdLock:
+			k := depthKey{e.Thread, e.Obj}
+			depth[k]++
+			if depth[k] > 1 {
+				continue
+			}
+			old := l.sets[cur[t]]
+			ns := make([]HeldLock, len(old), len(old)+1)
+			copy(ns, old)
+			ns = append(ns, HeldLock{Lock: e.Obj, Shared: e.Kind == tracemodel.RdLock, Acquired: int32(i)})
+			cur[t] = int32(len(l.sets))
+			l.sets = append(l.sets, ns)
+		case tracemodel.Unlock, tracemodel.RwUnlock:
+			k := depthKey{e.Thread, e.Obj}
+			if depth[k] == 0 {
+				continue
+			}
+			depth[k]--
+			if depth[k] > 0 {
+				continue
+			}
+			delete(depth, k)
+			old := l.sets[cur[t]]
+			ns := make([]HeldLock, 0, len(old))
+			for _, h := range old {
+				if h.Lock != e.Obj {
+					ns = append(ns, h)
+				}
+			}
+			if len(ns) == 0 {
+				cur[t] = 0
+				continue
+			}
+			cur[t] = int32(len(l.sets))
+			l.sets = append(l.sets, ns)
+		}
+	}
+	l.end = cur
+	return l
+}
+
+// Period is a thread period (Wang's dissertation §3.2): a stretch of a
+// thread between Create, Join and BarrierWait events, which end it.
+type Period struct {
+	ID          int   // index into Periods.All
+	Thread      int   // model thread id
+	First, Last int32 // positions (1-based) of its first and last events in the thread
+}
+
+// Periods are the thread periods of a trace.
+type Periods struct {
+	m        *tracemodel.Model
+	All      []Period
+	byThread [][]int // per thread: ids of its periods in order
+}
+
+// Of returns the period of the event at index ev.
+func (p *Periods) Of(ev int32) *Period {
+	e := &p.m.Events[ev]
+	ids := p.byThread[e.Thread-1]
+	i := sort.Search(len(ids), func(i int) bool { return p.All[ids[i]].Last >= e.Pos })
+	return &p.All[ids[i]]
+}
+
+// Before reports whether period a happens before period b: a's last event
+// is causally before b's first (the synchronization order).
+func (p *Periods) Before(a, b *Period) bool {
+	if a.Thread == b.Thread {
+		return a.Last < b.First
+	}
+	return p.m.Clock(b.Thread, b.First, a.Thread) >= a.Last
+}
+
+// Concurrent reports whether two periods of different threads are ordered
+// neither way.
+func (p *Periods) Concurrent(a, b *Period) bool {
+	return a.Thread != b.Thread && !p.Before(a, b) && !p.Before(b, a)
+}
+
+func (f *facts) threadPeriods() *Periods {
+	f.periodOnce.Do(func() {
+		m := f.m
+		p := &Periods{m: m, byThread: make([][]int, len(m.Threads))}
+		for t := range m.Threads {
+			first := int32(1)
+			n := int32(len(m.Threads[t].Events))
+			for pos := int32(1); pos <= n; pos++ {
+				k := m.EventAt(t+1, pos).Kind
+				if k == tracemodel.Create || k == tracemodel.Join || k == tracemodel.BarrierWait || pos == n {
+					p.byThread[t] = append(p.byThread[t], len(p.All))
+					p.All = append(p.All, Period{ID: len(p.All), Thread: t + 1, First: first, Last: pos})
+					first = pos + 1
+				}
+			}
+		}
+		f.periods = p
+	})
+	return f.periods
+}
+
+// Transaction is a region of one thread that the trace marks: a Begin/End
+// label or an Enter/Exit function invocation.
+type Transaction struct {
+	Thread int
+	Name   string // the label or function
+	// Source is tracemodel.Begin or tracemodel.Enter.
+	Source tracemodel.Kind
+	// Begin and End are event indexes of the Begin/Enter and of the
+	// End/Exit; End is the thread's last event when the region never
+	// ended.
+	Begin, End int32
+	// Depth counts the enclosing regions of the same source (0: outermost).
+	Depth int
+}
+
+func (f *facts) txs() []Transaction {
+	f.txOnce.Do(func() {
+		m := f.m
+		type open struct {
+			idx   int // index into out
+			label int32
+		}
+		var out []Transaction
+		enters := make([][]open, len(m.Threads))
+		begins := make([][]open, len(m.Threads))
+		for i := range m.Events {
+			e := &m.Events[i]
+			t := e.Thread - 1
+			switch e.Kind {
+			case tracemodel.Enter, tracemodel.Begin:
+				st := &enters[t]
+				if e.Kind == tracemodel.Begin {
+					st = &begins[t]
+				}
+				*st = append(*st, open{idx: len(out), label: e.Obj})
+				out = append(out, Transaction{Thread: int(e.Thread), Name: m.Objects[e.Obj], Source: e.Kind, Begin: int32(i), End: -1, Depth: len(*st) - 1})
+			case tracemodel.Exit:
+				if k := len(enters[t]); k > 0 {
+					out[enters[t][k-1].idx].End = int32(i)
+					enters[t] = enters[t][:k-1]
+				}
+			case tracemodel.End:
+				st := begins[t]
+				for k := len(st) - 1; k >= 0; k-- {
+					if st[k].label == e.Obj {
+						out[st[k].idx].End = int32(i)
+						begins[t] = append(st[:k:k], st[k+1:]...)
+						break
+					}
+				}
+			}
+		}
+		for i := range out {
+			if out[i].End < 0 {
+				evs := m.Threads[out[i].Thread-1].Events
+				out[i].End = evs[len(evs)-1]
+			}
+		}
+		f.transactions = out
+	})
+	return f.transactions
+}
