@@ -18,6 +18,7 @@ type Pass struct {
 	findings []Finding
 	report   *bugs.Report
 	summary  string
+	byLine   map[int]int32 // EventAtLine, built on first use
 }
 
 // Order is the causal order of the trace (fact CausalOrder).
@@ -140,4 +141,17 @@ func objectName(m *tracemodel.Model, e *tracemodel.Event) string {
 		}
 	}
 	return m.Objects[e.Obj]
+}
+
+// EventAtLine returns the index in Model.Events of the event on trace line
+// n, for analyses whose results name events by trace line.
+func (p *Pass) EventAtLine(n int) (int32, bool) {
+	if p.byLine == nil {
+		p.byLine = make(map[int]int32, len(p.Model.Events))
+		for i := range p.Model.Events {
+			p.byLine[int(p.Model.Events[i].Line)] = int32(i)
+		}
+	}
+	ev, ok := p.byLine[n]
+	return ev, ok
 }

@@ -5,8 +5,10 @@ package all
 
 import (
 	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/block"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
 	"github.com/mcpredict/mcpredict/analysis/mcpatom"
+	"github.com/mcpredict/mcpredict/analysis/sidetrack"
 	"github.com/mcpredict/mcpredict/predict"
 )
 
@@ -15,8 +17,10 @@ const Default = "mcpatom,deadlock"
 
 // Options are the options of every analysis.
 type Options struct {
-	MCPatom  predict.Options
-	Deadlock deadlock.Options
+	MCPatom   predict.Options
+	Deadlock  deadlock.Options
+	SideTrack sidetrack.Options
+	Block     block.Options
 }
 
 // Analyzers returns every analysis, in report order, configured with o.
@@ -24,6 +28,8 @@ func Analyzers(o Options) []*analysis.Analyzer {
 	return []*analysis.Analyzer{
 		mcpatom.New(o.MCPatom),
 		deadlock.New(o.Deadlock),
+		sidetrack.New(o.SideTrack),
+		block.New(o.Block),
 	}
 }
 

@@ -10,8 +10,10 @@ import (
 
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/all"
+	"github.com/mcpredict/mcpredict/analysis/block"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
 	"github.com/mcpredict/mcpredict/analysis/mcpatom"
+	"github.com/mcpredict/mcpredict/analysis/sidetrack"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/service/batch"
@@ -20,13 +22,18 @@ import (
 
 // analysisFlags choose the analyses of run and batch.
 type analysisFlags struct {
-	list     string
-	maxCycle int
+	list              string
+	maxCycle          int
+	atomic, notAtomic listFlag
+	blockConflict     bool
 }
 
 func (a *analysisFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.list, "analysis", all.Default, "analyses to run: a comma-separated `LIST` of names, or all (see mcpredict analyses)")
 	fs.IntVar(&a.maxCycle, "deadlock-max-cycle", 8, "deadlock: longest lock-order cycle searched, in locks (= threads)")
+	fs.Var(&a.atomic, "atomic", "sidetrack, block: only these functions or Begin/End labels are transactions (comma-separated)")
+	fs.Var(&a.notAtomic, "not-atomic", "sidetrack, block: these functions or labels are never transactions (comma-separated)")
+	fs.BoolVar(&a.blockConflict, "block-conflict", false, "block: also report conflict-unserializable blocks that are view-serializable")
 }
 
 // selected returns the selected analyses configured with the McPatom
@@ -35,7 +42,12 @@ func (a *analysisFlags) selected(opts predict.Options) ([]*analysis.Analyzer, er
 	if a.maxCycle < 2 {
 		return nil, &predict.UsageError{Msg: fmt.Sprintf("--deadlock-max-cycle: %d: want at least 2", a.maxCycle)}
 	}
-	as, err := all.Select(all.Options{MCPatom: opts, Deadlock: deadlock.Options{MaxCycle: a.maxCycle}}, a.list)
+	as, err := all.Select(all.Options{
+		MCPatom:   opts,
+		Deadlock:  deadlock.Options{MaxCycle: a.maxCycle},
+		SideTrack: sidetrack.Options{Atomic: a.atomic, NotAtomic: a.notAtomic},
+		Block:     block.Options{Atomic: a.atomic, NotAtomic: a.notAtomic, Conflict: a.blockConflict},
+	}, a.list)
 	if err != nil {
 		return nil, &predict.UsageError{Msg: "--analysis: " + err.Error()}
 	}

@@ -1,0 +1,60 @@
+package all
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// TestEveryAnalysisThroughTheFramework runs the registry's analyses other
+// than McPatom on bank.csv and checks that each one's findings become bugs
+// of the report with its id prefix, kinds and source locations.
+func TestEveryAnalysisThroughTheFramework(t *testing.T) {
+	m, err := tracemodel.Open(context.Background(), filepath.Join("..", "..", "examples", "bank.csv"), tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		list  string
+		bugs  []string // "ID-prefix kind locations"
+		names []string
+	}{
+		{"deadlock", nil, []string{"deadlock"}},
+		{"sidetrack", []string{
+			"ST after bank.c:10,bank.c:14,bank.c:10",
+			"ST before bank.c:14,bank.c:10,bank.c:14",
+		}, []string{"sidetrack"}},
+		{"block", []string{"BA view bank.c:11,bank.c:15,bank.c:15"}, []string{"block"}},
+	}
+	for _, tc := range tests {
+		as, err := Select(Options{}, tc.list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := analysis.Run(context.Background(), m, as, analysis.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.list, err)
+		}
+		var got []string
+		for _, b := range rep.Bugs {
+			var locs []string
+			for _, l := range b.Locations {
+				locs = append(locs, l.String())
+			}
+			got = append(got, strings.SplitN(b.ID, "-", 2)[0]+" "+b.Pattern+" "+strings.Join(locs, ","))
+			if b.Analysis != tc.list {
+				t.Errorf("%s: bug %s has analysis %q", tc.list, b.ID, b.Analysis)
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.bugs, "\n") {
+			t.Errorf("%s: bugs\n%s\nwant\n%s", tc.list, strings.Join(got, "\n"), strings.Join(tc.bugs, "\n"))
+		}
+		if len(rep.Analyses) != 1 || rep.Analyses[0].Name != tc.names[0] {
+			t.Errorf("%s: analyses %+v", tc.list, rep.Analyses)
+		}
+	}
+}
