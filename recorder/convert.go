@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -98,11 +99,15 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 		bw.WriteString("# warning: " + wn + "\n")
 	}
 	cw := &csvWriter{w: bw}
-	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: map[uint64]*thrState{}}
+	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: map[uint64]*thrState{}, waiting: map[uint64]rawEvent{}}
 	err = l.scan(func(ev *rawEvent) error {
 		tw.event(ev)
 		return cw.err
 	})
+	if err == nil {
+		tw.blockedAtEnd()
+		err = cw.err
+	}
 	st.Events = cw.lines
 	if err == nil {
 		fmt.Fprintf(bw, "# end: %d events, %d threads\n", cw.lines, st.Threads)
@@ -209,6 +214,24 @@ type traceWriter struct {
 	n       *namer
 	noFuncs bool
 	threads map[uint64]*thrState
+	// waiting holds, per thread, its latest lock wait (kLockWait) that
+	// no event of the thread has followed yet.
+	waiting map[uint64]rawEvent
+}
+
+// blockedAtEnd writes a Blocked event for every thread whose last event
+// was a lock wait: the acquisition never returned (the run deadlocked and
+// was killed, or ended with the thread blocked). A thread's Blocked event
+// is its last, so writing them at the end keeps the trace's order.
+func (tw *traceWriter) blockedAtEnd() {
+	var ws []rawEvent
+	for _, w := range tw.waiting {
+		ws = append(ws, w)
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].Seq < ws[j].Seq })
+	for _, w := range ws {
+		tw.c.line(w.Thread, w.Seq, tw.syms.location(w.PC), "Blocked", tw.n.syncName(w.Addr, w.Seq), syncAction(kind(w.Extra)))
+	}
 }
 
 func (tw *traceWriter) state(t *rawThread) *thrState {
@@ -226,7 +249,10 @@ func (tw *traceWriter) event(ev *rawEvent) {
 	ts := tw.state(t)
 	merge := ts.rootMerge
 	ts.rootMerge = false
+	delete(tw.waiting, t.Token) // the wait, if any, returned
 	switch ev.Kind {
+	case kLockWait:
+		tw.waiting[t.Token] = *ev
 	case kRead, kWrite, kRead8:
 		action, size := "Read", ev.Extra
 		switch ev.Kind {

@@ -29,6 +29,8 @@ type reportBug struct {
 	ID        string   `json:"id"`
 	Pattern   string   `json:"pattern"`
 	Vars      []string `json:"vars"`
+	Analysis  string   `json:"analysis"`
+	Occurred  bool     `json:"occurred"`
 	Locations []struct {
 		Role   string `json:"role"`
 		Action string `json:"action"`
@@ -299,6 +301,63 @@ func TestEndToEndKilled(t *testing.T) {
 }
 
 // findChild returns the pid of the child of parent running prog.
+// TestEndToEndDeadlocked records a program that deadlocks for real and is
+// killed: the acquisitions that never returned are Blocked events, and
+// the deadlock analysis reports the deadlock as one that occurred.
+func TestEndToEndDeadlocked(t *testing.T) {
+	requireTool(t, "gcc")
+	bin := mcpredict(t)
+	src := filepath.Join("testdata", "deadlocked.c")
+	prog := build(t, src)
+	trace := filepath.Join(t.TempDir(), "deadlocked.csv")
+	cmd := exec.Command(bin, "record", "-o", trace, "--", prog)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "started\n" {
+		cmd.Process.Kill()
+		t.Fatalf("program said %q, %v", line, err)
+	}
+	pid := findChild(t, cmd.Process.Pid, prog)
+	// Both threads are past the barrier: wait until both are blocked
+	// (their state in /proc is S and the process makes no progress).
+	time.Sleep(300 * time.Millisecond)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("mcpredict record after the kill: %v", err)
+	}
+	text, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(text), "Blocked"); n != 2 {
+		t.Fatalf("%d Blocked events, want 2:\n%s", n, text)
+	}
+	bugs, _ := predict(t, bin, trace, "--analysis", "deadlock")
+	mk := markers(t, src)
+	for _, b := range bugs {
+		if b.Analysis == "deadlock" && b.Occurred {
+			for _, want := range []string{"wait-a", "wait-b", "held-a", "held-b"} {
+				found := false
+				for _, l := range b.Locations {
+					found = found || l.File == "deadlocked.c" && l.Line == mk[want]
+				}
+				if !found {
+					t.Errorf("the deadlock does not list the site @%s (line %d): %s", want, mk[want], b)
+				}
+			}
+			return
+		}
+	}
+	t.Errorf("no occurred deadlock reported:\n%s", bugList(bugs))
+}
+
 func findChild(t *testing.T, parent int, prog string) int {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)

@@ -58,7 +58,8 @@ const (
 	kThrStart  kind = 28 // Addr is the start routine
 	kThrEnd    kind = 29
 	kProcExit  kind = 30
-	kindMax         = 30
+	kLockWait  kind = 31 // Extra is the kind of the acquisition that waits
+	kindMax         = 31
 )
 
 // Flags of kAtomic (MCPREC_ATOM_* in rt/mcprec.h).

@@ -1430,6 +1430,25 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		return rc;                              \
 	}
 
+/* A blocking acquisition tries first: only when the lock is busy is the
+ * wait recorded (MCPREC_LOCKWAIT) before blocking, so that a run that ends
+ * in a deadlock shows which acquisitions never returned, at the cost of
+ * one event per contended acquisition only. */
+#define ACQUIRE_BLOCKING(name, tryname, type, kind)        \
+	int name(type *m)                                  \
+	{                                                  \
+		uint64_t pc = RA();                        \
+		ENSURE(name);                              \
+		int rc = real_##tryname(m);                \
+		if (rc == EBUSY) {                         \
+			ev(MCPREC_LOCKWAIT, m, kind, pc);  \
+			rc = real_##name(m);               \
+		}                                          \
+		if (rc == 0)                               \
+			ev(kind, m, 0, pc);                \
+		return rc;                                 \
+	}
+
 #define ACQUIRE_TIMED(name, type, kind)                            \
 	int name(type *m, const struct timespec *ts)               \
 	{                                                          \
@@ -1450,17 +1469,17 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		return real_##name(m);         \
 	}
 
-ACQUIRE(pthread_mutex_lock, pthread_mutex_t, MCPREC_LOCK)
+ACQUIRE_BLOCKING(pthread_mutex_lock, pthread_mutex_trylock, pthread_mutex_t, MCPREC_LOCK)
 ACQUIRE(pthread_mutex_trylock, pthread_mutex_t, MCPREC_TRYLOCK)
 ACQUIRE_TIMED(pthread_mutex_timedlock, pthread_mutex_t, MCPREC_LOCK)
 RELEASE(pthread_mutex_unlock, pthread_mutex_t, MCPREC_UNLOCK)
-ACQUIRE(pthread_spin_lock, pthread_spinlock_t, MCPREC_LOCK)
+ACQUIRE_BLOCKING(pthread_spin_lock, pthread_spin_trylock, pthread_spinlock_t, MCPREC_LOCK)
 ACQUIRE(pthread_spin_trylock, pthread_spinlock_t, MCPREC_TRYLOCK)
 RELEASE(pthread_spin_unlock, pthread_spinlock_t, MCPREC_UNLOCK)
-ACQUIRE(pthread_rwlock_rdlock, pthread_rwlock_t, MCPREC_RDLOCK)
+ACQUIRE_BLOCKING(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, pthread_rwlock_t, MCPREC_RDLOCK)
 ACQUIRE(pthread_rwlock_tryrdlock, pthread_rwlock_t, MCPREC_RDLOCK)
 ACQUIRE_TIMED(pthread_rwlock_timedrdlock, pthread_rwlock_t, MCPREC_RDLOCK)
-ACQUIRE(pthread_rwlock_wrlock, pthread_rwlock_t, MCPREC_WRLOCK)
+ACQUIRE_BLOCKING(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, pthread_rwlock_t, MCPREC_WRLOCK)
 ACQUIRE(pthread_rwlock_trywrlock, pthread_rwlock_t, MCPREC_WRLOCK)
 ACQUIRE_TIMED(pthread_rwlock_timedwrlock, pthread_rwlock_t, MCPREC_WRLOCK)
 RELEASE(pthread_rwlock_unlock, pthread_rwlock_t, MCPREC_RWUNLOCK)

@@ -91,6 +91,12 @@ enum mcprec_kind {
 	MCPREC_THREAD_START = 28, /* addr = the start routine */
 	MCPREC_THREAD_END = 29,   /* the thread ended (returned or pthread_exit) */
 	MCPREC_PROC_EXIT = 30,    /* exit() ran in this thread (main returned) */
+	MCPREC_LOCKWAIT = 31,     /* a lock acquisition must wait: addr = the lock,
+	                             extra = the kind of the acquisition
+	                             (MCPREC_LOCK, _RDLOCK, _WRLOCK); the
+	                             acquisition's own event follows when it
+	                             returns, so a LOCKWAIT that is a thread's
+	                             last event is a thread blocked for good */
 };
 
 /* MCPREC_ALLOC: the allocator. */
