@@ -266,30 +266,7 @@ func TestEndToEndKilled(t *testing.T) {
 	requireTool(t, "gcc")
 	bin := mcpredict(t)
 	src := filepath.Join("testdata", "forever.c")
-	prog := build(t, src)
-	trace := filepath.Join(t.TempDir(), "killed.csv")
-	cmd := exec.Command(bin, "record", "-o", trace, "--", prog)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "started\n" {
-		cmd.Process.Kill()
-		t.Fatalf("program said %q, %v", line, err)
-	}
-	time.Sleep(30 * time.Millisecond)
-	// Kill the recorded program, not mcpredict record: it must notice
-	// and write the trace.
-	pid := findChild(t, cmd.Process.Pid, prog)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("mcpredict record after the kill: %v", err)
-	}
+	trace := recordKilled(t, bin, src, "killed.csv", 30*time.Millisecond)
 	bugs, _ := predict(t, bin, trace, "--engine", "native")
 	mk := markers(t, src)
 	for _, b := range bugs {
@@ -308,30 +285,8 @@ func TestEndToEndDeadlocked(t *testing.T) {
 	requireTool(t, "gcc")
 	bin := mcpredict(t)
 	src := filepath.Join("testdata", "deadlocked.c")
-	prog := build(t, src)
-	trace := filepath.Join(t.TempDir(), "deadlocked.csv")
-	cmd := exec.Command(bin, "record", "-o", trace, "--", prog)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "started\n" {
-		cmd.Process.Kill()
-		t.Fatalf("program said %q, %v", line, err)
-	}
-	pid := findChild(t, cmd.Process.Pid, prog)
-	// Both threads are past the barrier: wait until both are blocked
-	// (their state in /proc is S and the process makes no progress).
-	time.Sleep(300 * time.Millisecond)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("mcpredict record after the kill: %v", err)
-	}
+	// Both threads are past the barrier: give them time to block.
+	trace := recordKilled(t, bin, src, "deadlocked.csv", 300*time.Millisecond)
 	text, err := os.ReadFile(trace)
 	if err != nil {
 		t.Fatal(err)
@@ -356,6 +311,38 @@ func TestEndToEndDeadlocked(t *testing.T) {
 		}
 	}
 	t.Errorf("no occurred deadlock reported:\n%s", bugList(bugs))
+}
+
+// recordKilled builds src, records it, waits for it to print "started",
+// then for settle, kills the program (not the recorder) with SIGKILL and
+// returns the trace the recorder wrote.
+func recordKilled(t *testing.T, bin, src, name string, settle time.Duration) string {
+	t.Helper()
+	prog := build(t, src)
+	trace := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command(bin, "record", "-o", trace, "--", prog)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "started\n" {
+		cmd.Process.Kill()
+		t.Fatalf("program said %q, %v", line, err)
+	}
+	time.Sleep(settle)
+	// Kill the recorded program, not mcpredict record: it must notice
+	// and write the trace.
+	pid := findChild(t, cmd.Process.Pid, prog)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("mcpredict record after the kill: %v", err)
+	}
+	return trace
 }
 
 func findChild(t *testing.T, parent int, prog string) int {
