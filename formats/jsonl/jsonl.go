@@ -61,9 +61,12 @@ func Skip(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
 // Parse parses one event line.
 func Parse(line []byte) (Event, error) {
-	var e Event
-	if err := json.Unmarshal(line, &e); err != nil {
-		return e, fmt.Errorf("bad JSON event: %v", err)
+	e, ok := parseFast(line)
+	if !ok {
+		e = Event{}
+		if err := json.Unmarshal(line, &e); err != nil {
+			return e, fmt.Errorf("bad JSON event: %v", err)
+		}
 	}
 	switch {
 	case e.Thread == "":
