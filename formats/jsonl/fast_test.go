@@ -12,19 +12,19 @@ var fastCases = []string{
 	`{"thread": "a", "action": "Read", "object": "x", "line": null, "file": null}`,
 	`{"thread": "a", "thread": "b", "action": "Read", "object": "x"}`,
 	`{}`,
-	`{"Thread": "a", "action": "Read", "object": "x"}`,           // case-insensitive key: encoding/json
-	`{"thread": "a\u0041", "action": "Read", "object": "x"}`,     // escape
-	`{"thread": "é", "action": "Read", "object": "x"}`,           // non-ASCII
-	`{"thread": "a", "action": "Read", "object": {"n": 1}}`,      // nested
-	`{"thread": "a", "action": 5, "object": "x"}`,                // number for a string field
+	`{"Thread": "a", "action": "Read", "object": "x"}`,       // case-insensitive key: encoding/json
+	`{"thread": "a\u0041", "action": "Read", "object": "x"}`, // escape
+	`{"thread": "é", "action": "Read", "object": "x"}`,       // non-ASCII
+	`{"thread": "a", "action": "Read", "object": {"n": 1}}`,  // nested
+	`{"thread": "a", "action": 5, "object": "x"}`,            // number for a string field
 	`{"thread": "a", "action": "Read", "object": "x", "line": 1.5}`,
 	`{"thread": "a", "action": "Read", "object": "x", "line": "3"}`,
 	`{"thread": "a", "action": "Read", "object": "x", "line": 12345678901}`,
-	`{"thread": 01, "action": "Read", "object": "x"}`,            // bad number
-	`{"thread": "a", "action": "Read", "object": "x"} trailing`,  // garbage
-	`{"thread": "a", "action": "Read", "object": "x",}`,          // trailing comma
-	`{"thread": "a" "action": "Read"}`,                           // missing comma
-	`{"thread": true, "action": "Read", "object": "x"}`,          // boolean for a field
+	`{"thread": 01, "action": "Read", "object": "x"}`,           // bad number
+	`{"thread": "a", "action": "Read", "object": "x"} trailing`, // garbage
+	`{"thread": "a", "action": "Read", "object": "x",}`,         // trailing comma
+	`{"thread": "a" "action": "Read"}`,                          // missing comma
+	`{"thread": true, "action": "Read", "object": "x"}`,         // boolean for a field
 	`[1, 2]`,
 	`{"thread": "a", "action": "Read", "object": "x"`,
 }
