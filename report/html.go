@@ -69,12 +69,20 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 	for _, b := range active {
 		instances += b.Count
 	}
+	// The title names atomicity violations unless another analysis (a
+	// deadlock, say) found some of the bugs.
+	one, many := "atomicity violation", "atomicity violations"
+	for _, b := range active {
+		if b.Analysis != "" && b.Analysis != "mcpatom" {
+			one, many = "bug", "bugs"
+		}
+	}
 	switch len(active) {
 	case 0:
 		page.Title = "No atomicity violation predicted in " + r.Trace
 		page.Summary = "No atomicity violation predicted."
 	default:
-		page.Title = fmt.Sprintf("%d %s predicted in %s", len(active), plural(len(active), "atomicity violation", "atomicity violations"), r.Trace)
+		page.Title = fmt.Sprintf("%d %s predicted in %s", len(active), plural(len(active), one, many), r.Trace)
 		page.Summary = fmt.Sprintf("%d %s predicted from %d violation %s.", len(active), plural(len(active), "bug", "bugs"), instances, plural(instances, "instance", "instances"))
 	}
 	var src *sourceCache
