@@ -1304,23 +1304,42 @@ static void tidmap_put(uint64_t pt, uint64_t tok)
 	spin_unlock(&g_tid_lock);
 }
 
-static uint64_t tidmap_take(uint64_t pt)
+/* tidmap_get returns the token of pthread_t pt, 0 if unknown. A join looks
+ * it up before it waits: once the join returns, the pthread_t may be reused
+ * by a thread created meanwhile, whose token would be taken instead. */
+static uint64_t tidmap_get(uint64_t pt)
+{
+	struct tident *e = g_tid[(pt >> 12 ^ pt) % TIDBUCKETS];
+	uint64_t tok = 0;
+	spin_lock(&g_tid_lock);
+	for (; e; e = e->next) {
+		if (e->pt == pt) {
+			tok = e->tok;
+			break;
+		}
+	}
+	spin_unlock(&g_tid_lock);
+	return tok;
+}
+
+/* tidmap_drop forgets pt unless it maps to another token by now (a new
+ * thread reused the pthread_t). */
+static void tidmap_drop(uint64_t pt, uint64_t tok)
 {
 	struct tident **b = &g_tid[(pt >> 12 ^ pt) % TIDBUCKETS];
-	uint64_t tok = 0;
 	struct tident *gone = NULL;
 	spin_lock(&g_tid_lock);
 	for (struct tident **p = b; *p; p = &(*p)->next) {
 		if ((*p)->pt == pt) {
-			gone = *p;
-			tok = gone->tok;
-			*p = gone->next;
+			if ((*p)->tok == tok) {
+				gone = *p;
+				*p = gone->next;
+			}
 			break;
 		}
 	}
 	spin_unlock(&g_tid_lock);
 	__libc_free(gone);
-	return tok;
 }
 
 struct start {
@@ -1378,9 +1397,10 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	return 0;
 }
 
-static void joined(pthread_t th, uint64_t pc)
+static void joined(pthread_t th, uint64_t tok, uint64_t pc)
 {
-	uint64_t tok = tidmap_take((uint64_t)th);
+	if (tok)
+		tidmap_drop((uint64_t)th, tok);
 	if (tok)
 		ev(MCPREC_JOIN, (void *)(uintptr_t)tok, 0, pc);
 	else
@@ -1391,9 +1411,10 @@ int pthread_join(pthread_t th, void **ret)
 {
 	uint64_t pc = RA();
 	ENSURE(pthread_join);
+	uint64_t tok = tidmap_get((uint64_t)th);
 	int rc = real_pthread_join(th, ret);
 	if (rc == 0)
-		joined(th, pc);
+		joined(th, tok, pc);
 	return rc;
 }
 
@@ -1401,9 +1422,10 @@ int pthread_tryjoin_np(pthread_t th, void **ret)
 {
 	uint64_t pc = RA();
 	ENSURE(pthread_tryjoin_np);
+	uint64_t tok = tidmap_get((uint64_t)th);
 	int rc = real_pthread_tryjoin_np(th, ret);
 	if (rc == 0)
-		joined(th, pc);
+		joined(th, tok, pc);
 	return rc;
 }
 
@@ -1411,9 +1433,10 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 {
 	uint64_t pc = RA();
 	ENSURE(pthread_timedjoin_np);
+	uint64_t tok = tidmap_get((uint64_t)th);
 	int rc = real_pthread_timedjoin_np(th, ret, ts);
 	if (rc == 0)
-		joined(th, pc);
+		joined(th, tok, pc);
 	return rc;
 }
 
