@@ -14,11 +14,15 @@ import (
 // "search".
 //
 // The conditions: the threads must have enough accesses of the kinds the
-// pattern's unstarred terms need, and — for patterns that start and end with
-// the local thread around an unstarred remote term — some remote access must
-// be able to fall, as far as causality allows, between two local accesses of
-// one region. The second one prunes the barrier- and join-ordered models of
-// SPLASH-like traces, where every remote access is forced.
+// pattern's unstarred terms need, and, for every run of remote terms
+// between two local terms that has an unstarred one (a gap), some remote
+// access of its kind must be able to fall between two consecutive local
+// accesses of one region, of the kinds the local terms around the gap
+// allow, as far as causality (guards, observed writes) and mutual exclusion
+// allow. The causal part prunes the barrier- and join-ordered models of
+// SPLASH-like traces, where every remote access is forced; the lock part
+// prunes correctly locked code, where the search would otherwise visit
+// every interleaving of the critical sections.
 func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 	l, r := local-1, 2-local
 	count := func(x int) (reads, writes int) {
@@ -47,7 +51,6 @@ func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 			fresh[s][a] = true
 		}
 	}
-	remoteKinds := map[ltl.Access]bool{}
 	for _, t := range p.Terms {
 		if t.Quant == ltl.Star {
 			continue
@@ -64,9 +67,6 @@ func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 		for k := range fresh[other] {
 			fresh[other][k] = true
 		}
-		if t.Side == ltl.Remote {
-			remoteKinds[t.Access] = true
-		}
 	}
 	for s := ltl.Local; s <= ltl.Remote; s++ {
 		for a := 0; a < 3; a++ {
@@ -75,28 +75,95 @@ func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 			}
 		}
 	}
-	first, last := p.Terms[0], p.Terms[len(p.Terms)-1]
-	if first.Side != ltl.Local || last.Side != ltl.Local || len(remoteKinds) == 0 {
-		return false
-	}
-	want := tracemodel.StepKind(0) // any access
-	if len(remoteKinds) == 1 {
-		switch {
-		case remoteKinds[ltl.Write]:
-			want = tracemodel.StepWrite
-		case remoteKinds[ltl.Read]:
-			want = tracemodel.StepRead
+	pub := p.PublishBreaks()
+	for _, g := range gaps(p) {
+		if !c.remoteCanInterleave(l, r, g, pub) {
+			return true
 		}
 	}
-	return !c.remoteCanInterleave(l, r, want, p.PublishBreaks())
+	return false
 }
 
-// remoteCanInterleave reports whether, by causality alone (ignoring locks), a
-// remote access of kind want (0: any) can run between two consecutive
-// accesses of thread l with no region break between them.
-func (c *Checker) remoteCanInterleave(l, r int, want tracemodel.StepKind, pub bool) bool {
+// gap is a run of remote terms of a pattern between two local terms, with
+// an unstarred remote term in it: in every match, some remote access of
+// kind want (0: any) runs between two consecutive local accesses, the first
+// of a kind in before and the second of a kind in after (indexed by
+// tracemodel.StepRead and StepWrite).
+type gap struct {
+	before, after [tracemodel.StepWrite + 1]bool
+	want          tracemodel.StepKind
+}
+
+// gaps lists the gaps of p. The local access just before a gap matches the
+// local term before it, or an earlier one if that term is starred (it may
+// match nothing); likewise after. Terms are blocks of accesses of one side
+// and kind (the formulas are stutter invariant), so these are the kinds of
+// the local accesses around the remote ones.
+func gaps(p ltl.Pattern) []gap {
+	kinds := func(t ltl.Term, k *[tracemodel.StepWrite + 1]bool) {
+		if t.Access == ltl.Read || t.Access == ltl.Any {
+			k[tracemodel.StepRead] = true
+		}
+		if t.Access == ltl.Write || t.Access == ltl.Any {
+			k[tracemodel.StepWrite] = true
+		}
+	}
+	var out []gap
+	ts := p.Terms
+	for i := 0; i < len(ts); {
+		if ts[i].Side != ltl.Remote {
+			i++
+			continue
+		}
+		j := i // the gap is ts[i:j]
+		for j < len(ts) && ts[j].Side == ltl.Remote {
+			j++
+		}
+		g, found := gap{}, false
+		for _, t := range ts[i:j] {
+			if t.Quant != ltl.Star && !found {
+				found = true
+				switch t.Access {
+				case ltl.Read:
+					g.want = tracemodel.StepRead
+				case ltl.Write:
+					g.want = tracemodel.StepWrite
+				}
+			}
+		}
+		if found && i > 0 && j < len(ts) {
+			for k := i - 1; k >= 0; k-- {
+				kinds(ts[k], &g.before)
+				if ts[k].Quant != ltl.Star {
+					break
+				}
+			}
+			for k := j; k < len(ts); k++ {
+				kinds(ts[k], &g.after)
+				if ts[k].Quant != ltl.Star {
+					break
+				}
+			}
+			out = append(out, g)
+		}
+		i = j
+	}
+	return out
+}
+
+// remoteCanInterleave reports whether a remote access of kind g.want (0:
+// any) can run between two consecutive accesses of thread l of the kinds
+// of g, with no region break between them, as far as causality (guards) and mutual exclusion allow: a
+// remote access inside a critical section of a lock that thread l holds
+// from before the first access to after the second (exclusively, or for
+// reading when the remote one holds it exclusively) cannot fall between
+// them. Lock exclusion is what decides the models of correctly locked
+// code, where every access of both threads is under one lock.
+func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 	// reach[x][i]: index of the other thread's step that thread x's step i
-	// needs done first (its guard), -1 if none.
+	// or an earlier one needs done first, -1 if none: its guard, and for the
+	// local thread the write a read observed (its Source, which binds in
+	// the claims of this local thread; see enabled).
 	var reach [2][]int
 	for x := 0; x < 2; x++ {
 		byRank := map[int]int{}
@@ -105,18 +172,23 @@ func (c *Checker) remoteCanInterleave(l, r int, want tracemodel.StepKind, pub bo
 				byRank[s.Progress] = i
 			}
 		}
-		g := -1
+		need := -1
 		for _, s := range c.pm.Steps[x] {
 			if s.Guard > 0 {
-				g = byRank[s.Guard]
+				need = max(need, byRank[s.Guard])
 			}
-			reach[x] = append(reach[x], g)
+			if x == l && s.Source > 0 {
+				if i, ok := byRank[s.Source]; ok {
+					need = max(need, i)
+				}
+			}
+			reach[x] = append(reach[x], need)
 		}
 	}
 	// Remote accesses of the wanted kind, in order.
 	var remote []int
 	for j, s := range c.pm.Steps[r] {
-		if s.Kind.IsAccess() && (want == 0 || s.Kind == want) {
+		if s.Kind.IsAccess() && (g.want == 0 || s.Kind == g.want) {
 			remote = append(remote, j)
 		}
 	}
@@ -126,20 +198,87 @@ func (c *Checker) remoteCanInterleave(l, r int, want tracemodel.StepKind, pub bo
 		case s.Kind == tracemodel.StepBoundary, pub && s.Kind == tracemodel.StepPublish:
 			prev = -1
 		case s.Kind.IsAccess():
-			if prev >= 0 {
+			if prev >= 0 && g.before[c.pm.Steps[l][prev].Kind] && g.after[s.Kind] {
 				// Remote step j fits between local steps prev and k if
-				// prev does not need j (reach[l][prev] < j) and j does
-				// not need k (reach[r][j] < k).
-				i := sort.SearchInts(remote, reach[l][prev]+1)
-				for ; i < len(remote); i++ {
-					if reach[r][remote[i]] < k {
-						return true
-					}
-					break // reach is monotone: later remote steps need even more
+				// prev does not need j (reach[l][prev] < j), j does not
+				// need k (reach[r][j] < k) and no lock excludes it. reach
+				// is monotone, so the j that causality allows are a prefix
+				// of the remote steps from the first one prev does not
+				// need.
+				lo := sort.SearchInts(remote, reach[l][prev]+1)
+				hi := lo + sort.Search(len(remote)-lo, func(i int) bool { return reach[r][remote[lo+i]] >= k })
+				if c.unexcluded(l, r, int32(prev+1), int32(k), remote[lo:hi]) {
+					return true
 				}
 			}
 			prev = k
 		}
 	}
 	return false
+}
+
+// maxExclusionJumps bounds the work of one unexcluded call; past it the
+// answer is a conservative true.
+const maxExclusionJumps = 256
+
+// unexcluded reports whether some remote step of cands (sorted step
+// indices of thread r) can run while thread l's position is anywhere in
+// [from, to], the positions between two of its steps: whether it is not
+// inside a critical section of a lock that l holds at all those positions.
+func (c *Checker) unexcluded(l, r int, from, to int32, cands []int) bool {
+	if len(cands) == 0 {
+		return false
+	}
+	// held: the intervals of r that exclude a remote step, per lock that l
+	// holds throughout [from, to].
+	var held [][]interval
+	for lk := range c.pm.Locks {
+		switch {
+		case spans(c.excl[l][lk], from, to):
+			held = append(held, c.excl[r][lk], c.shared[r][lk])
+		case spans(c.shared[l][lk], from, to):
+			held = append(held, c.excl[r][lk])
+		}
+	}
+	if len(held) == 0 {
+		return true
+	}
+	// Jump over the remote critical sections: j is excluded while some
+	// interval of held contains its position.
+	i := 0
+	for jumps := 0; i < len(cands); jumps++ {
+		if jumps > maxExclusionJumps {
+			return true
+		}
+		j := int32(cands[i])
+		moved := false
+		for _, ivs := range held {
+			if iv, ok := containing(ivs, j); ok {
+				i += sort.SearchInts(cands[i:], int(iv.to))
+				moved = true
+				break
+			}
+		}
+		if !moved {
+			return true
+		}
+	}
+	return false
+}
+
+// spans reports whether one interval of ivs contains every position of
+// [from, to].
+func spans(ivs []interval, from, to int32) bool {
+	iv, ok := containing(ivs, from)
+	return ok && iv.to > to
+}
+
+// containing returns the interval of ivs (sorted, disjoint) that contains
+// pc.
+func containing(ivs []interval, pc int32) (interval, bool) {
+	i := sort.Search(len(ivs), func(i int) bool { return ivs[i].to > pc })
+	if i < len(ivs) && ivs[i].from <= pc {
+		return ivs[i], true
+	}
+	return interval{}, false
 }

@@ -1,0 +1,134 @@
+package native_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/native"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// TestImpossibleLockExclusion checks the mutual-exclusion part of the
+// necessary condition: a remote access inside a critical section of a lock
+// that the local thread holds across its two accesses cannot fall between
+// them. Whenever Impossible says so, the search must agree (the
+// differential tests check the same against Spin on random traces).
+func TestImpossibleLockExclusion(t *testing.T) {
+	tests := []struct {
+		name       string
+		trace      string
+		pattern    string
+		impossible bool // for local thread 1
+		violated   bool
+	}{
+		{"one critical section", `
+1, 1, a.c-1, Lock, m
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Write, x
+1, 4, a.c-4, Unlock, m
+2, 5, a.c-9, Lock, m
+2, 6, a.c-10, Write, x
+2, 7, a.c-11, Unlock, m
+`, "P3", true, false},
+		{"split critical sections", `
+1, 1, a.c-1, Lock, m
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Unlock, m
+1, 4, a.c-4, Lock, m
+1, 5, a.c-5, Write, x
+1, 6, a.c-6, Unlock, m
+2, 7, a.c-9, Lock, m
+2, 8, a.c-10, Write, x
+2, 9, a.c-11, Unlock, m
+`, "P3", false, true},
+		{"different locks", `
+1, 1, a.c-1, Lock, m
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Write, x
+1, 4, a.c-4, Unlock, m
+2, 5, a.c-9, Lock, n
+2, 6, a.c-10, Write, x
+2, 7, a.c-11, Unlock, n
+`, "P3", false, true},
+		{"remote unlocked", `
+1, 1, a.c-1, Lock, m
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Write, x
+1, 4, a.c-4, Unlock, m
+2, 5, a.c-10, Write, x
+`, "P3", false, true},
+		{"reader lock against writer lock", `
+1, 1, a.c-1, RdLock, rw
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Read, x
+1, 4, a.c-4, RwUnlock, rw
+2, 5, a.c-9, WrLock, rw
+2, 6, a.c-10, Write, x
+2, 7, a.c-11, RwUnlock, rw
+`, "P1", true, false},
+		{"writer between two locked reads of one critical section, another outside", `
+1, 1, a.c-1, Lock, m
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Read, x
+1, 4, a.c-4, Unlock, m
+2, 5, a.c-9, Lock, m
+2, 6, a.c-10, Write, x
+2, 7, a.c-11, Unlock, m
+2, 8, a.c-12, Write, x
+`, "P1", false, true},
+		{"unrepeatable read needs two reads around the write", `
+1, 1, a.c-1, Lock, m
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Write, x
+1, 4, a.c-4, Unlock, m
+1, 5, a.c-5, Lock, m
+1, 6, a.c-6, Read, x
+1, 7, a.c-7, Unlock, m
+2, 8, a.c-9, Lock, m
+2, 9, a.c-10, Write, x
+2, 10, a.c-11, Unlock, m
+`, "P1", true, false},
+		{"a write published by its unlock ends P2's region", `
+1, 1, a.c-1, Lock, m
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Write, x
+1, 4, a.c-4, Unlock, m
+1, 5, a.c-5, Lock, m
+1, 6, a.c-6, Read, x
+1, 7, a.c-7, Unlock, m
+2, 8, a.c-9, Lock, m
+2, 9, a.c-10, Write, x
+2, 10, a.c-11, Unlock, m
+`, "P2", true, false},
+	}
+	pats := map[string]ltl.Pattern{}
+	for _, p := range ltl.Builtin() {
+		pats[p.ID] = p
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := tracemodel.Parse(context.Background(), strings.NewReader(tt.trace), "a.csv", tracemodel.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pm, err := m.Project(m.VarByName("x"), m.ThreadByHandle("1"), m.ThreadByHandle("2"), tracemodel.ProjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := native.New(pm)
+			p := pats[tt.pattern]
+			if got := c.Impossible(p, 1); got != tt.impossible {
+				t.Errorf("Impossible(%s, 1) = %v, want %v", p.ID, got, tt.impossible)
+			}
+			v, err := c.Check(context.Background(), p, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Violated != tt.violated {
+				t.Errorf("Check(%s, 1): violated %v, want %v", p.ID, v.Violated, tt.violated)
+			}
+		})
+	}
+}
