@@ -278,8 +278,14 @@ func (tw *traceWriter) event(ev *rawEvent) {
 		if ev.Extra&atomAcq != 0 && n.l.needAcq.has(ev.Seq) {
 			c.line(t, ev.Seq, loc, "Wait", AtomicPrefix+name)
 		}
+		for _, from := range n.l.extraAcq[ev.Seq] {
+			c.line(t, ev.Seq, loc, "Wait", AtomicPrefix+name+"@"+strconv.FormatUint(from, 10))
+		}
 		if ev.Extra&atomRel != 0 && n.l.needRel.has(ev.Seq) {
 			c.line(t, ev.Seq, loc, "Signal", AtomicPrefix+name)
+		}
+		if ev.Extra&atomRel != 0 && n.l.needRelT.has(ev.Seq) {
+			c.line(t, ev.Seq, loc, "Signal", AtomicPrefix+name+"@"+strconv.FormatUint(t.Token, 10))
 		}
 		if tw.mixed(ev.Addr, size) {
 			action := "Read"

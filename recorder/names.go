@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -386,12 +387,32 @@ type learned struct {
 	mixed     map[locKey]bool            // atomic bytes also accessed plainly
 	firstSeq  map[uint64]uint64          // first event of each thread
 	usedPaths map[string]int
-	// The atomic operations' release and acquire that order something:
-	// an acquire whose latest release on the location was another
-	// thread's, and such a release (by sequence number).
+	// The atomic operations' release and acquire that order something
+	// (see atomicOrder): an acquire whose latest release on the location
+	// was another thread's, and such a release (by sequence number); and
+	// the acquires of a load that reads the end of a chain of
+	// read-modify-writes from the other threads of the chain (extraAcq:
+	// their tokens), with the releases they need (needRelT), written on
+	// per-thread objects atomic:<name>@<thread>.
 	lastRel          map[locKey]relAt
+	atoms            map[locKey]*atomLoc
 	needAcq, needRel seqSet
+	extraAcq         map[uint64][]uint64
+	needRelT         seqSet
 }
+
+// atomLoc is the write history of an atomic location that ordering needs:
+// whether its latest write was a read-modify-write, and the release
+// sequence a load of its current value acquires — the latest release of
+// each thread among the writes since the last plain store.
+type atomLoc struct {
+	lastRMW bool
+	chain   []relAt
+}
+
+// maxAtomicChain bounds the release sequence kept per location: a load
+// acquires from the latest releases of at most this many threads.
+const maxAtomicChain = 64
 
 // relAt is a release: its thread and sequence number.
 type relAt struct{ thread, seq uint64 }
@@ -424,6 +445,8 @@ func newLearned() *learned {
 		firstSeq:  map[uint64]uint64{},
 		usedPaths: map[string]int{},
 		lastRel:   map[locKey]relAt{},
+		atoms:     map[locKey]*atomLoc{},
+		extraAcq:  map[uint64][]uint64{},
 	}
 }
 
@@ -548,16 +571,64 @@ func (n *namer) learn(ev *rawEvent) {
 			l.atomics[k] = true
 			l.atomGran[locKey{k.id, k.off >> 3}] = true
 		}
-		k := n.key(ev.Addr)
-		if ev.Extra&atomAcq != 0 {
-			if r, ok := l.lastRel[k]; ok && r.thread != tok {
-				l.needAcq.add(ev.Seq)
-				l.needRel.add(r.seq)
+		l.atomicOrder(n.key(ev.Addr), tok, ev)
+	}
+}
+
+// atomicOrder learns which acquires and releases of atomic operation ev
+// (by thread tok, on location k) order the trace.
+//
+// A load or a read-modify-write that reads a plain store acquires from
+// the latest release on the location (the flag that publishes data, the
+// store that unlocks a hand-written spinlock). A load that reads the end
+// of a chain of read-modify-writes acquires from every release of the
+// chain (its release sequence: the arrivals at a counting barrier, all
+// before the load that sees the count complete). A read-modify-write that
+// reads another read-modify-write orders nothing: that is a counter, a
+// statistic, an index claimed by fetch-and-add, and ordering every
+// increment after the previous one would fix the interleaving of all the
+// threads that count at the order of the recorded run, which hides every
+// violation between them — as a counter under a mutex would not (locks
+// are not causal either). A lock whose release is itself a
+// read-modify-write (an exchange rather than a store) is ordered only
+// through the data its critical sections observe.
+func (l *learned) atomicOrder(k locKey, tok uint64, ev *rawEvent) {
+	a := l.atoms[k]
+	if a == nil {
+		a = &atomLoc{}
+		l.atoms[k] = a
+	}
+	rmw := ev.Extra&atomRead != 0 && ev.Extra&atomWrite != 0
+	if ev.Extra&atomAcq != 0 && !(rmw && a.lastRMW) {
+		if r, ok := l.lastRel[k]; ok && r.thread != tok {
+			l.needAcq.add(ev.Seq)
+			l.needRel.add(r.seq)
+		}
+		if a.lastRMW {
+			for _, r := range a.chain {
+				if r.thread != tok && r.seq != l.lastRel[k].seq {
+					l.extraAcq[ev.Seq] = append(l.extraAcq[ev.Seq], r.thread)
+					l.needRelT.add(r.seq)
+				}
 			}
 		}
-		if ev.Extra&atomRel != 0 {
-			l.lastRel[k] = relAt{tok, ev.Seq}
+	}
+	rel := ev.Extra&atomRel != 0
+	if ev.Extra&atomWrite != 0 {
+		if !rmw {
+			a.chain = a.chain[:0]
 		}
+		if rel {
+			a.chain = slices.DeleteFunc(a.chain, func(r relAt) bool { return r.thread == tok })
+			if len(a.chain) == maxAtomicChain {
+				a.chain = a.chain[1:]
+			}
+			a.chain = append(a.chain, relAt{tok, ev.Seq})
+		}
+		a.lastRMW = rmw
+	}
+	if rel {
+		l.lastRel[k] = relAt{tok, ev.Seq}
 	}
 }
 

@@ -16,8 +16,10 @@
  * if (__atomic_fetch_sub(&o->ref, 1, __ATOMIC_ACQ_REL) == 1) free(o).
  *
  * The recorder keeps the plain read analysable: the atomic operations'
- * release and acquire order is written on the object atomic:shared->ref
- * (Signal, Wait), and since the program also reads shared->ref plainly,
+ * release and acquire order would be written on the object
+ * atomic:shared->ref (Signal, Wait; a decrement that reads the other's
+ * decrement orders nothing), and since the program also reads shared->ref
+ * plainly,
  * each atomic operation is a data access of shared->ref as well (the
  * read-modify-write as one Write). A variable only ever accessed
  * atomically stays synchronisation only.

@@ -982,11 +982,12 @@ void __tsan_release(void *a) { ev(MCPREC_AREL, a, 0, RA()); }
  * Every atomic operation is one MCPREC_ATOMIC record: its size, whether it
  * reads and/or writes, and whether the trace needs its release and acquire
  * semantics. The converter writes a release as a Signal and an acquire as
- * a Wait on the object "atomic:<name>", so that the predictor orders every
+ * a Wait on the object "atomic:<name>", so that the predictor orders an
  * acquire after the latest release before it in the trace — the
  * reads-from edge when that release is the store the load read — and data
  * published through a flag or protected by a hand-written spinlock is not
- * reported. Where the program also reads or writes the location plainly
+ * reported (which acquires the converter keeps: learned.atomicOrder in
+ * names.go). Where the program also reads or writes the location plainly
  * (a reference count read without the atomic), the converter adds the
  * operation as a data access of <name> too (see convert.go). Relaxed
  * operations are recorded for that reason, though they order nothing.
