@@ -794,18 +794,23 @@ func (tr *oTrace) waitSites() map[string]bool {
 	return sites
 }
 
-// scopeRepeats reports, per event of thread t, whether it repeats an event
+// scopeRepeats reports, per event of thread t, whether it repeats code
 // of its function invocation (same action, location and object; Exit
-// events and unknown locations never count) at an index at or before the
-// latest access to v before it, or is the Exit of an invocation that wrote
-// v (an update that returned).
+// events and unknown locations never count) that the invocation first ran
+// no later than the code it was running at the latest access to v before
+// it (that access, or the call in the invocation that leads to it), or is
+// the Exit of an invocation that wrote v (an update that returned).
 func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 	evs := tr.events[t]
 	inv := make([]int, len(evs))
 	stack, next := []int{0}, 1
-	enters := []int{-1} // index of the Enter of each open invocation
+	enters := []int{-1}           // index of the Enter of each open invocation
+	enterOf := map[int]int{0: -1} // invocation -> index of its Enter
 	lastAcc := -1
 	out := make([]bool, len(evs))
+	same := func(i, j int) bool {
+		return inv[i] == inv[j] && evs[i].act == evs[j].act && evs[i].loc == evs[j].loc && evs[i].obj == evs[j].obj
+	}
 	for i, e := range evs {
 		if e.act == "Exit" {
 			inv[i] = -1
@@ -821,15 +826,30 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 			continue
 		}
 		inv[i] = stack[len(stack)-1]
-		if e.loc != "?" {
-			for j := 0; j <= lastAcc && j < i; j++ {
-				p := evs[j]
-				if inv[j] == inv[i] && p.act == e.act && p.loc == e.loc && p.obj == e.obj {
-					out[i] = true
+		if e.loc != "?" && lastAcc >= 0 {
+			// c: what invocation inv[i] was running at lastAcc, if it
+			// was active then.
+			c := lastAcc
+			for c >= 0 && inv[c] != inv[i] {
+				c = enterOf[inv[c]]
+			}
+			if c >= 0 {
+				fc := c // the first occurrence of c's code (its own at an unknown location)
+				for j := 0; j < c && evs[c].loc != "?"; j++ {
+					if same(j, c) {
+						fc = j
+						break
+					}
+				}
+				for j := 0; j <= fc; j++ {
+					if same(j, i) {
+						out[i] = true
+					}
 				}
 			}
 		}
 		if e.act == "Enter" {
+			enterOf[next] = i
 			stack = append(stack, next)
 			enters = append(enters, i)
 			next++

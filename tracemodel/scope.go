@@ -15,12 +15,21 @@ import "math"
 // unknown location never count.
 //
 // Between two accesses a < b of a thread there is a scope break iff some
-// event q in (a, b] repeats an event of its invocation at a position ≤ a.
-// An invocation that starts after a cannot have such an event, so only
-// frames active at a (a's own and its callers below the common one) count,
-// and a loop that runs entirely between the two accesses (check; loop;
-// act) is no break. Without Enter/Exit events the whole thread is one
-// invocation.
+// event q in (a, b] repeats code that its invocation first ran no later
+// than the code it was running at a: q's first occurrence in the
+// invocation is at or before the first occurrence of c, where c is a itself
+// when q is in a's invocation, else the call (Enter) in q's invocation that
+// leads to a. In the loop "lock; x = v; v = x + 1; unlock" the write of
+// iteration k repeats the write of iteration 1, but that write first ran
+// after the read did, so the read and the write of one iteration stay one
+// region; the lock of iteration k+1 first ran before the read, so it
+// breaks the read of iteration k from anything after it. (Comparing with
+// a itself — "q repeats an event at a position ≤ a" — would break every
+// read-modify-write after a loop's first iteration.) An invocation that
+// starts after a cannot repeat anything at or before a, so only frames
+// active at a count, and a loop that runs entirely between the two
+// accesses (check; loop; act) is no break: its code first ran after the
+// check's. Without Enter/Exit events the whole thread is one invocation.
 //
 // An update that returned also ends the operation: there is a break at the
 // return (Exit) of the innermost function invocation that contains a and
@@ -115,29 +124,64 @@ func (m *Model) buildScope(tid int) *scopeIndex {
 	return ix
 }
 
-// firstBack returns the first position q in (a, b] whose event repeats an
-// event at a position ≤ a, 0 if none.
-func (ix *scopeIndex) firstBack(a, b int32) int32 {
-	// Leaves lo..hi (0-based indexes = positions - 1) of the range (a, b].
-	lo, hi := int(a), int(b)-1
-	if lo > hi {
+// loopBack returns the first position q in (a, b] whose event repeats code
+// that its invocation, active at a, first ran no later than the code it
+// was running at a (see the rule above), 0 if none.
+func (ix *scopeIndex) loopBack(a, b int32) int32 {
+	if a >= b {
 		return 0
 	}
-	return ix.search(1, 0, ix.size-1, lo, hi, a)
+	// first is the first occurrence in its invocation of the event at p.
+	first := func(p int32) int32 { return min(ix.tree[ix.size+int(p)-1], p) }
+	best := int32(0)
+	c, j := a, int32(0) // the code running at a in invocation j
+	if ix.inv != nil {
+		j = ix.inv[a-1]
+	}
+	for {
+		// Events of invocations that start after a never repeat
+		// anything at or before first(c) ≤ a, nor do those of the
+		// invocations below j active at a (their first occurrences are
+		// after their calls): the range may run over them.
+		end := b
+		if x := ix.frames0(j).exit; x <= end {
+			end = x - 1
+		}
+		if end > a {
+			if q := ix.search(1, 0, ix.size-1, int(a), int(end)-1, first(c)); q > 0 && (best == 0 || q < best) {
+				best = q
+			}
+		}
+		if ix.inv == nil || j == 0 {
+			return best
+		}
+		c, j = ix.frames[j].start, ix.frames[j].parent
+	}
 }
 
-func (ix *scopeIndex) search(node, nlo, nhi, lo, hi int, a int32) int32 {
-	if nhi < lo || nlo > hi || ix.tree[node] > a {
+// frames0 returns invocation j, or the thread's own invocation when the
+// thread has no Enter events.
+func (ix *scopeIndex) frames0(j int32) invocation {
+	if ix.frames == nil {
+		return invocation{start: 0, exit: math.MaxInt32, parent: -1}
+	}
+	return ix.frames[j]
+}
+
+// search returns the first position in leaves lo..hi whose value is at most
+// limit, 0 if none.
+func (ix *scopeIndex) search(node, nlo, nhi, lo, hi int, limit int32) int32 {
+	if nhi < lo || nlo > hi || ix.tree[node] > limit {
 		return 0
 	}
 	if nlo == nhi {
 		return int32(nlo + 1)
 	}
 	mid := (nlo + nhi) / 2
-	if q := ix.search(2*node, nlo, mid, lo, hi, a); q > 0 {
+	if q := ix.search(2*node, nlo, mid, lo, hi, limit); q > 0 {
 		return q
 	}
-	return ix.search(2*node+1, mid+1, nhi, lo, hi, a)
+	return ix.search(2*node+1, mid+1, nhi, lo, hi, limit)
 }
 
 // updateReturn returns the position of the return, before b, of the
@@ -162,7 +206,7 @@ func (ix *scopeIndex) updateReturn(w, a, b int32) int32 {
 // of the thread's last write of the variable at or before a (0 if none).
 func (m *Model) scopeBreak(tid int, w, a, b int32) int32 {
 	ix := m.scope[tid-1]
-	p := ix.firstBack(a, b)
+	p := ix.loopBack(a, b)
 	if q := ix.updateReturn(w, a, b); q > 0 && (p == 0 || q < p) {
 		p = q
 	}

@@ -36,6 +36,63 @@ func TestScopeBreaks(t *testing.T) {
 1, 8, s.c-12, Write, top
 2, 9, s.c-32, Write, top
 `, 0},
+		{"read-modify-write in a loop: one region per iteration", `
+1, 1, s.c-11, Lock, m
+1, 2, s.c-12, Read, hits
+1, 3, s.c-12, Write, hits
+1, 4, s.c-13, Unlock, m
+1, 5, s.c-11, Lock, m
+1, 6, s.c-12, Read, hits
+1, 7, s.c-12, Write, hits
+1, 8, s.c-13, Unlock, m
+1, 9, s.c-11, Lock, m
+1, 10, s.c-12, Read, hits
+1, 11, s.c-12, Write, hits
+1, 12, s.c-13, Unlock, m
+2, 13, s.c-32, Write, hits
+`, 2},
+		{"read-modify-write in a loop without other events", `
+1, 1, s.c-12, Read, hits
+1, 2, s.c-13, Write, hits
+1, 3, s.c-12, Read, hits
+1, 4, s.c-13, Write, hits
+1, 5, s.c-12, Read, hits
+1, 6, s.c-13, Write, hits
+2, 7, s.c-32, Write, hits
+`, 2},
+		{"check, loop, act in the second iteration of an outer loop", `
+1, 1, s.c-9, Lock, m
+1, 2, s.c-10, Read, hits
+1, 3, s.c-11, Enter, work
+1, 4, s.c-3, Write, other
+1, 5, s.c-3, Exit, work
+1, 6, s.c-11, Enter, work
+1, 7, s.c-3, Write, other
+1, 8, s.c-3, Exit, work
+1, 9, s.c-12, Write, hits
+1, 10, s.c-13, Unlock, m
+1, 11, s.c-9, Lock, m
+1, 12, s.c-10, Read, hits
+1, 13, s.c-11, Enter, work
+1, 14, s.c-3, Write, other
+1, 15, s.c-3, Exit, work
+1, 16, s.c-12, Write, hits
+1, 17, s.c-13, Unlock, m
+2, 18, s.c-32, Write, hits
+`, 1},
+		{"act and check of the next iteration in a callee", `
+1, 1, s.c-20, Enter, step
+1, 2, s.c-5, Read, hits
+1, 3, s.c-6, Write, hits
+1, 4, s.c-7, Exit, step
+1, 5, s.c-21, Enter, log
+1, 6, s.c-8, Exit, log
+1, 7, s.c-20, Enter, step
+1, 8, s.c-5, Read, hits
+1, 9, s.c-6, Write, hits
+1, 10, s.c-7, Exit, step
+2, 11, s.c-32, Write, hits
+`, 1},
 		{"repeat at the access", `
 1, 1, s.c-12, Read, top
 1, 2, s.c-12, Read, top
@@ -48,7 +105,11 @@ func TestScopeBreaks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pm, err := m.Project(m.VarByName("top"), 1, 2, ProjectOptions{Scope: true})
+			v := m.VarByName("top")
+			if v == 0 {
+				v = m.VarByName("hits")
+			}
+			pm, err := m.Project(v, 1, 2, ProjectOptions{Scope: true})
 			if err != nil {
 				t.Fatal(err)
 			}
