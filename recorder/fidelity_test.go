@@ -274,6 +274,25 @@ func TestAtomicOrders(t *testing.T) {
 	}
 }
 
+// TestArgvIsMainStack: argv[] above the stack top that pthread_getattr_np
+// reports for the main thread is main's own stack, not a variable named by
+// its address (TestStableNames failed on it when ASLR put an argv slot
+// past that page).
+func TestArgvIsMainStack(t *testing.T) {
+	requireTool(t, "gcc")
+	prog := build(t, filepath.Join("testdata", "argv_top.c"))
+	args := make([]string, 1500) // 12 KB of pointers: past any page boundary
+	for i := range args {
+		args[i] = "a"
+	}
+	trace, _ := record(t, prog, args...)
+	for _, v := range variables(parseTrace(t, trace)) {
+		if strings.Contains(strings.ReplaceAll(v, "+0x", "+"), "0x") {
+			t.Errorf("a variable named by its address: %s", v)
+		}
+	}
+}
+
 // TestUnjoinedThread: record and run both warn about the thread main did
 // not join, naming it.
 func TestUnjoinedThread(t *testing.T) {

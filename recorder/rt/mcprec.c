@@ -640,9 +640,51 @@ static int tls_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* main_stack_top returns the end of the [stack] mapping that contains a, 0
+ * if none. For the main thread pthread_getattr_np ends the stack at the page
+ * above __libc_stack_end, below argv, the environment and the auxiliary
+ * vector, which main reads too (argv[1]): without the rest of the mapping an
+ * argv[] slot past that page would be recorded, named by its address, in
+ * the runs where the array crosses it. Raw reads into a stack buffer: no
+ * allocation, at start-up only. */
+static uintptr_t main_stack_top(uintptr_t a)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[4096];
+	size_t have = 0;
+	uintptr_t top = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		while ((nl = memchr(line, '\n', (size_t)(buf + have - line))) != NULL) {
+			*nl = 0;
+			char *p;
+			uintptr_t lo = strtoul(line, &p, 16), hi = 0;
+			if (*p == '-')
+				hi = strtoul(p + 1, &p, 16);
+			if (lo <= a && a < hi && strstr(p, "[stack]"))
+				top = hi;
+			line = nl + 1;
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have);
+		if (have == sizeof buf - 1)
+			have = 0; /* a line longer than the buffer: not ours */
+	}
+	close(fd);
+	return top;
+}
+
 static struct thr *thr_init(uint64_t tok, uint64_t parent)
 {
 	struct thr *t = &T;
+	int unknown = tok == 0; /* the main thread, or one we did not see created */
 	t->state = T_INIT;
 	if (tok == 0)
 		tok = __atomic_add_fetch(&g_next_tok, 1, __ATOMIC_RELAXED);
@@ -656,6 +698,11 @@ static struct thr *thr_init(uint64_t tok, uint64_t parent)
 			ss = 0;
 		}
 		pthread_attr_destroy(&attr);
+	}
+	if (unknown && ss > 0) {
+		uintptr_t top = main_stack_top((uintptr_t)sa + ss - 1);
+		if (top > (uintptr_t)sa + ss)
+			ss = top - (uintptr_t)sa;
 	}
 	t->stk_lo = (uintptr_t)sa;
 	t->stk_size = ss;
