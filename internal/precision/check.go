@@ -23,6 +23,10 @@ type Options struct {
 	Engine string
 	// Extra are more flags for mcpredict run.
 	Extra []string
+	// CFlags are the compiler flags of mcpredict cc (default -O1): a
+	// user's build is often -O2, which inlines and changes the functions a
+	// trace shows.
+	CFlags []string
 	// Env is added to the environment of every command (for example
 	// XDG_CACHE_HOME, where mcpredict cc builds its runtime once).
 	Env []string
@@ -166,13 +170,18 @@ func Check(ctx context.Context, bin string, prog *Program, opts Options) (*Resul
 	return Predict(ctx, bin, rec, opts)
 }
 
-// Record compiles the program with `bin cc -O1` into dir and records it
+// Record compiles the program with `bin cc -O1` (Options.CFlags) into dir and records it
 // with `bin record`, again while the run interleaves prog.NotExhibited.
 func Record(ctx context.Context, bin string, prog *Program, dir string, opts Options) (*Recording, error) {
 	rec := &Recording{Program: prog}
 	exe := filepath.Join(dir, strings.TrimSuffix(prog.Name, filepath.Ext(prog.Name)))
 	start := time.Now()
-	if _, err := run(ctx, bin, opts.Env, "cc", "-O1", "-o", exe, prog.Path); err != nil {
+	cflags := opts.CFlags
+	if len(cflags) == 0 {
+		cflags = []string{"-O1"}
+	}
+	ccArgs := append(append([]string{"cc"}, cflags...), "-o", exe, prog.Path)
+	if _, err := run(ctx, bin, opts.Env, ccArgs...); err != nil {
 		return nil, fmt.Errorf("%s: compiling: %w", prog.Path, err)
 	}
 	rec.Compile = time.Since(start)

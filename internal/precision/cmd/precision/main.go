@@ -45,6 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	engines := fs.String("engine", "native", "mcpredict run `engines`, comma-separated: native, auto, spin, or default (the CLI's default)")
 	bin := fs.String("bin", "bin/mcpredict", "the mcpredict `binary`")
 	extra := fs.String("extra", "", "more `flags` for mcpredict run, split at spaces")
+	cflags := fs.String("cflags", "-O1", "compiler `flags` for mcpredict cc, split at spaces (-O2: inlined, as many users build)")
 	keep := fs.String("keep", "", "copy each trace to `DIR`/<program>.csv")
 	from := fs.String("from", "", "check the traces `DIR`/<program>.csv (kept with -keep) instead of compiling and recording")
 	jobs := fs.Int("jobs", 2, "programs recorded and checked in parallel")
@@ -94,7 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	opts := precision.Options{Extra: strings.Fields(*extra), Cache: *cache, KeepDir: *keep}
+	opts := precision.Options{Extra: strings.Fields(*extra), CFlags: strings.Fields(*cflags), Cache: *cache, KeepDir: *keep}
 	if *spinCC != "" {
 		opts.RunEnv = []string{"MCPREDICT_CC=" + *spinCC}
 	}
