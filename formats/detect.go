@@ -59,7 +59,16 @@ func extension(name string) string {
 
 // detect chooses the format of a trace from its head (content first), then
 // from the extension of name. Plugins that fail are skipped with a warning.
+//
+// Content that is the built-in CSV is CSV without asking the plugins: every
+// recorded and Pin trace is, a plugin that also claimed it would make them
+// all ambiguous, and starting every plugin for every trace costs time
+// (a batch of hundreds of traces) and leaves go-plugin's transport
+// complaining on standard error when the plugins are stopped.
 func (h *Host) detect(ctx context.Context, name string, hd []byte) (string, error) {
+	if DetectCSV(hd) {
+		return CSV, nil
+	}
 	type answer struct {
 		match bool
 		exts  []string

@@ -161,7 +161,7 @@ func TestFaults(t *testing.T) {
 		plugins string
 		args    []string
 		code    int
-		stderr  []string
+		stderr  []string // substrings of standard error ("-s": s must not be one)
 	}{
 		{"unlock not held (std)", good, []string{"run", writeFile(t, dir, "unlock.std", "T1|acq(m)|a.c:1\nT1|rel(m)|a.c:2\nT1|rel(m)|a.c:3\n")},
 			2, []string{"unlock.std:3: Unlock of m, which thread T1 does not hold"}},
@@ -187,8 +187,12 @@ func TestFaults(t *testing.T) {
 			3, []string{"format plugin broken", "sent malformed events: action code 99"}},
 		{"wrong protocol version", both, []string{"run", "--input-format", "oldproto", writeFile(t, dir, "o.broken", "x\n")},
 			3, []string{"format plugin oldproto", "another protocol version"}},
-		{"broken plugins skipped in detection", both, []string{"run", "--engine", "native", "../examples/bank.csv"},
-			1, []string{"warning: format plugin oldproto"}},
+		// CSV content is CSV without asking plugins, so detection is
+		// exercised on content no format claims.
+		{"broken plugins skipped in detection", both, []string{"run", "--engine", "native", writeFile(t, dir, "d.txt", "not a trace\n")},
+			2, []string{"warning: format plugin oldproto", "unknown trace format"}},
+		{"CSV content starts no plugin", both, []string{"run", "--engine", "native", "../examples/bank.csv"},
+			1, []string{"-warning: format plugin oldproto"}},
 		{"formats lists a broken plugin", both, []string{"formats"},
 			3, nil},
 	}
@@ -202,7 +206,11 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errs)
 			}
 			for _, s := range tc.stderr {
-				if !strings.Contains(errs, s) {
+				if not, ok := strings.CutPrefix(s, "-"); ok {
+					if strings.Contains(errs, not) {
+						t.Errorf("stderr has %q:\n%s", not, errs)
+					}
+				} else if !strings.Contains(errs, s) {
 					t.Errorf("stderr lacks %q:\n%s", s, errs)
 				}
 			}

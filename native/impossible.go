@@ -14,7 +14,8 @@ import (
 // "search".
 //
 // The conditions: the threads must have enough accesses of the kinds the
-// pattern's unstarred terms need, and, for every run of remote terms
+// pattern's unstarred terms need (the local thread in one region), and,
+// for every run of remote terms
 // between two local terms that has an unstarred one (a gap), some remote
 // access of its kind must be able to fall between two consecutive local
 // accesses of one region, of the kinds the local terms around the gap
@@ -76,12 +77,43 @@ func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 		}
 	}
 	pub := p.PublishBreaks()
+	// A match lies in one region of the local thread: some region must
+	// hold the local accesses the pattern needs (P4 and P5 two writes).
+	if !c.regionHolds(l, need[ltl.Local], pub) {
+		return true
+	}
 	for _, g := range gaps(p) {
 		if !c.remoteCanInterleave(l, r, g, pub) {
 			return true
 		}
 	}
 	return false
+}
+
+// regionHolds reports whether some region of thread l (the accesses
+// between two breaks: Boundary steps, and Publish steps when pub) has at
+// least need[ltl.Read] reads, need[ltl.Write] writes and need[0] accesses.
+func (c *Checker) regionHolds(l int, need [3]int, pub bool) bool {
+	var have [3]int
+	fits := func() bool {
+		return have[ltl.Read] >= need[ltl.Read] && have[ltl.Write] >= need[ltl.Write] && have[0] >= need[0]
+	}
+	for _, s := range c.pm.Steps[l] {
+		switch {
+		case s.Kind == tracemodel.StepBoundary, pub && s.Kind == tracemodel.StepPublish:
+			if fits() {
+				return true
+			}
+			have = [3]int{}
+		case s.Kind == tracemodel.StepRead:
+			have[ltl.Read]++
+			have[0]++
+		case s.Kind == tracemodel.StepWrite:
+			have[ltl.Write]++
+			have[0]++
+		}
+	}
+	return fits()
 }
 
 // gap is a run of remote terms of a pattern between two local terms, with
@@ -192,6 +224,7 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 			remote = append(remote, j)
 		}
 	}
+	ex := &exclusion{c: c, l: l, r: r, remote: remote}
 	prev := -1 // previous local access, -1 if none or a break since
 	for k, s := range c.pm.Steps[l] {
 		switch {
@@ -207,7 +240,7 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 				// need.
 				lo := sort.SearchInts(remote, reach[l][prev]+1)
 				hi := lo + sort.Search(len(remote)-lo, func(i int) bool { return reach[r][remote[lo+i]] >= k })
-				if c.unexcluded(l, r, int32(prev+1), int32(k), remote[lo:hi]) {
+				if ex.unexcluded(int32(prev+1), int32(k), lo, hi) {
 					return true
 				}
 			}
@@ -217,49 +250,99 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 	return false
 }
 
-// maxExclusionJumps bounds the work of one unexcluded call; past it the
-// answer is a conservative true.
-const maxExclusionJumps = 256
+// maxExclusionChecks bounds the remote steps one exclusion query looks at
+// when the local thread holds several locks; past it the answer is a
+// conservative true.
+const maxExclusionChecks = 256
 
-// unexcluded reports whether some remote step of cands (sorted step
-// indices of thread r) can run while thread l's position is anywhere in
-// [from, to], the positions between two of its steps: whether it is not
-// inside a critical section of a lock that l holds at all those positions.
-func (c *Checker) unexcluded(l, r int, from, to int32, cands []int) bool {
-	if len(cands) == 0 {
+// exclusion answers, for one remote thread r and its accesses of one kind
+// (remote, sorted step indexes), which of them a lock held by the local
+// thread l excludes. free[key] lists the indexes into remote of the steps
+// outside every critical section of r that conflicts with l's hold of a
+// lock (exclusive or shared), built once per lock and mode.
+type exclusion struct {
+	c      *Checker
+	l, r   int
+	remote []int
+	free   map[exclKey][]int
+}
+
+type exclKey struct {
+	lock   int
+	shared bool // l holds the lock for reading: only r's exclusive holds conflict
+}
+
+// conflicts returns r's intervals that exclude a remote step while l holds
+// lock lk (for reading when shared).
+func (x *exclusion) conflicts(k exclKey) [][]interval {
+	if k.shared {
+		return [][]interval{x.c.excl[x.r][k.lock]}
+	}
+	return [][]interval{x.c.excl[x.r][k.lock], x.c.shared[x.r][k.lock]}
+}
+
+func (x *exclusion) freeOf(k exclKey) []int {
+	if f, ok := x.free[k]; ok {
+		return f
+	}
+	ivs := x.conflicts(k)
+	var f []int
+	for i, j := range x.remote {
+		in := false
+		for _, iv := range ivs {
+			if _, ok := containing(iv, int32(j)); ok {
+				in = true
+				break
+			}
+		}
+		if !in {
+			f = append(f, i)
+		}
+	}
+	if x.free == nil {
+		x.free = map[exclKey][]int{}
+	}
+	x.free[k] = f
+	return f
+}
+
+// unexcluded reports whether some remote step remote[lo:hi] can run while
+// thread l's position is anywhere in [from, to], the positions between two
+// of its steps: whether it is outside the critical sections of r that
+// conflict with the locks l holds at all those positions. One lock held
+// (the common case) is one binary search.
+func (x *exclusion) unexcluded(from, to int32, lo, hi int) bool {
+	if lo >= hi {
 		return false
 	}
-	// held: the intervals of r that exclude a remote step, per lock that l
-	// holds throughout [from, to].
-	var held [][]interval
-	for lk := range c.pm.Locks {
+	var held []exclKey
+	for lk := range x.c.pm.Locks {
 		switch {
-		case spans(c.excl[l][lk], from, to):
-			held = append(held, c.excl[r][lk], c.shared[r][lk])
-		case spans(c.shared[l][lk], from, to):
-			held = append(held, c.excl[r][lk])
+		case spans(x.c.excl[x.l][lk], from, to):
+			held = append(held, exclKey{lock: lk})
+		case spans(x.c.shared[x.l][lk], from, to):
+			held = append(held, exclKey{lock: lk, shared: true})
 		}
 	}
 	if len(held) == 0 {
 		return true
 	}
-	// Jump over the remote critical sections: j is excluded while some
-	// interval of held contains its position.
-	i := 0
-	for jumps := 0; i < len(cands); jumps++ {
-		if jumps > maxExclusionJumps {
+	f := x.freeOf(held[0])
+	i := sort.SearchInts(f, lo)
+	for checks := 0; i < len(f) && f[i] < hi; i, checks = i+1, checks+1 {
+		if checks > maxExclusionChecks {
 			return true
 		}
-		j := int32(cands[i])
-		moved := false
-		for _, ivs := range held {
-			if iv, ok := containing(ivs, j); ok {
-				i += sort.SearchInts(cands[i:], int(iv.to))
-				moved = true
-				break
+		j := int32(x.remote[f[i]])
+		ok := true
+		for _, k := range held[1:] {
+			for _, iv := range x.conflicts(k) {
+				if _, in := containing(iv, j); in {
+					ok = false
+				}
 			}
 		}
-		if !moved {
+		if ok {
 			return true
 		}
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // TestImpossibleLockExclusion checks the mutual-exclusion part of the
-// necessary condition: a remote access inside a critical section of a lock
+// necessary condition (and that a match needs its local accesses in one
+// region): a remote access inside a critical section of a lock
 // that the local thread holds across its two accesses cannot fall between
 // them. Whenever Impossible says so, the search must agree (the
 // differential tests check the same against Spin on random traces).
@@ -102,6 +103,19 @@ func TestImpossibleLockExclusion(t *testing.T) {
 2, 9, a.c-10, Write, x
 2, 10, a.c-11, Unlock, m
 `, "P2", true, false},
+		{"two writes in two regions", `
+2, 1, a.c-9, Signal, c
+1, 2, a.c-1, Write, x
+1, 3, a.c-2, Wait, c
+1, 4, a.c-3, Read, x
+1, 5, a.c-4, Write, x
+2, 6, a.c-10, Read, x
+`, "P4", true, false},
+		{"two writes in one region", `
+1, 1, a.c-1, Write, x
+1, 2, a.c-3, Write, x
+2, 3, a.c-10, Read, x
+`, "P4", false, true},
 	}
 	pats := map[string]ltl.Pattern{}
 	for _, p := range ltl.Builtin() {

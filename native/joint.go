@@ -125,7 +125,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 	keys[0] = packJ([2]int32{}, 0, tid)
 	seen := make(map[uint64]struct{}, 1024)
 	seen[keys[0]] = struct{}{}
-	for head := 0; head < len(keys) && open > 0; head++ {
+	for head := 0; head < len(keys) && open > 0 && !(c.AnyViolation && open < k); head++ {
 		if head&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -11,6 +11,7 @@ package native
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/mcpredict/mcpredict/ltl"
@@ -58,6 +59,13 @@ type Checker struct {
 	excl, shared [2][][]interval
 	// MaxStates bounds each search; 0 means DefaultMaxStates.
 	MaxStates int
+	// AnyViolation makes CheckAll stop at the first violated claim, for a
+	// caller that only asks whether some claim is violated (the data-flow
+	// prefilter of package predict): the other verdicts are then unknown
+	// and reported as holding. A joint search of claims that all hold
+	// visits every reachable state; one that finds a violation need not go
+	// on.
+	AnyViolation bool
 	// sources: some read step has a Source, so the model differs between
 	// the claims of the two local threads.
 	sources bool
@@ -323,6 +331,9 @@ func (c *Checker) CheckAll(ctx context.Context, pats []ltl.Pattern) ([]Verdict, 
 		for j, i := range idx {
 			todo[i] = claims[j]
 		}
+		if c.AnyViolation && slices.ContainsFunc(claims, func(v Verdict) bool { return v.Violated }) {
+			break
+		}
 	}
 	if joint {
 		for i, v := range todo {
@@ -336,6 +347,9 @@ func (c *Checker) CheckAll(ctx context.Context, pats []ltl.Pattern) ([]Verdict, 
 			return nil, err
 		}
 		out[at[i]] = r
+		if c.AnyViolation && r.Violated {
+			break
+		}
 	}
 	return out, nil
 }

@@ -166,7 +166,7 @@ func TestPrecision(t *testing.T) {
 	withSpin := noSpin == nil && !testing.Short()
 
 	for _, p := range progs {
-		t.Run(strings.TrimSuffix(p.Name, ".c"), func(t *testing.T) {
+		t.Run(strings.TrimSuffix(p.Name, filepath.Ext(p.Name)), func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()

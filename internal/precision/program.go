@@ -81,14 +81,18 @@ var (
 	accessRE = regexp.MustCompile(`^(local|remote|held|acquire):(Read|Write|Lock|RdLock|WrLock)(?:@([a-z][a-z0-9-]*))?$`)
 )
 
-// Load parses every *.c file of dir, in name order.
+// Load parses every *.c and *.cpp file of dir, in name order.
 func Load(dir string) ([]*Program, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.c"))
-	if err != nil {
-		return nil, err
+	var files []string
+	for _, pat := range []string{"*.c", "*.cpp"} {
+		fs, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no .c files", dir)
+		return nil, fmt.Errorf("%s: no .c or .cpp files", dir)
 	}
 	slices.Sort(files)
 	var progs []*Program
