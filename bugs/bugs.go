@@ -57,11 +57,17 @@ type Violation struct {
 	Claim       string               `json:"claim"`        // e.g. "P3_1"
 	// Accesses are the accesses of the instance, in interleaving order.
 	Accesses []Access `json:"accesses"`
-	// Interleaving is the witness: every model step executed, in order, up
-	// to the end of the instance.
+	// Interleaving is the witness: the model steps executed, in order, up
+	// to the end of the instance, from at most WitnessContext steps before
+	// the instance's first access; the steps before are counted in
+	// Elided. (From the start of a long trace, every instance's witness
+	// would be as long as the trace: gigabytes for hundreds of instances,
+	// and no reader goes through it.)
 	Interleaving []Access `json:"interleaving"`
-	Engine       string   `json:"engine"` // "spin" or "native"
-	BugID        string   `json:"bug_id"`
+	// Elided is the number of witness steps before Interleaving.
+	Elided int    `json:"elided_steps,omitempty"`
+	Engine string `json:"engine"` // "spin" or "native"
+	BugID  string `json:"bug_id"`
 
 	// The fields below are those of findings of other analyses than McPatom
 	// (package analysis); a McPatom violation leaves them empty.
@@ -95,6 +101,10 @@ func (v Violation) essentialAccesses() []Access {
 	}
 	return out
 }
+
+// WitnessContext is how many witness steps before an instance's first
+// access a violation's Interleaving keeps.
+const WitnessContext = 200
 
 // FromWitness builds the violation of pattern pat, seen with local thread
 // local (1 or 2), from the steps a checker executed.
@@ -146,9 +156,14 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 	// one event (a cond Wait's release, boundary and reacquire; an unlock and
 	// its publish): each event is listed once.
 	lastLine := [2]int{-1, -1}
+	from := max(0, start-1-WitnessContext)
+	v.Elided = from
 	for i, r := range executed {
 		if i+1 > end {
 			break
+		}
+		if i < from {
+			continue
 		}
 		s := pm.Steps[r.Thread][r.Index]
 		if len(s.Events) == 1 && s.Events[0].TraceLine == lastLine[r.Thread] {
