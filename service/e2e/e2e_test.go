@@ -150,13 +150,20 @@ func TestFaults(t *testing.T) {
 	// The model wa was checking when it died was checked by another worker
 	// (redelivered after the ack wait, or queued again by the restarted
 	// server).
-	starts := regexp.MustCompile(`checking model" job=(\w+) task=(\d+)`).FindAllStringSubmatch(wa.output(), -1)
+	// On a loaded machine the model can end between the moment wa was
+	// seen mid-model and the SIGKILL: then wa held nothing when it died.
+	out := wa.output()
+	starts := regexp.MustCompile(`checking model" job=(\w+) task=(\d+)`).FindAllStringSubmatch(out, -1)
 	if len(starts) == 0 {
 		t.Fatal("the killed worker logged no model")
 	}
 	held := starts[len(starts)-1]
-	redone := regexp.MustCompile(`model checked" job=` + held[1] + ` task=` + held[2] + ` `)
-	if !redone.MatchString(wb.output()) && !redone.MatchString(wc.output()) {
+	done := regexp.MustCompile(`model checked" job=` + held[1] + ` task=` + held[2] + ` `)
+	if strings.Count(out, "checking model") == strings.Count(out, "model checked") && done.MatchString(out) {
+		t.Logf("wa finished job %s task %s before the SIGKILL landed: it held no model", held[1], held[2])
+		return
+	}
+	if !done.MatchString(wb.output()) && !done.MatchString(wc.output()) {
 		t.Errorf("job %s task %s, held by the killed worker, was not checked by another", held[1], held[2])
 	}
 }
