@@ -100,6 +100,9 @@ func layoutSwimlane(v bugs.Violation) swimlane {
 		Title: fmt.Sprintf("Interleaving of thread %s (local) and thread %s (remote) on %s",
 			v.Local.Handle, v.Remote.Handle, v.Var),
 	}
+	if v.Elided > 0 {
+		s.Title += fmt.Sprintf(" (the %d earlier steps of the witness are not shown)", v.Elided)
+	}
 	for i := range 2 {
 		detail := roles[i]
 		if len(laneFns[i]) == 1 {
