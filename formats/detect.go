@@ -97,9 +97,6 @@ func (h *Host) detect(ctx context.Context, name string, hd []byte) (string, erro
 	var byContent, tried, broken []string
 	byExt := map[string]bool{}
 	ext := extension(name)
-	if DetectCSV(hd) {
-		byContent = append(byContent, CSV)
-	}
 	if ext == "csv" {
 		byExt[CSV] = true
 	}

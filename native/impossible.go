@@ -1,6 +1,7 @@
 package native
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/mcpredict/mcpredict/ltl"
@@ -151,19 +152,15 @@ func gaps(p ltl.Pattern) []gap {
 		for j < len(ts) && ts[j].Side == ltl.Remote {
 			j++
 		}
-		g, found := gap{}, false
-		for _, t := range ts[i:j] {
-			if t.Quant != ltl.Star && !found {
-				found = true
-				switch t.Access {
-				case ltl.Read:
-					g.want = tracemodel.StepRead
-				case ltl.Write:
-					g.want = tracemodel.StepWrite
-				}
+		var g gap
+		u := slices.IndexFunc(ts[i:j], func(t ltl.Term) bool { return t.Quant != ltl.Star })
+		if u >= 0 && i > 0 && j < len(ts) {
+			switch ts[i+u].Access {
+			case ltl.Read:
+				g.want = tracemodel.StepRead
+			case ltl.Write:
+				g.want = tracemodel.StepWrite
 			}
-		}
-		if found && i > 0 && j < len(ts) {
 			for k := i - 1; k >= 0; k-- {
 				kinds(ts[k], &g.before)
 				if ts[k].Quant != ltl.Star {
@@ -185,38 +182,15 @@ func gaps(p ltl.Pattern) []gap {
 
 // remoteCanInterleave reports whether a remote access of kind g.want (0:
 // any) can run between two consecutive accesses of thread l of the kinds
-// of g, with no region break between them, as far as causality (guards) and mutual exclusion allow: a
-// remote access inside a critical section of a lock that thread l holds
+// of g, with no region break between them, as far as causality (guards)
+// and mutual exclusion allow: a remote access inside a critical section of
+// a lock that thread l holds
 // from before the first access to after the second (exclusively, or for
 // reading when the remote one holds it exclusively) cannot fall between
 // them. Lock exclusion is what decides the models of correctly locked
 // code, where every access of both threads is under one lock.
 func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
-	// reach[x][i]: index of the other thread's step that thread x's step i
-	// or an earlier one needs done first, -1 if none: its guard, and for the
-	// local thread the write a read observed (its Source, which binds in
-	// the claims of this local thread; see enabled).
-	var reach [2][]int
-	for x := 0; x < 2; x++ {
-		byRank := map[int]int{}
-		for i, s := range c.pm.Steps[1-x] {
-			if s.Progress > 0 {
-				byRank[s.Progress] = i
-			}
-		}
-		need := -1
-		for _, s := range c.pm.Steps[x] {
-			if s.Guard > 0 {
-				need = max(need, byRank[s.Guard])
-			}
-			if x == l && s.Source > 0 {
-				if i, ok := byRank[s.Source]; ok {
-					need = max(need, i)
-				}
-			}
-			reach[x] = append(reach[x], need)
-		}
-	}
+	reach := c.reachOf(l)
 	// Remote accesses of the wanted kind, in order.
 	var remote []int
 	for j, s := range c.pm.Steps[r] {
@@ -250,6 +224,42 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 	return false
 }
 
+// reachOf returns, for the claims whose local thread is l, reach[x][i]:
+// the index of the other thread's step that thread x's step i or an
+// earlier one needs done first, -1 if none — its guard, and for thread l
+// the write a read observed (its Source, which binds in the claims of this
+// local thread; see enabled). It is computed once per local thread and
+// shared by the claims and gaps that ask.
+func (c *Checker) reachOf(l int) [2][]int {
+	if r := c.reach[l]; r[0] != nil || r[1] != nil {
+		return r
+	}
+	var reach [2][]int
+	for x := 0; x < 2; x++ {
+		byRank := map[int]int{}
+		for i, s := range c.pm.Steps[1-x] {
+			if s.Progress > 0 {
+				byRank[s.Progress] = i
+			}
+		}
+		need := -1
+		reach[x] = make([]int, 0, len(c.pm.Steps[x]))
+		for _, s := range c.pm.Steps[x] {
+			if s.Guard > 0 {
+				need = max(need, byRank[s.Guard])
+			}
+			if x == l && s.Source > 0 {
+				if i, ok := byRank[s.Source]; ok {
+					need = max(need, i)
+				}
+			}
+			reach[x] = append(reach[x], need)
+		}
+	}
+	c.reach[l] = reach
+	return reach
+}
+
 // maxExclusionChecks bounds the remote steps one exclusion query looks at
 // when the local thread holds several locks; past it the answer is a
 // conservative true.
@@ -272,30 +282,24 @@ type exclKey struct {
 	shared bool // l holds the lock for reading: only r's exclusive holds conflict
 }
 
-// conflicts returns r's intervals that exclude a remote step while l holds
-// lock lk (for reading when shared).
-func (x *exclusion) conflicts(k exclKey) [][]interval {
-	if k.shared {
-		return [][]interval{x.c.excl[x.r][k.lock]}
+// excludes reports whether remote step j runs inside a critical section of
+// r that conflicts with l's hold k.
+func (x *exclusion) excludes(k exclKey, j int32) bool {
+	if holds(x.c.excl[x.r][k.lock], j) {
+		return true
 	}
-	return [][]interval{x.c.excl[x.r][k.lock], x.c.shared[x.r][k.lock]}
+	return !k.shared && holds(x.c.shared[x.r][k.lock], j)
 }
 
+// freeOf returns the indexes into remote of the steps hold k does not
+// exclude.
 func (x *exclusion) freeOf(k exclKey) []int {
 	if f, ok := x.free[k]; ok {
 		return f
 	}
-	ivs := x.conflicts(k)
 	var f []int
 	for i, j := range x.remote {
-		in := false
-		for _, iv := range ivs {
-			if _, ok := containing(iv, int32(j)); ok {
-				in = true
-				break
-			}
-		}
-		if !in {
+		if !x.excludes(k, int32(j)) {
 			f = append(f, i)
 		}
 	}
@@ -334,15 +338,7 @@ func (x *exclusion) unexcluded(from, to int32, lo, hi int) bool {
 			return true
 		}
 		j := int32(x.remote[f[i]])
-		ok := true
-		for _, k := range held[1:] {
-			for _, iv := range x.conflicts(k) {
-				if _, in := containing(iv, j); in {
-					ok = false
-				}
-			}
-		}
-		if ok {
+		if !slices.ContainsFunc(held[1:], func(k exclKey) bool { return x.excludes(k, j) }) {
 			return true
 		}
 	}

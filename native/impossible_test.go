@@ -17,6 +17,20 @@ import (
 // them. Whenever Impossible says so, the search must agree (the
 // differential tests check the same against Spin on random traces).
 func TestImpossibleLockExclusion(t *testing.T) {
+	// Thread 1 updates x in one critical section and reads it in the
+	// next; thread 2 writes it under the same lock.
+	const updateThenRead = `
+1, 1, a.c-1, Lock, m
+1, 2, a.c-2, Read, x
+1, 3, a.c-3, Write, x
+1, 4, a.c-4, Unlock, m
+1, 5, a.c-5, Lock, m
+1, 6, a.c-6, Read, x
+1, 7, a.c-7, Unlock, m
+2, 8, a.c-9, Lock, m
+2, 9, a.c-10, Write, x
+2, 10, a.c-11, Unlock, m
+`
 	tests := []struct {
 		name       string
 		trace      string
@@ -79,30 +93,8 @@ func TestImpossibleLockExclusion(t *testing.T) {
 2, 7, a.c-11, Unlock, m
 2, 8, a.c-12, Write, x
 `, "P1", false, true},
-		{"unrepeatable read needs two reads around the write", `
-1, 1, a.c-1, Lock, m
-1, 2, a.c-2, Read, x
-1, 3, a.c-3, Write, x
-1, 4, a.c-4, Unlock, m
-1, 5, a.c-5, Lock, m
-1, 6, a.c-6, Read, x
-1, 7, a.c-7, Unlock, m
-2, 8, a.c-9, Lock, m
-2, 9, a.c-10, Write, x
-2, 10, a.c-11, Unlock, m
-`, "P1", true, false},
-		{"a write published by its unlock ends P2's region", `
-1, 1, a.c-1, Lock, m
-1, 2, a.c-2, Read, x
-1, 3, a.c-3, Write, x
-1, 4, a.c-4, Unlock, m
-1, 5, a.c-5, Lock, m
-1, 6, a.c-6, Read, x
-1, 7, a.c-7, Unlock, m
-2, 8, a.c-9, Lock, m
-2, 9, a.c-10, Write, x
-2, 10, a.c-11, Unlock, m
-`, "P2", true, false},
+		{"unrepeatable read needs two reads around the write", updateThenRead, "P1", true, false},
+		{"a write published by its unlock ends P2's region", updateThenRead, "P2", true, false},
 		{"two writes in two regions", `
 2, 1, a.c-9, Signal, c
 1, 2, a.c-1, Write, x

@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -45,7 +44,8 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("model %s: native search exceeds %d states", e.Model, e.States)
 }
 
-// Checker decides claims on one PairModel. Build it with New.
+// Checker decides claims on one PairModel. Build it with New; it is not
+// safe for concurrent use (Impossible caches per local thread).
 type Checker struct {
 	pm *tracemodel.PairModel
 	n  [2]int
@@ -66,6 +66,8 @@ type Checker struct {
 	// visits every reachable state; one that finds a violation need not go
 	// on.
 	AnyViolation bool
+	// reach caches reachOf per local thread (Impossible).
+	reach [2][2][]int
 	// sources: some read step has a Source, so the model differs between
 	// the claims of the two local threads.
 	sources bool
@@ -128,8 +130,8 @@ func New(pm *tracemodel.PairModel) *Checker {
 }
 
 func holds(ivs []interval, pc int32) bool {
-	i := sort.Search(len(ivs), func(i int) bool { return ivs[i].to > pc })
-	return i < len(ivs) && ivs[i].from <= pc
+	_, ok := containing(ivs, pc)
+	return ok
 }
 
 // enabled reports whether thread x can execute its step at pc[x] in the

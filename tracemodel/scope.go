@@ -133,39 +133,30 @@ func (ix *scopeIndex) loopBack(a, b int32) int32 {
 	}
 	// first is the first occurrence in its invocation of the event at p.
 	first := func(p int32) int32 { return min(ix.tree[ix.size+int(p)-1], p) }
-	best := int32(0)
-	c, j := a, int32(0) // the code running at a in invocation j
-	if ix.inv != nil {
-		j = ix.inv[a-1]
+	// firstIn returns the first q in (a, end] repeating code first run at
+	// or before limit.
+	firstIn := func(end, limit int32) int32 {
+		if end <= a {
+			return 0
+		}
+		return ix.search(1, 0, ix.size-1, int(a), int(end)-1, limit)
 	}
-	for {
-		// Events of invocations that start after a never repeat
-		// anything at or before first(c) ≤ a, nor do those of the
-		// invocations below j active at a (their first occurrences are
-		// after their calls): the range may run over them.
-		end := b
-		if x := ix.frames0(j).exit; x <= end {
-			end = x - 1
+	if ix.inv == nil {
+		return firstIn(b, first(a)) // one invocation, that never returns
+	}
+	// Walk out from a's invocation. Events of invocations that start after
+	// a never repeat anything at or before first(c) ≤ a, nor do those of
+	// the invocations below j active at a (their first occurrences are
+	// after their calls): each range may run over them.
+	best := int32(0)
+	for c, j := a, ix.inv[a-1]; ; c, j = ix.frames[j].start, ix.frames[j].parent {
+		if q := firstIn(min(b, ix.frames[j].exit-1), first(c)); q > 0 && (best == 0 || q < best) {
+			best = q
 		}
-		if end > a {
-			if q := ix.search(1, 0, ix.size-1, int(a), int(end)-1, first(c)); q > 0 && (best == 0 || q < best) {
-				best = q
-			}
-		}
-		if ix.inv == nil || j == 0 {
+		if j == 0 {
 			return best
 		}
-		c, j = ix.frames[j].start, ix.frames[j].parent
 	}
-}
-
-// frames0 returns invocation j, or the thread's own invocation when the
-// thread has no Enter events.
-func (ix *scopeIndex) frames0(j int32) invocation {
-	if ix.frames == nil {
-		return invocation{start: 0, exit: math.MaxInt32, parent: -1}
-	}
-	return ix.frames[j]
 }
 
 // search returns the first position in leaves lo..hi whose value is at most
