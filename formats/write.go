@@ -102,6 +102,9 @@ type event struct {
 
 func eventOf(m *tracemodel.Model, ev *tracemodel.Event) event {
 	e := event{TraceLine: int(ev.Line), Thread: m.Threads[ev.Thread-1].Handle, Action: ev.Kind.String()}
+	if ev.Data {
+		e.Action = tracemodel.DataReadAction
+	}
 	switch ev.Kind {
 	case tracemodel.Read, tracemodel.Write:
 		e.Object = m.Objects[m.Vars[ev.Obj].Obj] // the object, not the generation (a#2)
@@ -122,6 +125,9 @@ func eventOf(m *tracemodel.Model, ev *tracemodel.Event) event {
 func lowerRAPID(e event) []event {
 	switch e.Action {
 	case "Read", "Write", "Lock", "Unlock", "Create", "Join", "Begin", "End":
+		return []event{e}
+	case tracemodel.DataReadAction:
+		e.Action = "Read"
 		return []event{e}
 	case "TryLock", "RdLock", "WrLock":
 		e.Action = "Lock"

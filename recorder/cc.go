@@ -37,12 +37,14 @@ type CCOptions struct {
 const RewriteStep = "mcpredict-rewrite-asm"
 
 // instrumentFlags are added to every compilation. ThreadSanitizer's
-// instrumentation gives the hooks; frame pointers let the runtime find the
+// instrumentation gives the hooks; trace-cmp gives the operands of every
+// comparison and switch, from which the runtime tells the reads whose value
+// steers the thread from those it only uses as data (DataRead); frame pointers let the runtime find the
 // frame of a stack access (the converter names it from that function's
 // DWARF locals); -g gives the line tables and variable types the converter
 // reads (added only if the user chose no -g level).
 func instrumentFlags(args []string) []string {
-	flags := []string{"-fsanitize=thread", "-fno-omit-frame-pointer"}
+	flags := []string{"-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer"}
 	for _, a := range args {
 		if strings.HasPrefix(a, "-g") && a != "-g0" {
 			return flags

@@ -255,6 +255,9 @@ func (tw *traceWriter) event(ev *rawEvent) {
 		tw.waiting[t.Token] = *ev
 	case kRead, kWrite, kRead8:
 		action, size := "Read", ev.Extra
+		if ev.Data {
+			action = "DataRead"
+		}
 		switch ev.Kind {
 		case kWrite:
 			action = "Write"

@@ -59,7 +59,9 @@ const (
 	kThrEnd    kind = 29
 	kProcExit  kind = 30
 	kLockWait  kind = 31 // Extra is the kind of the acquisition that waits
-	kindMax         = 31
+	kDRead     kind = 32 // a kRead whose value decided nothing (read back as kRead, Data set)
+	kDRead8    kind = 33 // a kRead8 whose value decided nothing (likewise)
+	kindMax         = 33
 )
 
 // Flags of kAtomic (MCPREC_ATOM_* in rt/mcprec.h).
@@ -102,6 +104,9 @@ type rawEvent struct {
 	PC     uint64
 	Addr   uint64
 	Extra  uint64
+	// Data: a read whose value the runtime saw decide no comparison,
+	// switch or address (MCPREC_DREAD): written as a DataRead.
+	Data bool
 }
 
 // rawThread is the header of one thread log.
@@ -368,6 +373,12 @@ func (tr *threadReader) advance() error {
 		PC:     le.Uint64(b[8:]),
 		Addr:   le.Uint64(b[16:]),
 		Extra:  le.Uint64(b[24:]),
+	}
+	switch k {
+	case kDRead:
+		tr.next.Kind, tr.next.Data = kRead, true
+	case kDRead8:
+		tr.next.Kind, tr.next.Data = kRead8, true
 	}
 	tr.ok = true
 	return nil

@@ -29,12 +29,12 @@ func TestCompileCommands(t *testing.T) {
 		{
 			name: "compile only",
 			args: []string{"-O2", "-c", "a.c", "-o", "a.o"},
-			want: [][]string{{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c", "-o", "a.o"}},
+			want: [][]string{{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c", "-o", "a.o"}},
 		},
 		{
 			name: "compile only keeps the user's -g level and drops a duplicate -fsanitize",
 			args: []string{"-g3", "-fsanitize=thread", "-c", "a.c"},
-			want: [][]string{{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g3", "-c", "a.c"}},
+			want: [][]string{{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g3", "-c", "a.c"}},
 		},
 		{
 			name: "link objects",
@@ -45,7 +45,7 @@ func TestCompileCommands(t *testing.T) {
 			name: "one-step build is split",
 			args: []string{"-O1", "-Iinc", "-o", "prog", "main.c", "util.o", "-Wl,-z,now", "-lm"},
 			want: [][]string{
-				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O1", "-Iinc", "-c", "main.c", "-o", "/tmp/x/1-main.o"},
+				{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-O1", "-Iinc", "-c", "main.c", "-o", "/tmp/x/1-main.o"},
 				append([]string{"gcc", "-O1", "-Iinc", "-o", "prog", "/tmp/x/1-main.o", "util.o", "-Wl,-z,now", "-lm"}, link...),
 			},
 		},
@@ -53,7 +53,7 @@ func TestCompileCommands(t *testing.T) {
 			name: "C++ picks g++",
 			args: []string{"-std=c++17", "x.cpp", "-o", "x"},
 			want: [][]string{
-				{"g++", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-std=c++17", "-c", "x.cpp", "-o", "/tmp/x/1-x.o"},
+				{"g++", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-std=c++17", "-c", "x.cpp", "-o", "/tmp/x/1-x.o"},
 				append([]string{"g++", "-std=c++17", "/tmp/x/1-x.o", "-o", "x"}, link...),
 			},
 		},
@@ -62,7 +62,7 @@ func TestCompileCommands(t *testing.T) {
 			args: []string{"-x", "c", "prog.txt", "-o", "p"},
 			opts: CCOptions{Compiler: "cc"},
 			want: [][]string{
-				{"cc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-x", "c", "-c", "prog.txt", "-o", "/tmp/x/1-prog.o"},
+				{"cc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-x", "c", "-c", "prog.txt", "-o", "/tmp/x/1-prog.o"},
 				append([]string{"cc", "-x", "c", "-x", "none", "/tmp/x/1-prog.o", "-o", "p"}, link...),
 			},
 		},
@@ -70,21 +70,21 @@ func TestCompileCommands(t *testing.T) {
 			name: "shared library: instrumented, no runtime",
 			args: []string{"-shared", "-fPIC", "-o", "libx.so", "x.c"},
 			want: [][]string{
-				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-fPIC", "-c", "x.c", "-o", "/tmp/x/1-x.o"},
+				{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-fPIC", "-c", "x.c", "-o", "/tmp/x/1-x.o"},
 				{"gcc", "-shared", "-fPIC", "-o", "libx.so", "/tmp/x/1-x.o", "-fno-omit-frame-pointer", "-g"},
 			},
 		},
 		{
 			name: "frame pointers stay on",
 			args: []string{"-O2", "-fomit-frame-pointer", "-c", "a.c"},
-			want: [][]string{{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c"}},
+			want: [][]string{{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c"}},
 		},
 		{
 			name: "alloc funcs: compiled through assembly, dependencies kept",
 			args: []string{"-O1", "-MMD", "-c", "pool.c", "-o", "obj/pool.o"},
 			opts: CCOptions{AllocFuncs: pool},
 			want: [][]string{
-				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O1", "-MMD", "-MF", "obj/pool.d", "-MT", "obj/pool.o", "-S", "pool.c", "-o", "/tmp/x/1-pool.s"},
+				{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-O1", "-MMD", "-MF", "obj/pool.d", "-MT", "obj/pool.o", "-S", "pool.c", "-o", "/tmp/x/1-pool.s"},
 				{RewriteStep, "/tmp/x/1-pool.s", "alloc:pool_get:2", "free:pool_put:1"},
 				{"gcc", "-x", "assembler", "-c", "/tmp/x/1-pool.s", "-o", "obj/pool.o"},
 			},
@@ -94,10 +94,10 @@ func TestCompileCommands(t *testing.T) {
 			args: []string{"-m64", "-c", "a.c", "b.c"},
 			opts: CCOptions{AllocFuncs: pool[:1]},
 			want: [][]string{
-				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-m64", "-S", "a.c", "-o", "/tmp/x/1-a.s"},
+				{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-m64", "-S", "a.c", "-o", "/tmp/x/1-a.s"},
 				{RewriteStep, "/tmp/x/1-a.s", "alloc:pool_get:2"},
 				{"gcc", "-m64", "-x", "assembler", "-c", "/tmp/x/1-a.s", "-o", "a.o"},
-				{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-m64", "-S", "b.c", "-o", "/tmp/x/2-b.s"},
+				{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-m64", "-S", "b.c", "-o", "/tmp/x/2-b.s"},
 				{RewriteStep, "/tmp/x/2-b.s", "alloc:pool_get:2"},
 				{"gcc", "-m64", "-x", "assembler", "-c", "/tmp/x/2-b.s", "-o", "b.o"},
 			},
@@ -106,7 +106,7 @@ func TestCompileCommands(t *testing.T) {
 			name: "alloc funcs: preprocessing only is not rewritten",
 			args: []string{"-E", "a.c"},
 			opts: CCOptions{AllocFuncs: pool},
-			want: [][]string{{"gcc", "-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-E", "a.c"}},
+			want: [][]string{{"gcc", "-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer", "-g", "-E", "a.c"}},
 		},
 		{
 			name: "no input",

@@ -72,23 +72,34 @@ func ParseKind(s string) (Kind, bool) {
 	return Invalid, false
 }
 
-// parseKindBytes is ParseKind without allocating for the usual spellings.
-func parseKindBytes(b []byte) (Kind, bool) {
+// DataReadAction is the trace action of a Read whose value decides nothing
+// (Event.Data).
+const DataReadAction = "DataRead"
+
+// parseKindBytes is ParseKind without allocating for the usual spellings;
+// data reports the action DataRead (a Read with Event.Data).
+func parseKindBytes(b []byte) (k Kind, data, ok bool) {
 	switch string(b) { // the compiler does not allocate for this switch
 	case "Read":
-		return Read, true
+		return Read, false, true
+	case DataReadAction:
+		return Read, true, true
 	case "Write":
-		return Write, true
+		return Write, false, true
 	case "Lock":
-		return Lock, true
+		return Lock, false, true
 	case "Unlock":
-		return Unlock, true
+		return Unlock, false, true
 	case "Enter":
-		return Enter, true
+		return Enter, false, true
 	case "Exit":
-		return Exit, true
+		return Exit, false, true
 	}
-	return ParseKind(string(b))
+	if strings.EqualFold(string(b), DataReadAction) {
+		return Read, true, true
+	}
+	k, ok = ParseKind(string(b))
+	return k, false, ok
 }
 
 // IsAccess reports whether k is a shared-memory access.
@@ -129,6 +140,11 @@ type Event struct {
 	Func int32 // object id of the innermost function entered (Enter/Exit), 0 = unknown
 	Pos  int32 // 1-based position of the event in its thread
 	Kind Kind
+	// Data marks a Read whose value decided nothing in its thread — no
+	// comparison, switch or address used it (the action DataRead, written
+	// by mcpredict record; see Model.DataflowOrder): it only flows into
+	// data, such as the write of a counter update.
+	Data bool
 }
 
 // Loc is a source location.

@@ -31,6 +31,7 @@ type Model struct {
 	scope       []*scopeIndex           // per thread: region-scope queries (scope.go)
 	waitSites   map[waitSite]bool       // wait-loop conditions (waitcond.go)
 	threadLocks [][]int32               // per thread: sorted lock objects it uses
+	update      []uint64                // bitset by event index: commutative updates (update.go); nil if none
 }
 
 // Thread is one thread of the trace.
@@ -130,6 +131,13 @@ func (m *Model) SyncOrder() *Order { return m.sync }
 //     critical section is before the later access, and then two writes are
 //     ordered as well: critical sections that conflict on u keep their
 //     order.
+//
+// Commutative updates of u (update.go; only in traces with DataRead) are
+// not ordered with each other: an update is after the latest other write of
+// u and after the other reads of u since it, and every other access of u
+// keeps its place among the updates (a read is after every update before
+// it since the latest other write, a write after them too), so each access
+// that is not an update sees the same value as in the trace.
 //
 // The accesses of v itself add nothing: they are what the model reorders.
 // It costs one pass over the trace.

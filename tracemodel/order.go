@@ -57,10 +57,13 @@ type eventRef struct {
 }
 
 // varFlow is the observed data flow of one variable so far in a replay: its
-// latest write and the latest read of each thread since that write.
+// latest write that is not an update, the latest update of each thread
+// since that write, and the latest read of each thread since it that is not
+// part of an update.
 type varFlow struct {
-	write eventRef
-	reads []eventRef
+	write   eventRef
+	updates []eventRef // the write of each thread's latest update
+	reads   []eventRef
 }
 
 // orderBuilder replays the events of a trace in trace order and computes
@@ -100,7 +103,7 @@ func (m *Model) order(exclude int32) *Order {
 		b.flow = make([]varFlow, len(m.Vars))
 	}
 	for i := range m.Events {
-		b.event(&m.Events[i])
+		b.event(&m.Events[i], int32(i))
 	}
 	return &Order{clocks: b.clocks}
 }
@@ -129,7 +132,7 @@ func (b *orderBuilder) copyWithSelf(t, pos int32) vclock {
 	return vc
 }
 
-func (b *orderBuilder) event(e *Event) {
+func (b *orderBuilder) event(e *Event, idx int32) {
 	t := e.Thread
 	b.n[t-1]++
 	pos := b.n[t-1]
@@ -171,7 +174,7 @@ func (b *orderBuilder) event(e *Event) {
 		b.pendingBarrier[t-1] = e.Obj
 	case Read, Write:
 		if b.flow != nil && e.Obj != b.exclude && !b.m.IsSyncVar(int(e.Obj)) {
-			changed = b.dataflow(e, pos) || changed
+			changed = b.dataflow(e, idx, pos) || changed
 		}
 	}
 	if changed {
@@ -185,22 +188,41 @@ func (b *orderBuilder) event(e *Event) {
 // write after the reads of the previous value; when both accesses lie in
 // critical sections of one lock, the whole earlier critical section is
 // before the later access (and then two writes are ordered too). Accesses of
-// one thread are ordered by program order already.
-func (b *orderBuilder) dataflow(e *Event, pos int32) bool {
+// one thread are ordered by program order already. Commutative updates
+// (update.go) are not ordered with each other; every other access keeps its
+// place among them.
+func (b *orderBuilder) dataflow(e *Event, idx int32, pos int32) bool {
 	t := e.Thread
 	f := &b.flow[e.Obj]
 	changed := false
+	if b.m.isUpdate(idx) {
+		if e.Kind == Read {
+			// The update as a whole (it is inside one critical section)
+			// comes after the value it builds on and after the reads that
+			// did not see it.
+			if w := f.write; w.thread != 0 && w.thread != t {
+				changed = b.flowEdge(t, pos, w, true)
+			}
+			for _, r := range f.reads {
+				if r.thread != t {
+					changed = b.flowEdge(t, pos, r, true) || changed
+				}
+			}
+			return changed
+		}
+		f.updates = setLatest(f.updates, eventRef{thread: t, pos: pos})
+		return false
+	}
 	if e.Kind == Read {
 		if w := f.write; w.thread != 0 && w.thread != t {
 			changed = b.flowEdge(t, pos, w, true)
 		}
-		for i := range f.reads {
-			if f.reads[i].thread == t {
-				f.reads[i].pos = pos
-				return changed
+		for _, u := range f.updates {
+			if u.thread != t {
+				changed = b.flowEdge(t, pos, u, true) || changed
 			}
 		}
-		f.reads = append(f.reads, eventRef{thread: t, pos: pos})
+		f.reads = setLatest(f.reads, eventRef{thread: t, pos: pos})
 		return changed
 	}
 	for _, r := range f.reads {
@@ -208,12 +230,29 @@ func (b *orderBuilder) dataflow(e *Event, pos int32) bool {
 			changed = b.flowEdge(t, pos, r, true) || changed
 		}
 	}
+	for _, u := range f.updates {
+		if u.thread != t {
+			changed = b.flowEdge(t, pos, u, false) || changed
+		}
+	}
 	if w := f.write; w.thread != 0 && w.thread != t {
 		changed = b.flowEdge(t, pos, w, false) || changed
 	}
 	f.write = eventRef{thread: t, pos: pos}
 	f.reads = f.reads[:0]
+	f.updates = f.updates[:0]
 	return changed
+}
+
+// setLatest records r as its thread's latest event in refs.
+func setLatest(refs []eventRef, r eventRef) []eventRef {
+	for i := range refs {
+		if refs[i].thread == r.thread {
+			refs[i].pos = r.pos
+			return refs
+		}
+	}
+	return append(refs, r)
 }
 
 // flowEdge orders the earlier access src before thread t's access at pos.

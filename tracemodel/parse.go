@@ -421,9 +421,9 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 			return fmt.Sprintf("empty %s field", fieldNames[i])
 		}
 	}
-	kind, ok := parseKindBytes(f[3])
+	kind, data, ok := parseKindBytes(f[3])
 	if !ok {
-		return fmt.Sprintf("unknown action %q (want one of Read, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End, Blocked)", f[3])
+		return fmt.Sprintf("unknown action %q (want one of Read, DataRead, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End, Blocked)", f[3])
 	}
 	twoObjects := kind == Wait || kind == Blocked
 	if len(f) > 6 || (len(f) == 6 && !twoObjects) {
@@ -434,7 +434,7 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 	}
 	blockedKind := Lock
 	if kind == Blocked && len(f) == 6 {
-		k, ok := parseKindBytes(f[5])
+		k, _, ok := parseKindBytes(f[5])
 		if !ok || (k != Lock && k != RdLock && k != WrLock) {
 			return fmt.Sprintf("Blocked: the blocked acquisition %q is not Lock, RdLock or WrLock", f[5])
 		}
@@ -495,7 +495,7 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 	ts.n++
 	pos := ts.n
 
-	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: b.loc(file, lineNo), Pos: pos}
+	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: b.loc(file, lineNo), Pos: pos, Data: data}
 	if len(ts.funcs) > 0 {
 		ev.Func = ts.funcs[len(ts.funcs)-1]
 	}
@@ -765,6 +765,7 @@ func (b *builder) finish() *Model {
 	for _, ls := range m.threadLocks {
 		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
 	}
+	m.findUpdates()
 	m.sync = m.order(-1)
 	m.scope = make([]*scopeIndex, len(m.Threads))
 	for i := range m.Threads {

@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #define CHUNK (1u << 20) /* bytes per mapped window of a thread log */
+#define NWATCH 16        /* loads watched per thread for steering (see watch_load) */
 #define RA() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -118,6 +119,19 @@ struct thr {
 	uint64_t acq_end;   /* log offset just after it */
 	uint32_t acq_wr;    /* atomic writes on its stripe at that time */
 	uint32_t acq_flags; /* its flags */
+	/* Loads whose value is watched (see "values that steer" below). */
+	struct watch {
+		uintptr_t addr; /* 0: free slot */
+		uint64_t val;   /* the value loaded */
+		uint64_t sval;  /* the value the thread then stored there */
+		uint64_t woff;  /* the window holding its record ... */
+		uint32_t off;   /* ... and the record's offset in it */
+		uint8_t size;
+		uint8_t stored; /* 1: a store followed, 2: sval read back */
+	} w[NWATCH];
+	uint32_t wnext;     /* the slot the next load takes */
+	uint32_t nwatch;    /* slots in use */
+	struct watch *pend; /* stored, value not read back yet */
 };
 
 static __thread struct thr T __attribute__((tls_model("initial-exec")));
@@ -493,6 +507,9 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 static void thr_exit(void *p);
+static void watch_access(struct thr *t, uintptr_t a, uint64_t size, unsigned kind, uint64_t val);
+static void watch_flush(struct thr *t);
+static void watch_settle(struct thr *t);
 
 static void at_fork_child(void)
 {
@@ -749,6 +766,7 @@ static void thr_exit(void *p)
 	struct thr *t = p;
 	if (t != &T || t->state != T_READY)
 		return;
+	watch_flush(t);
 	if (!t->busy)
 		put(t, next_seq(), MCPREC_THREAD_END, 0, 0, 0);
 	t->state = T_DONE;
@@ -763,8 +781,10 @@ static void thr_exit(void *p)
 static void proc_exit(void)
 {
 	struct thr *t = &T;
-	if (t->state == T_READY && !t->busy)
+	if (t->state == T_READY && !t->busy) {
+		watch_flush(t);
 		put(t, next_seq(), MCPREC_PROC_EXIT, 0, 0, 0);
+	}
 }
 
 static __attribute__((noinline)) int next_window(struct thr *t)
@@ -889,6 +909,7 @@ static __attribute__((noinline)) void stack_own(struct thr *t, uintptr_t a, uint
 	if (kind == MCPREC_READ8)
 		extra = *(const volatile uint64_t *)a;
 	put(t, next_seq(), kind, pc, a, extra);
+	watch_access(t, a, size, kind, extra);
 }
 
 /* foreign handles an access outside the thread's own stack that may be in
@@ -915,6 +936,169 @@ static __attribute__((noinline)) void foreign(struct thr *t, uintptr_t a)
 		t->st_stk = s;
 	}
 	esc_lower(s, a);
+}
+
+/* ---- values that steer ----
+ *
+ * A read whose value decides nothing — no comparison, switch or address of
+ * the thread uses it — is a DREAD: the predictor may let such reads see
+ * other values (counters and reference counts updated under a lock commute).
+ * mcpredict cc compiles with -fsanitize-coverage=trace-cmp, so the program
+ * calls __sanitizer_cov_trace_*cmp* with the operands of every integer
+ * comparison and __sanitizer_cov_trace_switch with every switch value.
+ *
+ * The thread watches its last NWATCH recorded loads (of 1 to 8 bytes): the
+ * value loaded and, when the thread then stores to the same address (x++),
+ * the value it stored. A watched load is *used* when
+ *   - a comparison whose operands are equal has one of these values (the
+ *     test `--ref == 0` that frees, `++count == n` of the last arriver: the
+ *     value itself decided), or a switch is on one of them;
+ *   - an access address lies within 64 KiB above a loaded value of 4096 or
+ *     more (the value is a pointer: a list head, a free list).
+ * A used load stays a READ. A load that leaves the window unused (NWATCH
+ * newer loads, or the thread ends) is rewritten in place as a DREAD, if its
+ * record is still in the mapped window (else it stays a READ). A comparison
+ * whose operands differ (`--ref == 0` with ref still 2, a limit not
+ * reached) leaves the read unused: the predictor assumes that such a test
+ * keeps its outcome when the updates between two used reads are reordered.
+ * Values that steer through arithmetic before the comparison (`n % 4 ==
+ * 0`), through code that is not instrumented, or beyond the window are not
+ * seen (README: "Commutative updates"). */
+
+static inline uint64_t size_mask(unsigned size)
+{
+	return size >= 8 ? ~0ULL : (1ULL << (size * 8)) - 1;
+}
+
+/* watch_settle reads back the value of the thread's latest watched store:
+ * at the thread's next hook, before anything can free the memory. */
+static __attribute__((noinline)) void watch_settle(struct thr *t)
+{
+	struct watch *w = t->pend;
+	t->pend = NULL;
+	if (w->addr && w->stored == 1) {
+		switch (w->size) {
+		case 1: w->sval = *(const volatile uint8_t *)w->addr; break;
+		case 2: w->sval = *(const volatile uint16_t *)w->addr; break;
+		case 4: w->sval = *(const volatile uint32_t *)w->addr; break;
+		default: w->sval = *(const volatile uint64_t *)w->addr; break;
+		}
+		w->stored = 2;
+	}
+}
+
+#define SETTLE(t) do { if (UNLIKELY((t)->pend != NULL)) watch_settle(t); } while (0)
+
+/* watch_drop frees slot w; unused, its record becomes a DREAD. */
+static void watch_drop(struct thr *t, struct watch *w, int used)
+{
+	if (!used && t->win && w->woff == t->woff) {
+		struct mcprec_rec *r = (struct mcprec_rec *)(t->win + w->off);
+		uint64_t sk = __atomic_load_n(&r->seqkind, __ATOMIC_RELAXED);
+		unsigned k = sk >> 56;
+		unsigned nk = k == MCPREC_READ ? MCPREC_DREAD : k == MCPREC_READ8 ? MCPREC_DREAD8 : 0;
+		if (nk)
+			__atomic_store_n(&r->seqkind, (uint64_t)nk << 56 | (sk & MCPREC_SEQ_MASK), __ATOMIC_RELEASE);
+	}
+	if (t->pend == w)
+		t->pend = NULL;
+	w->addr = 0;
+	t->nwatch--;
+}
+
+/* watch_flush ends every watch of the thread unused (it is ending). */
+static void watch_flush(struct thr *t)
+{
+	for (int i = 0; i < NWATCH; i++)
+		if (t->w[i].addr)
+			watch_drop(t, &t->w[i], 0);
+}
+
+/* watch_value marks the loads whose value or stored value is v (compared
+ * at size bytes) used. */
+static __attribute__((noinline)) void watch_value(struct thr *t, uint64_t v, unsigned size)
+{
+	SETTLE(t);
+	for (int i = 0; i < NWATCH; i++) {
+		struct watch *w = &t->w[i];
+		if (!w->addr)
+			continue;
+		uint64_t m = size_mask(size < w->size ? size : w->size);
+		if ((w->val & m) == (v & m) || (w->stored == 2 && (w->sval & m) == (v & m)))
+			watch_drop(t, w, 1);
+	}
+}
+
+/* watch_access notes a recorded access of size bytes at a: its address
+ * may use a watched pointer, a store may follow a watched load, and a load
+ * is watched itself. The record of the access is the thread's last. */
+static __attribute__((noinline)) void watch_access(struct thr *t, uintptr_t a, uint64_t size, unsigned kind,
+						  uint64_t val)
+{
+	SETTLE(t);
+	if (t->nwatch) {
+		for (int i = 0; i < NWATCH; i++) {
+			struct watch *w = &t->w[i];
+			if (!w->addr)
+				continue;
+			if (w->val >= 4096 && a - w->val < 65536)
+				watch_drop(t, w, 1);
+			else if (kind == MCPREC_WRITE && w->addr == a && w->stored == 0) {
+				w->stored = 1;
+				t->pend = w;
+			}
+		}
+	}
+	if (kind == MCPREC_WRITE || size > 8 || size & (size - 1) || !t->win || t->pos < sizeof(struct mcprec_rec))
+		return;
+	struct watch *w = &t->w[t->wnext];
+	t->wnext = (t->wnext + 1) % NWATCH;
+	if (w->addr)
+		watch_drop(t, w, 0);
+	if (kind != MCPREC_READ8) {
+		switch (size) {
+		case 1: val = *(const volatile uint8_t *)a; break;
+		case 2: val = *(const volatile uint16_t *)a; break;
+		case 4: val = *(const volatile uint32_t *)a; break;
+		}
+	}
+	w->addr = a;
+	w->val = val;
+	w->size = size;
+	w->stored = 0;
+	w->woff = t->woff;
+	w->off = t->pos - sizeof(struct mcprec_rec);
+	t->nwatch++;
+}
+
+static inline void cmp_hook(uint64_t a, uint64_t b, unsigned size)
+{
+	if (a != b)
+		return;
+	struct thr *t = &T;
+	if (t->state != T_READY || t->busy || (!t->nwatch && !t->pend))
+		return;
+	watch_value(t, a, size);
+}
+
+void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b) { cmp_hook(a, b, 1); }
+void __sanitizer_cov_trace_cmp2(uint16_t a, uint16_t b) { cmp_hook(a, b, 2); }
+void __sanitizer_cov_trace_cmp4(uint32_t a, uint32_t b) { cmp_hook(a, b, 4); }
+void __sanitizer_cov_trace_cmp8(uint64_t a, uint64_t b) { cmp_hook(a, b, 8); }
+void __sanitizer_cov_trace_const_cmp1(uint8_t a, uint8_t b) { cmp_hook(a, b, 1); }
+void __sanitizer_cov_trace_const_cmp2(uint16_t a, uint16_t b) { cmp_hook(a, b, 2); }
+void __sanitizer_cov_trace_const_cmp4(uint32_t a, uint32_t b) { cmp_hook(a, b, 4); }
+void __sanitizer_cov_trace_const_cmp8(uint64_t a, uint64_t b) { cmp_hook(a, b, 8); }
+void __sanitizer_cov_trace_cmpf(float a, float b) { (void)a; (void)b; }
+void __sanitizer_cov_trace_cmpd(double a, double b) { (void)a; (void)b; }
+
+/* cases[0] is the number of case values, cases[1] their size in bits. */
+void __sanitizer_cov_trace_switch(uint64_t v, uint64_t *cases)
+{
+	struct thr *t = &T;
+	if (t->state != T_READY || t->busy || (!t->nwatch && !t->pend))
+		return;
+	watch_value(t, v, cases[1] / 8 ? cases[1] / 8 : 8);
 }
 
 /* acc records a load or store of size bytes at a, made at pc by the
@@ -945,6 +1129,7 @@ static __attribute__((always_inline)) inline void acc(const void *p, uint64_t si
 		 * was reached through (buf->outcnt). */
 		extra = *(const volatile uint64_t *)a;
 	put(t, next_seq(), kind, pc, a, extra);
+	watch_access(t, a, size, kind, extra);
 }
 
 #define FP() __builtin_frame_address(0)
@@ -1678,6 +1863,8 @@ void *calloc(size_t a, size_t b)
 
 void free(void *p)
 {
+	if (T.pend && T.state == T_READY)
+		watch_settle(&T); /* it may read back a store into p */
 	if (p)
 		heap_ev(MCPREC_FREE, p, 0, RA());
 	__libc_free(p);

@@ -97,6 +97,10 @@ enum mcprec_kind {
 	                             acquisition's own event follows when it
 	                             returns, so a LOCKWAIT that is a thread's
 	                             last event is a thread blocked for good */
+	MCPREC_DREAD = 32,        /* a READ whose value decided nothing the
+	                             runtime saw (rewritten from MCPREC_READ
+	                             when it left the watch window unused) */
+	MCPREC_DREAD8 = 33,       /* likewise from MCPREC_READ8 */
 };
 
 /* MCPREC_ALLOC: the allocator. */
