@@ -40,6 +40,13 @@ import "math"
 // served++, are three operations, not one). Reads do not end an operation
 // this way: a caller that reads a value through two calls (length() then
 // getChars(), stringbuffer.c) still does one.
+//
+// A callback from code the recorder does not see ends the operation too:
+// an invocation entered from an unknown location (an Enter at "?": an
+// event loop or thread pool of an uninstrumented library calling the
+// program back) is one operation, and there is a break at its return when
+// it contains a and returns before b. The loop that calls it again is not
+// in the trace, so the repeat rule above cannot see the next turn.
 
 // scopeIndex answers scope-break queries for one thread: back[p-1] is the
 // position of the first occurrence, in its invocation, of the event at
@@ -60,6 +67,7 @@ type scopeIndex struct {
 // has not returned.
 type invocation struct {
 	start, exit, parent int32
+	foreign             bool // entered from an unknown location
 }
 
 type scopeKey struct {
@@ -115,7 +123,7 @@ func (m *Model) buildScope(tid int) *scopeIndex {
 		if e.Kind == Enter {
 			frames = append(frames, map[scopeKey]int32{})
 			stack = append(stack, int32(len(ix.frames)))
-			ix.frames = append(ix.frames, invocation{start: pos, exit: math.MaxInt32, parent: stack[len(stack)-2]})
+			ix.frames = append(ix.frames, invocation{start: pos, exit: math.MaxInt32, parent: stack[len(stack)-2], foreign: e.Loc == 0})
 		}
 	}
 	for i := size - 1; i >= 1; i-- {
@@ -192,14 +200,34 @@ func (ix *scopeIndex) updateReturn(w, a, b int32) int32 {
 	return 0
 }
 
+// callbackReturn returns the return, before b, of the innermost invocation
+// entered from an unknown location that contains position a, 0 if none.
+// Inner invocations return first, so the innermost is the earliest.
+func (ix *scopeIndex) callbackReturn(a, b int32) int32 {
+	if ix.inv == nil {
+		return 0
+	}
+	for j := ix.inv[a-1]; j > 0; j = ix.frames[j].parent {
+		if f := ix.frames[j]; f.foreign {
+			if f.exit < b {
+				return f.exit
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
 // scopeBreak returns the position of the first scope break between the
 // accesses at positions a < b of thread tid, 0 if none; w is the position
 // of the thread's last write of the variable at or before a (0 if none).
 func (m *Model) scopeBreak(tid int, w, a, b int32) int32 {
 	ix := m.scope[tid-1]
 	p := ix.loopBack(a, b)
-	if q := ix.updateReturn(w, a, b); q > 0 && (p == 0 || q < p) {
-		p = q
+	for _, q := range [...]int32{ix.updateReturn(w, a, b), ix.callbackReturn(a, b)} {
+		if q > 0 && (p == 0 || q < p) {
+			p = q
+		}
 	}
 	return p
 }
