@@ -274,7 +274,9 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 		return nil, errors.New("no directory for the objects of a one-step build")
 	}
 	if shared {
-		link = append(link, instrumentFlags(args)[1:]...)
+		// The flags without the instrumentation itself (the first two):
+		// a shared library's link must not pull in libtsan.
+		link = append(link, instrumentFlags(args)[2:]...)
 	} else {
 		link = append(link, linkFlags(opts.Runtime)...)
 	}

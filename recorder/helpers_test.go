@@ -90,8 +90,9 @@ type event struct {
 	seq    uint64
 	file   string
 	line   int
-	action string
+	action string // a DataRead is a Read with data set
 	objs   []string
+	data   bool
 }
 
 func (e event) String() string {
@@ -104,7 +105,7 @@ func (e event) String() string {
 func parseTrace(t testing.TB, trace string) []event {
 	t.Helper()
 	actions := map[string]int{ // action -> number of objects
-		"Read": 1, "Write": 1, "Lock": 1, "TryLock": 1, "Unlock": 1, "RdLock": 1, "WrLock": 1,
+		"Read": 1, "DataRead": 1, "Write": 1, "Lock": 1, "TryLock": 1, "Unlock": 1, "RdLock": 1, "WrLock": 1,
 		"RwUnlock": 1, "Signal": 1, "Broadcast": 1, "Wait": 1, "BarrierWait": 1, "Create": 1,
 		"Join": 1, "SemPost": 1, "SemWait": 1, "Alloc": 1, "Free": 1, "Enter": 1, "Exit": 1,
 	}
@@ -154,6 +155,9 @@ func parseTrace(t testing.TB, trace string) []event {
 			if o == "" {
 				t.Fatalf("trace line %d: empty object", n)
 			}
+		}
+		if ev.action == "DataRead" {
+			ev.action, ev.data = "Read", true
 		}
 		evs = append(evs, ev)
 	}

@@ -1,0 +1,37 @@
+package recorder
+
+import "testing"
+
+// TestSteeringReads checks which reads the runtime writes as DataRead: a
+// read whose value no comparison with equal operands, no switch and no
+// address used. Two workers run one after the other; the first sees the
+// reference count and the barrier count miss their targets, the second
+// hits them.
+func TestSteeringReads(t *testing.T) {
+	src := "testdata/steer/steer.c"
+	mk := markers(t, src)
+	trace, _ := record(t, build(t, src))
+	evs := parseTrace(t, trace)
+	tests := []struct {
+		marker, variable string
+		data             [2]bool // first worker, second worker
+	}{
+		{"stat", "hits", [2]bool{true, true}},       // hits++: only data
+		{"ref", "refs", [2]bool{true, false}},       // --refs == 0: 1 ≠ 0, then 0 == 0
+		{"arrive", "arrived", [2]bool{true, false}}, // ++arrived == 2: 1 ≠ 2, then 2 == 2
+		{"head", "head", [2]bool{false, false}},     // a pointer followed
+		{"mode", "mode", [2]bool{false, false}},     // switched on
+	}
+	for _, tt := range tests {
+		reads := find(evs, "Read", tt.variable, mk[tt.marker])
+		if len(reads) != 2 {
+			t.Errorf("%s: %d reads at line %d, want one per worker", tt.variable, len(reads), mk[tt.marker])
+			continue
+		}
+		for i, r := range reads {
+			if r.data != tt.data[i] {
+				t.Errorf("%s, worker %d: DataRead is %v, want %v (%s)", tt.variable, i+1, r.data, tt.data[i], r)
+			}
+		}
+	}
+}
