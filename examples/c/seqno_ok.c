@@ -1,0 +1,57 @@
+/*
+ * seqno_ok.c — senders stamp every message with the channel's sequence
+ * number under the channel's lock (m.seq = ch->seq++) and write it out
+ * while holding it, so the stream is in sequence order; a transfer sends a
+ * BEGIN and an END message. The flow control window, under the same lock,
+ * is taken in one critical section. The twin of seqno.c (the second
+ * sender starts 20 ms later). Correct: nothing should be reported.
+ *
+ * mcpredict:expect none
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+enum { BEGIN = 1, END = 2 };
+struct msg { unsigned seq; int type; long len; };
+struct channel { pthread_mutex_t lock; unsigned seq; long window; FILE *out; };
+
+static struct channel chan = { PTHREAD_MUTEX_INITIALIZER, 1, 4096 };
+
+static void send_msg(struct channel *ch, int type, long len)
+{
+	struct msg m = { 0, type, len };
+	pthread_mutex_lock(&ch->lock);
+	m.seq = ch->seq++;
+	fwrite(&m, sizeof m, 1, ch->out);
+	pthread_mutex_unlock(&ch->lock);
+}
+
+static void *sender(void *arg)
+{
+	long len = (long)arg;
+	if (len > 1000)
+		usleep(20000);
+	send_msg(&chan, BEGIN, len);
+
+	/* Take credit for the data. */
+	pthread_mutex_lock(&chan.lock);
+	chan.window -= len;
+	pthread_mutex_unlock(&chan.lock);
+
+	send_msg(&chan, END, len);
+	return NULL;
+}
+
+int main(void)
+{
+	chan.out = fopen("/dev/null", "w");
+	pthread_t a, b;
+	pthread_create(&a, NULL, sender, (void *)600);
+	pthread_create(&b, NULL, sender, (void *)1600);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	fclose(chan.out);
+	printf("window %ld after %u messages\n", chan.window, chan.seq - 1);
+	return 0;
+}
