@@ -710,6 +710,74 @@ func (tr *oTrace) updates() map[[2]int]bool {
 	return out
 }
 
+// atomicLocks returns the mutexes used only as atomics: every hold, in
+// every thread, accesses one variable, at most once reading and then at most
+// once writing, with nothing else but Enter, Exit, Alloc and Free inside;
+// never a cond Wait's mutex (with it, or as the Unlock right before a Wait
+// without one) and never a rwlock.
+func (tr *oTrace) atomicLocks() map[string]bool {
+	bad := map[string]bool{}
+	used := map[string]bool{}
+	for _, evs := range tr.events {
+		depth := map[string]int{}
+		start := map[string]int{}
+		for i, e := range evs {
+			switch e.act {
+			case "RdLock", "WrLock", "RwUnlock":
+				bad[e.obj] = true
+			case "Wait":
+				bad[e.obj2] = true
+			case "Lock", "TryLock":
+				used[e.obj] = true
+				if depth[e.obj]++; depth[e.obj] == 1 {
+					start[e.obj] = i
+				}
+			case "Unlock":
+				if depth[e.obj]--; depth[e.obj] > 0 {
+					continue
+				}
+				if i+1 < len(evs) && evs[i+1].act == "Wait" {
+					bad[e.obj] = true
+				}
+				obj, r, w := "", 0, 0
+				for _, x := range evs[start[e.obj]+1 : i] {
+					switch x.act {
+					case "Read", "Write":
+						if obj != "" && x.obj != obj || x.act == "Read" && (r > 0 || w > 0) || x.act == "Write" && w > 0 {
+							bad[e.obj] = true
+						}
+						obj = x.obj
+						if x.act == "Read" {
+							r++
+						} else {
+							w++
+						}
+					case "Enter", "Exit", "Alloc", "Free":
+					default:
+						bad[e.obj] = true
+					}
+				}
+			}
+		}
+		for l, d := range depth {
+			if d > 0 { // a hold that never ends: check what it holds
+				for _, x := range evs[start[l]+1:] {
+					if x.act != "Read" && x.act != "Write" && x.act != "Enter" && x.act != "Exit" && x.act != "Alloc" && x.act != "Free" {
+						bad[l] = true
+					}
+				}
+			}
+		}
+	}
+	out := map[string]bool{}
+	for l := range used {
+		if !bad[l] {
+			out[l] = true
+		}
+	}
+	return out
+}
+
 // baseObj is the object of a variable name ("x#2" -> "x").
 func baseObj(v string) string {
 	if i := strings.IndexByte(v, '#'); i >= 0 {
@@ -862,6 +930,30 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 	enterOf := map[int]int{0: -1} // invocation -> index of its Enter
 	lastAcc := -1
 	out := make([]bool, len(evs))
+	atomic := tr.atomicLocks()
+	// atomicGap: the last access to v before i is a write in a hold of a
+	// mutex-based atomic, and the thread's next access is a read of v after
+	// that hold (a helper like apr_atomic_dec, whose caller then checks the
+	// count).
+	atomicGap := func(i int) bool {
+		if lastAcc < 0 || evs[lastAcc].act != "Write" {
+			return false
+		}
+		for l, end := range evs[lastAcc].excl {
+			if !atomic[l] || end < 0 {
+				continue
+			}
+			// The first access after the write is a read of v, after the
+			// hold.
+			for j := lastAcc + 1; j < len(evs); j++ {
+				if x := evs[j]; x.act == "Read" || x.act == "Write" {
+					_, again := x.excl[l] // in another hold of the atomic
+					return x.act == "Read" && x.obj == v && j > end && !again
+				}
+			}
+		}
+		return false
+	}
 	same := func(i, j int) bool {
 		return inv[i] == inv[j] && evs[i].act == evs[j].act && evs[i].loc == evs[j].loc && evs[i].obj == evs[j].obj
 	}
@@ -873,7 +965,7 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 				// (entered at "?") that accessed v, ends the operation.
 				callback := evs[enters[len(enters)-1]].loc == "?"
 				for j := enters[len(enters)-1] + 1; j < i; j++ {
-					if (evs[j].act == "Write" || callback && evs[j].act == "Read") && evs[j].obj == v {
+					if evs[j].act == "Write" && evs[j].obj == v && !atomicGap(i) || callback && evs[j].act == "Read" && evs[j].obj == v {
 						out[i] = true
 					}
 				}
@@ -956,6 +1048,26 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 		}
 		return false
 	}
+	// A write under a mutex-based atomic, then used outside it, is not
+	// published by the atomic's unlock.
+	atomic := tr.atomicLocks()
+	lastIsWrite := func(from, to int) bool { // the last access to v in (from, to) is a write
+		for j := to - 1; j > from; j-- {
+			if e := evs[j]; (e.act == "Read" || e.act == "Write") && e.obj == v {
+				return e.act == "Write"
+			}
+		}
+		return false
+	}
+	readNext := func(i int, l string) bool { // the next access after i is a read of v outside holds of l
+		for j := i + 1; j < len(evs); j++ {
+			if e := evs[j]; e.act == "Read" || e.act == "Write" {
+				_, again := e.excl[l]
+				return e.act == "Read" && e.obj == v && !again
+			}
+		}
+		return false
+	}
 	depth := map[string]int{} // outermost holds of common locks
 	held := map[string]int{}  // any lock: depth
 	since := map[string]int{} // any lock: index where the current hold began
@@ -981,7 +1093,7 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 			}
 		case "Unlock", "RwUnlock":
 			if held[e.obj]--; held[e.obj] == 0 {
-				publish = blockingHere && accessIn(since[e.obj], i)
+				publish = blockingHere && accessIn(since[e.obj], i) && !(atomic[e.obj] && lastIsWrite(since[e.obj], i) && readNext(i, e.obj))
 				if sem.waitCond && blockingHere && exclSince[e.obj] >= 0 {
 					for j := exclSince[e.obj] + 1; j < i; j++ {
 						if a := evs[j]; (a.act == "Read" || a.act == "Write") && a.obj == v && sites[v+"|"+e.obj+"|"+a.loc] {

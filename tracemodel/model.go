@@ -32,6 +32,7 @@ type Model struct {
 	waitSites   map[waitSite]bool       // wait-loop conditions (waitcond.go)
 	threadLocks [][]int32               // per thread: sorted lock objects it uses
 	update      []uint64                // bitset by event index: commutative updates (update.go); nil if none
+	atomicLock  []bool                  // by object id: mutexes used only as atomics (atomiclock.go); nil if none
 }
 
 // Thread is one thread of the trace.

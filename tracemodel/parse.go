@@ -766,6 +766,7 @@ func (b *builder) finish() *Model {
 		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
 	}
 	m.findUpdates()
+	m.findAtomicLocks()
 	m.sync = m.order(-1)
 	m.scope = make([]*scopeIndex, len(m.Threads))
 	for i := range m.Threads {

@@ -444,9 +444,16 @@ func (m *Model) breaks(tid int, v int32, acc []int32, opts ProjectOptions) []raw
 				at, order = p, -2
 			}
 		}
+		// A write made by a mutex-based atomic and then used outside its
+		// lock: neither the helper's unlock nor its return ends the region.
+		atomicLock, atomicGap := m.atomicWriteGap(tid, a, b)
 		if opts.Scope {
+			w := lastWrite
+			if atomicGap {
+				w = 0 // no update-return break in this gap
+			}
 			// Before any lock step or access at that position.
-			if p := m.scopeBreak(tid, lastWrite, a, b); p > 0 && (at == 0 || p < at) {
+			if p := m.scopeBreak(tid, w, a, b); p > 0 && (at == 0 || p < at) {
 				at, order = p, -2
 			}
 		}
@@ -463,6 +470,9 @@ func (m *Model) breaks(tid int, v int32, acc []int32, opts ProjectOptions) []raw
 		}
 		pub := b
 		for _, l := range locks {
+			if atomicGap && l == atomicLock {
+				continue
+			}
 			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
 			j := sort.Search(len(ops), func(j int) bool { return ops[j].Pos > a })
 			// The first operation after a hold that contains a is its release.

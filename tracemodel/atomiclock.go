@@ -1,0 +1,115 @@
+package tracemodel
+
+// Mutex-based atomics.
+//
+// Libraries without atomic instructions emulate them with a mutex: APR 0.9's
+// apr_atomic_dec on x86_64 is "lock; *p -= 1; unlock", and programs write
+// their own atomic_inc the same way. The critical section of such a lock is
+// one read-modify-write of one variable, like an atomic instruction; the
+// caller then uses the variable as if it had done the operation itself
+// (`if (apr_atomic_dec(&obj->refs) == 0)` and then a plain read of
+// obj->refs, Apache bug 21287). The published-write boundary and the
+// update-that-returned rule would end the caller's operation at the
+// helper's unlock and return; for a write made under an atomic lock and
+// followed, outside that lock and before any other shared access of the
+// thread, by a read of the variable (the caller checks what its atomic
+// operation left), neither ends the region (see breaks). A later use after
+// other work (a reference taken, the object used, the reference dropped)
+// stays another operation.
+
+// findAtomicLocks marks the mutexes used only as atomics in m.atomicLock
+// (by object id): every exclusive hold of the lock, in every thread,
+// accesses one variable, at most once by a read followed by at most once by
+// a write, with no other synchronization inside, and the lock is never the
+// mutex of a cond Wait and never held for reading.
+func (m *Model) findAtomicLocks() {
+	atomic := map[int32]bool{}
+	for k, ops := range m.lockOps {
+		if ok, seen := atomic[k.lock]; seen && !ok {
+			continue
+		}
+		atomic[k.lock] = !m.rwObj[k.lock] && m.atomicHolds(int(k.thread), ops)
+	}
+	for l, ok := range atomic {
+		if ok {
+			if m.atomicLock == nil {
+				m.atomicLock = make([]bool, len(m.Objects))
+			}
+			m.atomicLock[l] = true
+		}
+	}
+}
+
+// atomicHolds reports whether every hold in the lock operations ops of
+// thread tid is a single read-modify-write of one variable.
+func (m *Model) atomicHolds(tid int, ops []lockOp) bool {
+	evs := m.Threads[tid-1].Events
+	for i, op := range ops {
+		if op.Wait {
+			return false
+		}
+		if op.Kind.IsRelease() {
+			// An Unlock directly followed by a Wait without a mutex is a
+			// cond wait too (as mcpredict record writes it).
+			if int(op.Pos) < len(evs) {
+				if next := m.EventAt(tid, op.Pos+1); next.Kind == Wait {
+					return false
+				}
+			}
+			continue
+		}
+		end := int32(len(evs)) + 1
+		if i+1 < len(ops) {
+			end = ops[i+1].Pos
+		}
+		v, reads, writes := int32(-1), 0, 0
+		for p := op.Pos + 1; p < end; p++ {
+			e := m.EventAt(tid, p)
+			switch {
+			case e.Kind == Read || e.Kind == Write:
+				if v >= 0 && e.Obj != v {
+					return false
+				}
+				v = e.Obj
+				if e.Kind == Read {
+					if reads++; reads > 1 || writes > 0 {
+						return false
+					}
+				} else if writes++; writes > 1 {
+					return false
+				}
+			case e.Kind == Enter || e.Kind == Exit || e.Kind == Alloc || e.Kind == Free:
+			default:
+				return false // nested locks, cond ops, thread ops
+			}
+		}
+	}
+	return true
+}
+
+// atomicWriteGap reports, for consecutive accesses a < b of v by thread
+// tid, whether a is a write in a hold of an atomic lock (findAtomicLocks)
+// and b is a read outside every hold of that lock, with no access of the
+// thread between the release and b; lock is that lock.
+func (m *Model) atomicWriteGap(tid int, a, b int32) (lock int32, ok bool) {
+	if m.atomicLock == nil || m.EventAt(tid, a).Kind != Write || m.EventAt(tid, b).Kind != Read {
+		return 0, false
+	}
+	for _, l := range m.threadLocks[tid-1] {
+		if !m.atomicLock[l] {
+			continue
+		}
+		ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+		i := holdAt(ops, a)
+		if i < 0 || i+1 >= len(ops) || ops[i+1].Pos > b || holdAt(ops, b) >= 0 {
+			continue // b in the same or another hold of the atomic: its next operation
+		}
+		for p := ops[i+1].Pos + 1; p < b; p++ {
+			if m.EventAt(tid, p).Kind.IsAccess() {
+				return 0, false
+			}
+		}
+		return l, true
+	}
+	return 0, false
+}
