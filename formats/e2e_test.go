@@ -163,9 +163,13 @@ func TestFaults(t *testing.T) {
 		code    int
 		stderr  []string // substrings of standard error ("-s": s must not be one)
 	}{
-		{"unlock not held (std)", good, []string{"run", writeFile(t, dir, "unlock.std", "T1|acq(m)|a.c:1\nT1|rel(m)|a.c:2\nT1|rel(m)|a.c:3\n")},
+		{"unlock not held (std)", good, []string{"run", "--engine", "native", writeFile(t, dir, "unlock.std", "T1|acq(m)|a.c:1\nT1|rel(m)|a.c:2\nT1|rel(m)|a.c:3\n")},
+			0, []string{"warning: ", "unlock.std:3: Unlock of m at a.c:3, which thread T1 does not hold: dropped"}},
+		{"unlock not held (std) --strict-sync", good, []string{"run", "--strict-sync", writeFile(t, dir, "unlock.std", "T1|acq(m)|a.c:1\nT1|rel(m)|a.c:2\nT1|rel(m)|a.c:3\n")},
 			2, []string{"unlock.std:3: Unlock of m, which thread T1 does not hold"}},
-		{"join of unknown thread (jsonl)", good, []string{"run", writeFile(t, dir, "join.jsonl", `{"thread":1,"action":"Write","object":"x"}`+"\n\n"+`{"thread":1,"action":"Join","object":7}`+"\n")},
+		{"join of unknown thread (jsonl)", good, []string{"run", "--engine", "native", writeFile(t, dir, "join.jsonl", `{"thread":1,"action":"Write","object":"x"}`+"\n\n"+`{"thread":1,"action":"Join","object":7}`+"\n")},
+			0, []string{"join.jsonl:3: Join of unknown thread 7 at ? (it never appeared and was never created): dropped (no order)"}},
+		{"join of unknown thread (jsonl) --strict-sync", good, []string{"run", "--strict-sync", writeFile(t, dir, "join.jsonl", `{"thread":1,"action":"Write","object":"x"}`+"\n\n"+`{"thread":1,"action":"Join","object":7}`+"\n")},
 			2, []string{"join.jsonl:3: Join of unknown thread 7"}},
 		{"bad STD line", good, []string{"run", writeFile(t, dir, "bad.std", "T1|w(x)|a.c:1\nT1|jump(x)|a.c:2\n")},
 			2, []string{`bad.std:2: unknown operation "jump"`}},

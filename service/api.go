@@ -251,7 +251,7 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if name == "" {
 		name = "upload-" + id
 	}
-	m, format, err := s.parseSafely(ctx, dst, name, jo.InputFormat, s.traceOptions(jo.Lenient))
+	m, format, err := s.parseSafely(ctx, dst, name, jo.InputFormat, s.traceOptions(jo))
 	if err != nil {
 		return store.Job{}, inputError(err)
 	}

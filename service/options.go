@@ -24,6 +24,10 @@ type JobOptions struct {
 	ExcludeVars  []string `json:"exclude_vars,omitempty"`
 	Confirm      string   `json:"confirm,omitempty"` // one, all or none; "" = the server's
 	Lenient      bool     `json:"lenient,omitempty"`
+	// StrictSync refuses a trace with a synchronization oddity (README
+	// "Trace format") instead of absorbing it with a warning; the server's
+	// Config.StrictSync makes it the default.
+	StrictSync bool `json:"strict_sync,omitempty"`
 	// InputFormat is the trace format (csv or a plugin's); "" = detected.
 	// A submitted job stores the format its trace was read in.
 	InputFormat string `json:"input_format,omitempty"`
@@ -62,7 +66,7 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 	o.Confirm = q.Get("confirm")
 	o.InputFormat = q.Get("input_format")
 	o.Analysis = strings.Join(list("analysis"), ",")
-	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient} {
+	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient, "strict_sync": &o.StrictSync} {
 		if v := q.Get(key); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {

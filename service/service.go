@@ -70,6 +70,9 @@ type Config struct {
 	// MaxTraceBytes bounds a trace after decompression (default 4 GiB):
 	// a small compressed upload may decompress to gigabytes.
 	MaxTraceBytes int64
+	// StrictSync refuses every job's trace with a synchronization oddity
+	// (JobOptions.StrictSync per job).
+	StrictSync bool
 	// BodyIdleTimeout cuts off a request whose body stops coming in for this
 	// long (default 30s; negative: never). It bounds the wait for each read,
 	// not the whole upload, so big uploads may take as long as they need.
@@ -383,7 +386,7 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 		}
 		aj.jobOpts = jo
 		if aj.model == nil {
-			if aj.model, _, err = s.parseStored(ctx, j.TracePath, j.Name, jo.InputFormat, s.traceOptions(jo.Lenient)); err != nil {
+			if aj.model, _, err = s.parseStored(ctx, j.TracePath, j.Name, jo.InputFormat, s.traceOptions(jo)); err != nil {
 				return err
 			}
 		}
@@ -427,8 +430,8 @@ func parseCSV(ctx context.Context, path, name string, opts tracemodel.Options) (
 }
 
 // traceOptions are the parser options of a job: the server's bounds.
-func (s *Server) traceOptions(lenient bool) tracemodel.Options {
-	return tracemodel.Options{Lenient: lenient, MaxBytes: s.cfg.MaxTraceBytes}
+func (s *Server) traceOptions(jo JobOptions) tracemodel.Options {
+	return tracemodel.Options{Lenient: jo.Lenient, StrictSync: jo.StrictSync || s.cfg.StrictSync, MaxBytes: s.cfg.MaxTraceBytes}
 }
 
 // runJob plans a job and dispatches the tasks that have no result yet.

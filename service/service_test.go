@@ -264,6 +264,7 @@ func TestBadInputs(t *testing.T) {
 		{"unknown pattern", "POST", "/v1/jobs?patterns=P9", "", "1, 1, a.c-1, Read, x\n", token, 400, "unknown pattern"},
 		{"unknown variable", "POST", "/v1/jobs?vars=nosuch", "", mustRead(t, example), token, 400, "no shared variable"},
 		{"bad boolean", "POST", "/v1/jobs?lenient=maybe", "", "x", token, 400, "lenient"},
+		{"sync oddity with strict_sync", "POST", "/v1/jobs?name=t.csv&strict_sync=true", "", "1, 1, a.c-1, Unlock, m\n", token, 400, "t.csv:1: Unlock of m, which thread 1 does not hold"},
 		{"path not allowed", "POST", "/v1/jobs", "application/json", `{"path":"/etc/passwd"}`, token, 403, "not under"},
 		{"path missing", "POST", "/v1/jobs", "application/json", `{"path":"../examples/none.csv"}`, token, 400, "no such file"},
 		{"bad JSON", "POST", "/v1/jobs", "application/json", `{"path":`, token, 400, "bad JSON"},
@@ -310,7 +311,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`mcpredict_jobs_rejected_total{reason="bad_trace"} 3`, `mcpredict_jobs_rejected_total{reason="too_large"} 1`,
+	for _, want := range []string{`mcpredict_jobs_rejected_total{reason="bad_trace"} 4`, `mcpredict_jobs_rejected_total{reason="too_large"} 1`,
 		`mcpredict_jobs{state="done"} 1`, "mcpredict_queue_depth 0", "mcpredict_models_checked_total 3"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("metrics lack %q", want)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/klauspost/compress/zstd"
@@ -19,6 +20,13 @@ type Options struct {
 	// Lenient skips malformed lines and inconsistent events (counting them
 	// in Model.Skipped) instead of failing.
 	Lenient bool
+	// StrictSync makes a synchronization oddity (an Unlock of a lock the
+	// thread does not hold, a Join of an unknown thread, a Wait whose mutex
+	// the thread does not hold, an acquisition of a lock another thread
+	// holds, an event of a thread after its Join) bad input, as a malformed
+	// line is. By default each is absorbed as README "Trace format" says
+	// and reported in Model.Warnings: real programs have them.
+	StrictSync bool
 	// MaxLineBytes bounds one line of the trace (0: DefaultMaxLineBytes),
 	// so that a file without newlines (or a decompression bomb of zeros)
 	// is an error, not an unbounded buffer.
@@ -197,6 +205,18 @@ type builder struct {
 	threads     []*tstate
 	locks       map[int32]*lockState
 	lockKind    map[int32]StepKind // object -> Lock or RdLock (mutex vs rwlock)
+
+	// odds are the synchronization oddities absorbed so far, one per kind
+	// and source location (see oddity); pending are those of the event
+	// being parsed, kept only if the event is applied or dropped, not
+	// when it turns out to be a malformed line.
+	odds    map[oddKey]*oddity
+	pending []pendingOdd
+	curLoc  int32 // source location of the event being applied
+	// curFile and curLine are the source location of the event being
+	// checked, not yet interned (a malformed line leaves no trace).
+	curFile []byte
+	curLine int
 }
 
 type tstate struct {
@@ -220,24 +240,41 @@ type lockState struct {
 	// locks while its holder is blocked in pthread_cond_wait looks held.
 	// The holder's hold is then suspended until its next event, which must
 	// be that Wait.
-	// suspended maps each thread whose hold was taken over to the position
-	// where its hold began.
-	suspended map[int32]int32
-	takenAt   int   // trace line of the latest take-over
-	taker     int32 // thread of that take-over
+	// suspended maps each thread whose hold was taken over to that hold.
+	suspended map[int32]suspHold
+	// ended counts, per thread, the depth of holds that another thread's
+	// acquisition ended unseen (oddHeld): that many of the thread's later
+	// releases of the lock, while it does not hold it, release nothing.
+	ended map[int32]int32
+}
+
+// suspHold is a hold suspended by a take-over, and the take-over.
+type suspHold struct {
+	start    int32 // position where the hold began
+	depth    int32 // its recursion depth
+	since    int   // trace line where it began
+	takenAt  int   // trace line of the take-over
+	taker    int32 // thread of the take-over
+	takenLoc int32 // source location of the take-over
+	// takenKind is the action of the take-over (Lock, TryLock or Wait),
+	// takenCond the cond of a Wait: the oddHeld warning names them when
+	// the holder's next event is not the Wait.
+	takenKind Kind
+	takenCond int32
 }
 
 // takeOver suspends the current holder, which must be blocked in a cond Wait
-// that the trace records later, so that thread tid can acquire the mutex.
-func (b *builder) takeOver(ls *lockState, lock, tid int32, line int) {
+// that the trace records later, so that thread tid can acquire the mutex
+// (kind: the action of tid, cond the cond of a Wait).
+func (b *builder) takeOver(ls *lockState, lock, tid int32, line int, kind Kind, cond int32) {
 	if ls.holder == 0 || ls.holder == tid {
 		return
 	}
 	if ls.suspended == nil {
-		ls.suspended = map[int32]int32{}
+		ls.suspended = map[int32]suspHold{}
 	}
-	ls.suspended[ls.holder] = ls.start
-	ls.takenAt, ls.taker = line, tid
+	ls.suspended[ls.holder] = suspHold{start: ls.start, depth: ls.depth, since: ls.since,
+		takenAt: line, taker: tid, takenLoc: b.curLoc, takenKind: kind, takenCond: cond}
 	b.threads[ls.holder-1].waitFor = lock
 	ls.holder = 0
 }
@@ -254,12 +291,13 @@ func (ls *lockState) suspendedHold(tid int32) (int32, bool) {
 		return 0, false
 	}
 	s, ok := ls.suspended[tid]
-	return s, ok
+	return s.start, ok
 }
 
 type readHold struct {
 	depth int32
 	start int32
+	since int // trace line where the hold began
 }
 
 func newBuilder(name string, opts Options) *builder {
@@ -445,27 +483,40 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 		return msg
 	}
 
-	// Validate against the current state before changing anything.
+	// Validate against the current state before changing anything. A
+	// synchronization oddity is an error only with StrictSync; otherwise
+	// its warning waits in b.pending until the event is applied or dropped.
+	b.pending = b.pending[:0]
+	b.curFile, b.curLine = file, lineNo
 	tid, known := b.threadIndex[string(f[0])]
 	var ts *tstate
 	if known {
 		ts = b.threads[tid-1]
 		if ts.joinedAt != 0 {
-			return fmt.Sprintf("event of thread %s after it was joined at line %d", f[0], ts.joinedAt)
+			msg := fmt.Sprintf("event of thread %s after it was joined at line %d", f[0], ts.joinedAt)
+			if b.opts.StrictSync {
+				return msg
+			}
+			b.pend(oddAfterJoin, n, b.where(), fmt.Sprintf("event of thread %s at %s after it was joined at line %d: kept (that Join orders only the events before it)", f[0], b.where(), ts.joinedAt))
 		}
 		if ts.blockedAt != 0 {
 			return fmt.Sprintf("event of thread %s after it blocked for good at line %d (Blocked is a thread's last event)", f[0], ts.blockedAt)
 		}
 	}
 	objName := f[4]
+	endSuspended := false // the hold that another thread took over is not resumed by a Wait
 	if known && ts.waitFor != 0 {
 		mutex := b.m.Objects[ts.waitFor]
 		if kind != Wait || len(f) < 6 || string(f[5]) != mutex {
-			ls := b.locks[ts.waitFor]
-			return fmt.Sprintf("thread %s held %s when thread %s took it at line %d, and its next event is not a Wait with that mutex",
-				f[0], mutex, b.m.Threads[ls.taker-1].Handle, ls.takenAt)
+			if b.opts.StrictSync {
+				sh := b.locks[ts.waitFor].suspended[tid]
+				return fmt.Sprintf("thread %s held %s when thread %s took it at line %d, and its next event is not a Wait with that mutex",
+					f[0], mutex, b.m.Threads[sh.taker-1].Handle, sh.takenAt)
+			}
+			endSuspended = true
 		}
 	}
+	dropJoin := false
 	switch kind {
 	case Join, Create:
 		if bytes.Equal(objName, f[0]) {
@@ -473,18 +524,40 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 		}
 		if kind == Join {
 			id, ok := b.threadIndex[string(objName)]
-			if !ok {
+			switch {
+			case !ok && b.opts.StrictSync:
 				return fmt.Sprintf("Join of unknown thread %s (it never appeared and was never created)", objName)
-			}
-			if b.threads[id-1].joinedAt != 0 {
+			case !ok:
+				b.pend(oddJoin, n, b.where(), fmt.Sprintf("Join of unknown thread %s at %s (it never appeared and was never created): dropped (no order)", objName, b.where()))
+				dropJoin = true
+			case b.threads[id-1].joinedAt != 0:
 				return fmt.Sprintf("Join of thread %s, already joined at line %d", objName, b.threads[id-1].joinedAt)
 			}
 		}
 	case Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Wait:
-		if msg := b.checkLock(kind, tid, f); msg != "" {
+		if msg := b.lockMismatch(kind, f); msg != "" {
 			return msg
 		}
 	}
+	if endSuspended {
+		// Every error is behind us: from here on the event is applied or
+		// dropped.
+		b.endSuspended(tid, n)
+	}
+	var plan lockPlan
+	switch kind {
+	case Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Wait:
+		var msg string
+		if msg, plan = b.planLock(kind, tid, f, n); msg != "" {
+			return msg // StrictSync
+		}
+	}
+	b.flushPending()
+	if dropJoin || plan.drop {
+		return ""
+	}
+	loc := b.loc(file, lineNo)
+	b.curLoc = loc
 
 	// Apply.
 	if !known {
@@ -495,7 +568,7 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 	ts.n++
 	pos := ts.n
 
-	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: b.loc(file, lineNo), Pos: pos, Data: data}
+	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: loc, Pos: pos, Data: data}
 	if len(ts.funcs) > 0 {
 		ev.Func = ts.funcs[len(ts.funcs)-1]
 	}
@@ -556,7 +629,7 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 		}
 		if kind.IsSync() && kind != Signal && kind != Broadcast && kind != SemPost &&
 			kind != SemWait && kind != BarrierWait && kind != Blocked {
-			b.applyLock(kind, tid, pos, n, ev.Obj, ev.Obj2)
+			b.applyLock(kind, tid, pos, n, ev.Obj, ev.Obj2, plan)
 		}
 	}
 	switch {
@@ -576,6 +649,108 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// syncOdd is a kind of synchronization oddity: an event that the lock and
+// thread state of the trace does not allow, as real programs (and traces
+// with lost events) have them. With Options.StrictSync each is bad input;
+// otherwise the model absorbs it as README "Trace format" says, with a
+// warning per kind and source location.
+type syncOdd uint8
+
+const (
+	oddUnlock    syncOdd = iota + 1 // Unlock or RwUnlock of a lock the thread does not hold: dropped
+	oddJoin                         // Join of an unknown thread: dropped
+	oddWait                         // Wait whose mutex the thread does not hold: acquires it only
+	oddHeld                         // acquisition of a lock another thread holds: that hold ends unseen
+	oddAfterJoin                    // event of a thread after its Join: kept
+)
+
+type oddKey struct {
+	kind  syncOdd
+	where string // source location (file:line or ?) of the event
+}
+
+// oddity is the warning of one kind of oddity at one source location: the
+// first occurrence's trace line and message, and how many more there were.
+type oddity struct {
+	line int
+	msg  string
+	more int
+	seq  int // order of first occurrence
+}
+
+type pendingOdd struct {
+	key  oddKey
+	line int
+	msg  string
+}
+
+// pend records an oddity of the event being parsed, at trace line line
+// and source location where.
+func (b *builder) pend(kind syncOdd, line int, where, msg string) {
+	b.pending = append(b.pending, pendingOdd{key: oddKey{kind: kind, where: where}, line: line, msg: msg})
+}
+
+// flushPending keeps the pending oddities: their event is applied or
+// dropped.
+func (b *builder) flushPending() {
+	for _, p := range b.pending {
+		if o, ok := b.odds[p.key]; ok {
+			o.more++
+			continue
+		}
+		if b.odds == nil {
+			b.odds = map[oddKey]*oddity{}
+		}
+		b.odds[p.key] = &oddity{line: p.line, msg: p.msg, seq: len(b.odds)}
+	}
+	b.pending = b.pending[:0]
+}
+
+// where is the source location of the event being checked, as messages
+// show it.
+func (b *builder) where() string {
+	return Loc{File: string(b.curFile), Line: b.curLine}.String()
+}
+
+// maxOddities bounds the oddity warnings listed; one more line counts the
+// rest.
+const maxOddities = 20
+
+// oddityWarnings are the warnings of the oddities, by trace line.
+func (b *builder) oddityWarnings() []string {
+	if len(b.odds) == 0 {
+		return nil
+	}
+	all := make([]*oddity, 0, len(b.odds))
+	for _, o := range b.odds {
+		all = append(all, o)
+	}
+	slices.SortFunc(all, func(x, y *oddity) int {
+		if x.line != y.line {
+			return x.line - y.line
+		}
+		return x.seq - y.seq
+	})
+	var out []string
+	rest, restEvents := 0, 0
+	for i, o := range all {
+		if i >= maxOddities {
+			rest++
+			restEvents += 1 + o.more
+			continue
+		}
+		w := fmt.Sprintf("%s:%d: %s", b.m.Name, o.line, o.msg)
+		if o.more > 0 {
+			w += fmt.Sprintf(" (%d more like it)", o.more)
+		}
+		out = append(out, w)
+	}
+	if rest > 0 {
+		out = append(out, fmt.Sprintf("%s: %d more synchronization oddities (%d events) at other source locations, absorbed as README \"Trace format\" says (--strict-sync refuses the trace instead)", b.m.Name, rest, restEvents))
+	}
+	return out
 }
 
 func (b *builder) warn(s string) {
@@ -600,8 +775,9 @@ func lockKindOf(k Kind) StepKind {
 	return StepLock
 }
 
-// checkLock validates a lock action against the current lock state.
-func (b *builder) checkLock(kind Kind, tid int32, f [][]byte) string {
+// lockMismatch is the error of a lock action on a lock that is used as the
+// other kind (mutex or rwlock) elsewhere: always bad input.
+func (b *builder) lockMismatch(kind Kind, f [][]byte) string {
 	name := f[4]
 	if kind == Wait {
 		if len(f) < 6 {
@@ -610,17 +786,47 @@ func (b *builder) checkLock(kind Kind, tid int32, f [][]byte) string {
 		name = f[5]
 	}
 	id, ok := b.objIndex[string(name)]
-	var ls *lockState
-	if ok {
-		ls = b.locks[id]
-		if want, used := b.lockKind[id]; used && want != lockKindOf(kind) {
-			what := "a mutex"
-			if want == StepRdLock {
-				what = "a rwlock"
-			}
-			return fmt.Sprintf("%s on %s, which is used as %s elsewhere", kind, name, what)
-		}
+	if !ok {
+		return ""
 	}
+	if want, used := b.lockKind[id]; used && want != lockKindOf(kind) {
+		what := "a mutex"
+		if want == StepRdLock {
+			what = "a rwlock"
+		}
+		return fmt.Sprintf("%s on %s, which is used as %s elsewhere", kind, name, what)
+	}
+	return ""
+}
+
+// lockPlan is how applyLock absorbs a lock action that the lock state does
+// not allow (README "Trace format"); the zero plan is the ordinary action.
+type lockPlan struct {
+	drop        bool // an Unlock of a lock the thread does not hold: the event is dropped
+	noop        bool // a release of a hold that ended unseen: kept, releases nothing
+	endHolder   bool // the exclusive holder's hold ends unseen first
+	endReaders  bool // the read holds end unseen first (a WrLock)
+	acquireOnly bool // a Wait whose mutex the thread does not hold: no implicit Unlock
+}
+
+// planLock checks a lock action against the current lock state. An action
+// the state does not allow is a synchronization oddity: with StrictSync its
+// message is returned (bad input); otherwise the plan says how the model
+// absorbs it, and its warning is pending.
+func (b *builder) planLock(kind Kind, tid int32, f [][]byte, line int) (string, lockPlan) {
+	var p lockPlan
+	name := f[4]
+	if kind == Wait {
+		if len(f) < 6 {
+			return "", p
+		}
+		name = f[5]
+	}
+	var ls *lockState
+	if id, ok := b.objIndex[string(name)]; ok {
+		ls = b.locks[id]
+	}
+	strict := b.opts.StrictSync
 	holds := func() bool {
 		if ls == nil || tid == 0 {
 			return false
@@ -631,46 +837,134 @@ func (b *builder) checkLock(kind Kind, tid int32, f [][]byte) string {
 		_, r := ls.readers[tid]
 		return r
 	}
+	// held is the oddity of an acquisition (what: "Lock of m", ...) of a
+	// lock that thread h holds: h's hold ends unseen before it.
+	held := func(what string, h int32, since int, how string) {
+		hh := b.m.Threads[h-1].Handle
+		b.pend(oddHeld, line, b.where(), fmt.Sprintf("%s at %s while thread %s holds it%s (since line %d): %s", what, b.where(), hh, how, since, endedText(hh)))
+	}
 	switch kind {
 	case Unlock, RwUnlock:
-		if !holds() {
-			return fmt.Sprintf("%s of %s, which thread %s does not hold", kind, name, f[0])
+		switch {
+		case holds():
+		case ls != nil && tid != 0 && ls.ended[tid] > 0:
+			p.noop = true // the warning of the acquisition that ended the hold says so
+		case strict:
+			return fmt.Sprintf("%s of %s, which thread %s does not hold", kind, name, f[0]), p
+		default:
+			b.pend(oddUnlock, line, b.where(), fmt.Sprintf("%s of %s at %s, which thread %s does not hold: dropped", kind, name, b.where(), f[0]))
+			p.drop = true
 		}
 	case Wait:
 		_, susp := ls.suspendedHold(tid)
-		switch {
-		case ls == nil || tid == 0 || (ls.holder != tid && !susp):
-			return fmt.Sprintf("Wait on %s with mutex %s, which thread %s does not hold", f[4], name, f[0])
-		case ls.holder != tid && ls.holder != 0 && !b.canTakeOver(ls):
-			return fmt.Sprintf("Wait on %s returns holding %s while thread %s holds it (since line %d)", f[4], name, b.m.Threads[ls.holder-1].Handle, ls.since)
+		if ls == nil || tid == 0 || (ls.holder != tid && !susp) {
+			if strict {
+				return fmt.Sprintf("Wait on %s with mutex %s, which thread %s does not hold", f[4], name, f[0]), p
+			}
+			// pthread_cond_wait returns holding the mutex whatever it
+			// was called with: the thread's later Unlock is its release.
+			b.pend(oddWait, line, b.where(), fmt.Sprintf("Wait on %s with mutex %s at %s, which thread %s does not hold: no implicit Unlock; the thread holds %s after the Wait", f[4], name, b.where(), f[0], name))
+			p.acquireOnly = true
+		}
+		if ls != nil && ls.holder != 0 && ls.holder != tid && !b.canTakeOver(ls) {
+			if strict {
+				return fmt.Sprintf("Wait on %s returns holding %s while thread %s holds it (since line %d)", f[4], name, b.m.Threads[ls.holder-1].Handle, ls.since), p
+			}
+			held(fmt.Sprintf("Wait on %s returning with %s", f[4], name), ls.holder, ls.since, "")
+			p.endHolder = true
 		}
 	case Lock, TryLock, WrLock:
 		// Another holder is allowed if it is blocked in a cond Wait that
 		// the trace records when it returns.
 		if ls != nil && ls.holder != 0 && ls.holder != tid && (kind == WrLock || !b.canTakeOver(ls)) {
-			return fmt.Sprintf("%s of %s while thread %s holds it (since line %d)", kind, name, b.m.Threads[ls.holder-1].Handle, ls.since)
+			if strict {
+				return fmt.Sprintf("%s of %s while thread %s holds it (since line %d)", kind, name, b.m.Threads[ls.holder-1].Handle, ls.since), p
+			}
+			held(fmt.Sprintf("%s of %s", kind, name), ls.holder, ls.since, "")
+			p.endHolder = true
 		}
-		if kind == WrLock && ls != nil {
+		if kind == WrLock && ls != nil && len(ls.readers) > 0 {
+			readers := make([]int32, 0, len(ls.readers))
 			for r := range ls.readers {
-				if r != tid {
-					return fmt.Sprintf("WrLock of %s while thread %s holds it for reading", name, b.m.Threads[r-1].Handle)
+				readers = append(readers, r)
+			}
+			slices.Sort(readers)
+			for _, r := range readers {
+				switch {
+				case strict && r != tid:
+					return fmt.Sprintf("WrLock of %s while thread %s holds it for reading", name, b.m.Threads[r-1].Handle), p
+				case strict:
+					return fmt.Sprintf("WrLock of %s by thread %s, which already holds it for reading", name, f[0]), p
 				}
+				held(fmt.Sprintf("WrLock of %s", name), r, ls.readers[r].since, " for reading")
 			}
-			if _, r := ls.readers[tid]; r && tid != 0 {
-				return fmt.Sprintf("WrLock of %s by thread %s, which already holds it for reading", name, f[0])
-			}
+			p.endReaders = true
 		}
 	case RdLock:
 		if ls != nil && ls.holder != 0 && ls.holder != tid {
-			return fmt.Sprintf("RdLock of %s while thread %s holds it for writing (since line %d)", name, b.m.Threads[ls.holder-1].Handle, ls.since)
+			if strict {
+				return fmt.Sprintf("RdLock of %s while thread %s holds it for writing (since line %d)", name, b.m.Threads[ls.holder-1].Handle, ls.since), p
+			}
+			held(fmt.Sprintf("RdLock of %s", name), ls.holder, ls.since, " for writing")
+			p.endHolder = true
 		}
 	}
-	return ""
+	return "", p
+}
+
+// endedText says what becomes of a hold that an acquisition ended unseen.
+func endedText(holder string) string {
+	return fmt.Sprintf("thread %s's hold ended unseen before it (no critical section in the model; its later release is kept and releases nothing)", holder)
+}
+
+// endHold ends thread h's hold of lock (recursion depth depth) as if it had
+// been released unseen. The acquisition that opened the hold leaves the
+// model's lock operations: without a release, the hold would exclude every
+// later acquisition. h's later releases of the hold are kept as events that
+// release nothing, so that the analyses that replay the events see the
+// thread's Lock and Unlock in pairs as the trace has them.
+func (b *builder) endHold(lock int32, ls *lockState, h, depth int32) {
+	key := lockThread{lock: lock, thread: h}
+	// The hold is the thread's latest on the lock: its acquisition is the
+	// last operation.
+	if ops := b.m.lockOps[key]; len(ops) > 0 && ops[len(ops)-1].Kind.IsAcquire() {
+		if ops = ops[:len(ops)-1]; len(ops) == 0 {
+			delete(b.m.lockOps, key)
+		} else {
+			b.m.lockOps[key] = ops
+		}
+	}
+	if ls.ended == nil {
+		ls.ended = map[int32]int32{}
+	}
+	ls.ended[h] += depth
+}
+
+// endSuspended ends the suspended hold of thread tid, whose next event is
+// not the Wait that a take-over of its mutex expected: the take-over was an
+// acquisition of a lock another thread held (oddHeld), and that hold ends
+// unseen before it.
+func (b *builder) endSuspended(tid int32, line int) {
+	ts := b.threads[tid-1]
+	lock := ts.waitFor
+	ls := b.locks[lock]
+	sh := ls.suspended[tid]
+	delete(ls.suspended, tid)
+	ts.waitFor = 0
+	b.endHold(lock, ls, tid, sh.depth)
+	what := fmt.Sprintf("%s of %s", sh.takenKind, b.m.Objects[lock])
+	if sh.takenKind == Wait {
+		what = fmt.Sprintf("Wait on %s returning with %s", b.m.Objects[sh.takenCond], b.m.Objects[lock])
+	}
+	hh := b.m.Threads[tid-1].Handle
+	where := b.m.Locs[sh.takenLoc].String()
+	b.pend(oddHeld, sh.takenAt, where, fmt.Sprintf("%s at %s while thread %s holds it (since line %d), and thread %s's next event (line %d) is not a Wait with that mutex: %s",
+		what, where, hh, sh.since, hh, line, endedText(hh)))
 }
 
 // applyLock updates lock state and records the operations the model keeps
-// (outermost acquisitions and final releases).
-func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int32) {
+// (outermost acquisitions and final releases); p is planLock's plan.
+func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int32, p lockPlan) {
 	lock := obj
 	if kind == Wait {
 		if mutex == 0 {
@@ -683,6 +977,22 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 	if ls == nil {
 		ls = &lockState{readers: map[int32]*readHold{}}
 		b.locks[lock] = ls
+	}
+	if p.endHolder && ls.holder != 0 && ls.holder != tid {
+		b.endHold(lock, ls, ls.holder, ls.depth)
+		ls.holder, ls.depth = 0, 0
+	}
+	if p.endReaders {
+		for r, h := range ls.readers {
+			b.endHold(lock, ls, r, h.depth)
+			delete(ls.readers, r)
+		}
+	}
+	if p.noop {
+		if ls.ended[tid]--; ls.ended[tid] == 0 {
+			delete(ls.ended, tid)
+		}
+		return
 	}
 	key := lockThread{lock: lock, thread: tid}
 	add := func(k StepKind, start int32, wait bool) {
@@ -698,7 +1008,7 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 			ls.depth++
 			return
 		}
-		b.takeOver(ls, lock, tid, line) // the holder is blocked in a cond Wait (checked)
+		b.takeOver(ls, lock, tid, line, kind, 0) // the holder is blocked in a cond Wait (checked)
 		ls.holder, ls.depth, ls.since, ls.start = tid, 1, line, pos
 		add(sk, pos, false)
 	case RdLock:
@@ -710,7 +1020,7 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 			ls.depth++
 			return
 		}
-		ls.readers[tid] = &readHold{depth: 1, start: pos}
+		ls.readers[tid] = &readHold{depth: 1, start: pos, since: line}
 		add(StepRdLock, pos, false)
 	case Unlock, RwUnlock:
 		sk := StepUnlock
@@ -732,13 +1042,21 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 			delete(ls.readers, tid)
 		}
 	case Wait:
+		if p.acquireOnly {
+			// The thread did not hold the mutex: the Wait only
+			// acquires it, as a Lock would (after the wait).
+			b.takeOver(ls, lock, tid, line, kind, obj)
+			ls.holder, ls.depth, ls.since, ls.start = tid, 1, line, pos
+			add(StepLock, pos, true)
+			return
+		}
 		// pthread_cond_wait releases the mutex completely and reacquires it.
 		start := ls.start
 		if s, ok := ls.suspendedHold(tid); ok {
 			start = s
 			delete(ls.suspended, tid)
 			b.threads[tid-1].waitFor = 0
-			b.takeOver(ls, lock, tid, line)
+			b.takeOver(ls, lock, tid, line, kind, obj)
 			ls.holder, ls.depth = tid, 1
 		}
 		add(StepUnlock, start, true)
@@ -773,6 +1091,7 @@ func (b *builder) finish() *Model {
 		m.scope[i] = m.buildScope(i + 1)
 	}
 	m.waitSites = m.buildWaitSites()
+	m.Warnings = append(m.Warnings, b.oddityWarnings()...)
 	m.Warnings = append(m.Warnings, m.livenessWarnings()...)
 	return m
 }

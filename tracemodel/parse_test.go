@@ -107,12 +107,6 @@ func TestParseErrors(t *testing.T) {
 		{"bad line number", "1, 1, a.c-x1, Read, x\n", "bad line number \"x1\"", 1},
 		{"no line number", "1, 1, a.c, Read, x\n", "bad location", 1},
 		{"extra field", "1, 1, a.c-1, Read, x, y\n", "too many fields for Read", 1},
-		{"join unknown", "1, 1, a.c-1, Read, x\n1, 2, a.c-2, Join, 9\n", "Join of unknown thread 9", 2},
-		{"unlock not held", "1, 1, a.c-1, Lock, m\n2, 2, a.c-2, Unlock, m\n", "Unlock of m, which thread 2 does not hold", 2},
-		{"unlock never locked", "\n\n1, 1, a.c-1, Unlock, m\n", "Unlock of m, which thread 1 does not hold", 3},
-		{"lock held by other", "1, 1, a.c-1, Lock, m\n2, 2, a.c-2, Lock, m\n1, 3, a.c-3, Read, x\n", "next event is not a Wait", 3},
-		{"wait without mutex held", "1, 1, a.c-1, Wait, c, m\n", "Wait on c with mutex m, which thread 1 does not hold", 1},
-		{"event after join", "1, 1, a.c-1, Create, 2\n2, 2, a.c-2, Read, x\n1, 3, a.c-3, Join, 2\n2, 4, a.c-4, Read, x\n", "event of thread 2 after it was joined at line 3", 4},
 		{"rwlock as mutex", "1, 1, a.c-1, RdLock, l\n1, 2, a.c-2, RwUnlock, l\n1, 3, a.c-3, Lock, l\n", "used as a rwlock", 3},
 		{"self join", "1, 1, a.c-1, Join, 1\n", "cannot Join itself", 1},
 	}
@@ -158,8 +152,20 @@ c, 9, a.c-9, Unlock, m
 	// Still held by the producer when the consumer's Wait returns, and the
 	// producer goes on without a Wait of its own: error.
 	bad := strings.Replace(text, "p, 6, a.c-6, Unlock, m\n", "", 1) + "p, 10, a.c-10, Unlock, m\n"
-	if _, err := Parse(context.Background(), strings.NewReader(bad), "t.csv", Options{}); err == nil || !strings.Contains(err.Error(), "t.csv:9: thread p held m") {
+	if _, err := Parse(context.Background(), strings.NewReader(bad), "t.csv", Options{StrictSync: true}); err == nil || !strings.Contains(err.Error(), "t.csv:9: thread p held m") {
 		t.Errorf("err = %v, want thread p held m ... not a Wait", err)
+	}
+	// By default the consumer's Wait took a lock the producer held: the
+	// producer's hold ended unseen, and its Unlock releases nothing.
+	mbad := parse(t, bad)
+	if got := opsText(mbad, "m", 2); got != "" {
+		t.Errorf("producer's ops on m = %q, want none", got)
+	}
+	if got, want := opsText(mbad, "m", 1), "Lock@1 Unlock@3w Lock@3w Unlock@5"; got != want {
+		t.Errorf("consumer's ops on m = %q, want %q", got, want)
+	}
+	if len(mbad.Warnings) != 1 || !strings.HasPrefix(mbad.Warnings[0], "t.csv:6: Wait on cv returning with m at a.c:7 while thread p holds it (since line 3), and thread p's next event (line 9) is not a Wait with that mutex: thread p's hold ended unseen") {
+		t.Errorf("warnings = %q", mbad.Warnings)
 	}
 	// Both sides wait on conditions of one mutex (producer/consumer): each
 	// Wait is recorded when it returns, while the other is still blocked.

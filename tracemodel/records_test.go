@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -97,7 +98,7 @@ func TestParseRecordsErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseRecords(context.Background(), &sliceSource{recs: tc.recs, n: 2}, "t.std", Options{})
+			_, err := ParseRecords(context.Background(), &sliceSource{recs: tc.recs, n: 2}, "t.std", Options{StrictSync: true})
 			var pe *ParseError
 			if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("error %v, want a ParseError starting with %q", err, tc.want)
@@ -106,11 +107,21 @@ func TestParseRecordsErrors(t *testing.T) {
 	}
 	// Lenient: the bad records are skipped and counted.
 	recs := []Record{rec(1, "1", "Write", "x"), rec(2, "1", "Unlock", "m"), {TraceLine: 3, Problem: "bad op"}, rec(4, "2", "Read", "x")}
-	m, err := ParseRecords(context.Background(), &sliceSource{recs: recs, n: 3}, "t.std", Options{Lenient: true})
+	m, err := ParseRecords(context.Background(), &sliceSource{recs: recs, n: 3}, "t.std", Options{Lenient: true, StrictSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Skipped != 2 || len(m.Events) != 2 || m.Problems[1] != "t.std:3: bad op" {
 		t.Fatalf("lenient: skipped %d, events %d, problems %q", m.Skipped, len(m.Events), m.Problems)
+	}
+	// Without StrictSync, the Unlock not held is a warning (dropped), not
+	// a skipped line.
+	m, err = ParseRecords(context.Background(), &sliceSource{recs: recs, n: 3}, "t.std", Options{Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"t.std:2: Unlock of m at a.c:2, which thread 1 does not hold: dropped"}
+	if m.Skipped != 1 || len(m.Events) != 2 || !slices.Equal(m.Warnings, want) {
+		t.Fatalf("lenient: skipped %d, events %d, warnings %q, want %q", m.Skipped, len(m.Events), m.Warnings, want)
 	}
 }

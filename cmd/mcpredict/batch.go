@@ -163,7 +163,7 @@ func batchStatus(sum *batch.Summary) int {
 func (c *checkFlags) jobOptions() service.JobOptions {
 	return service.JobOptions{
 		Vars: c.vars, Threads: c.threads, Patterns: c.patterns, UserPatterns: c.userPatterns,
-		Engine: c.engine, Semantics: c.semantics, NoBoundaries: c.noBoundaries, Lenient: c.lenient,
+		Engine: c.engine, Semantics: c.semantics, NoBoundaries: c.noBoundaries, Lenient: c.lenient, StrictSync: c.strictSync,
 		ExcludeVars: c.excludeVars, Confirm: c.confirm,
 	}
 }

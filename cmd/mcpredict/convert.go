@@ -11,7 +11,10 @@ import (
 const convertDescription = `
 Converts a trace to another format: csv, std (RAPID's format) or jsonl.
 TRACE is read in any format mcpredict reads (--input-format, or detected)
-and checked as for run, so the output is a valid trace.
+and checked as for run, so the output is a valid trace: a synchronization
+oddity is a warning on standard error and written as the model absorbs it
+(an Unlock of a lock not held and a Join of an unknown thread are not
+written; README "Trace format"), or with --strict-sync exit 2.
 
 By default every event keeps its trace line (blank lines fill the gaps of
 comments and skipped lines): reports of the converted trace name the same
@@ -32,6 +35,7 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	inf.register(fs)
 	var cf checkFlags
 	fs.BoolVar(&cf.lenient, "lenient", false, "skip malformed trace lines instead of failing (they are not written)")
+	cf.registerStrictSync(fs)
 	fs.IntVar(&cf.maxLineBytes, "max-line-bytes", 1<<20, "longest trace line accepted, in bytes")
 	fs.Int64Var(&cf.maxTraceBytes, "max-trace-bytes", 0, "largest trace accepted after decompression, in bytes (0: no limit)")
 	to := fs.String("to", "", "output format: csv, std or jsonl (required)")
@@ -64,6 +68,10 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if m.Skipped > 0 {
 		fmt.Fprintf(stderr, "mcpredict convert: skipped %d malformed lines\n", m.Skipped)
+	}
+	// The oddities say which events were dropped (not written).
+	for _, w := range m.Warnings {
+		fmt.Fprintf(stderr, "mcpredict convert: warning: %s\n", w)
 	}
 	return exitOK
 }

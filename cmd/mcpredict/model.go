@@ -28,6 +28,7 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var sem checkFlags
 	sem.registerSemantics(fs)
 	lenient := fs.Bool("lenient", false, "skip malformed trace lines")
+	sem.registerStrictSync(fs)
 	format := fs.String("format", "pml", "pml or json")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -45,9 +46,12 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, "model", err)
 	}
-	m, err := tracemodel.Open(ctx, pos[0], tracemodel.Options{Lenient: *lenient})
+	m, err := tracemodel.Open(ctx, pos[0], tracemodel.Options{Lenient: *lenient, StrictSync: sem.strictSync})
 	if err != nil {
 		return fail(stderr, "model", err)
+	}
+	for _, w := range m.Warnings {
+		fmt.Fprintf(stderr, "mcpredict model: warning: %s\n", w)
 	}
 	v := m.VarByName(*varName)
 	if v == 0 {

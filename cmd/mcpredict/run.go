@@ -59,10 +59,15 @@ listed as undecided, with the flag that raises the limit, and the run goes
 on. SIGINT or SIGTERM stops the run: the report of the models checked so
 far is written, marked incomplete.
 
+Synchronization oddities of real programs (an Unlock of a mutex the thread
+does not hold, a Join of an unknown thread, ...) are warnings on standard
+error and in the report, and the model absorbs each as README "Trace
+format" says; --strict-sync refuses such a trace instead (exit 2).
+
 Exit status: 0 no violation, 1 violations found (not counting the bugs left
 out by --baseline or --suppressions), 2 bad usage or bad input (including
 a trace over --max-line-bytes, --max-trace-bytes, --max-events or
---max-models), 3 internal
+--max-models, or a synchronization oddity with --strict-sync), 3 internal
 or tool failure (spin or gcc missing or failing), or undecided models with
 --strict, or no model decided; 4 interrupted (the report is incomplete).`
 
@@ -71,6 +76,7 @@ type checkFlags struct {
 	vars, threads, patterns listFlag
 	userPatterns            multiFlag
 	noBoundaries, lenient   bool
+	strictSync              bool
 	semantics               string
 	noDataflow, noScope     bool
 	noHandoffs, noWaitConds bool
@@ -102,6 +108,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1' (repeatable)")
 	c.registerSemantics(fs)
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
+	c.registerStrictSync(fs)
 	fs.IntVar(&c.maxLineBytes, "max-line-bytes", tracemodel.DefaultMaxLineBytes, "longest trace line accepted, in bytes")
 	fs.Int64Var(&c.maxTraceBytes, "max-trace-bytes", 0, "largest trace accepted after decompression, in bytes (0: no limit)")
 	fs.IntVar(&c.maxEvents, "max-events", tracemodel.DefaultMaxEvents, "most events accepted in a trace (about 150 bytes of memory each at peak; 0: no limit)")
@@ -112,7 +119,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.memoryMB, "memory", 1024, "Spin memory limit per model in MB")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "verdict cache `DIR` (default: mcpredict/verdicts under the user cache directory)")
 	fs.BoolVar(&c.noCache, "no-cache", false, "do not read or write the verdict cache")
-	fs.BoolVar(&c.strict, "strict", false, "exit 3 when any model is undecided (over its --timeout, --memory or state limit); default: report it and go on")
+	fs.BoolVar(&c.strict, "strict", false, "exit 3 when any model is undecided (over its --timeout, --memory or state limit); default: report it and go on (about models; --strict-sync is about the trace)")
 	fs.IntVar(&c.maxInstances, "max-instances", native.DefaultMaxInstances, "instances listed per claim of a model: one per access that completes the pattern (each can be another bug)")
 }
 
@@ -193,7 +200,17 @@ func (c *checkFlags) traceOptions() tracemodel.Options {
 	if maxEvents <= 0 {
 		maxEvents = -1 // no limit
 	}
-	return tracemodel.Options{Lenient: c.lenient, MaxLineBytes: c.maxLineBytes, MaxBytes: c.maxTraceBytes, MaxEvents: maxEvents}
+	return tracemodel.Options{Lenient: c.lenient, StrictSync: c.strictSync, MaxLineBytes: c.maxLineBytes, MaxBytes: c.maxTraceBytes, MaxEvents: maxEvents}
+}
+
+// strictSyncUsage is the help of --strict-sync (run, batch, serve, convert,
+// model).
+const strictSyncUsage = "refuse a trace with a synchronization oddity (Unlock of a lock the thread does not hold, Join of an unknown thread, " +
+	"Wait with a mutex not held, Lock of a lock another thread holds, event after the thread's Join): exit 2 with FILE:LINE: problem. " +
+	"Default: a warning, and the model absorbs it (README \"Trace format\"). Not --strict, which is about undecided models"
+
+func (c *checkFlags) registerStrictSync(fs *flag.FlagSet) {
+	fs.BoolVar(&c.strictSync, "strict-sync", false, strictSyncUsage)
 }
 
 // registerSemantics registers --semantics and the --no-* rule flags (run,

@@ -40,7 +40,8 @@ check them. --embedded-nats starts a JetStream server inside this process
 other processes can then run workers against it too.
 
 The check flags below are the defaults of every job; a submission may
-override vars, threads, patterns, pattern, engine, no_boundaries and lenient.
+override vars, threads, patterns, pattern, engine, no_boundaries, lenient and
+strict_sync (--strict-sync is the default of every job).
 The token comes from --token-file or $MCPREDICT_TOKEN. See docs/service.md.`
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -134,7 +135,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := service.Config{
 		OpenTrace: openTrace,
 		DataDir:   *data, Resolve: resolve, Analysis: all.Default, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
-		MaxUpload: *maxUpload << 20, BodyIdleTimeout: *bodyIdle, MaxTraceBytes: cf.maxTraceBytes, AllowPaths: allow, Workers: base.Jobs, Log: log,
+		MaxUpload: *maxUpload << 20, BodyIdleTimeout: *bodyIdle, MaxTraceBytes: cf.maxTraceBytes, StrictSync: cf.strictSync, AllowPaths: allow, Workers: base.Jobs, Log: log,
 		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}
 	var (

@@ -103,6 +103,9 @@ func query(name string, o service.JobOptions) string {
 	if o.Lenient {
 		q.Set("lenient", "true")
 	}
+	if o.StrictSync {
+		q.Set("strict_sync", "true")
+	}
 	if len(q) == 0 {
 		return ""
 	}
