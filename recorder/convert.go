@@ -2,11 +2,14 @@ package recorder
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // maxExpand bounds the number of trace events one access expands to: a
@@ -44,6 +47,11 @@ type Stats struct {
 	// Unfinished are the threads (trace ids) that still ran when the
 	// recording ended; NeverRan those that were created but never ran.
 	Unfinished, NeverRan []uint64
+	// Lost counts the threads whose log the runtime could not write, in
+	// full or past some point (a program that switched user, a full
+	// disk): their events are missing from the trace. Warnings[0] then
+	// says which and why (lostWarning).
+	Lost int
 }
 
 // Convert reads the raw log in dir (written by a program built with
@@ -87,6 +95,10 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 		}
 	}
 	st.Warnings, st.Unfinished, st.NeverRan = live.warnings(syms)
+	if len(l.Lost) > 0 {
+		st.Lost = len(l.Lost)
+		st.Warnings = append([]string{lostWarning(l.Lost)}, st.Warnings...)
+	}
 
 	n := newNamer(syms, l, lr)
 	bw := bufio.NewWriterSize(w, 256<<10)
@@ -114,6 +126,65 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 		err = bw.Flush()
 	}
 	return st, err
+}
+
+// lostWarning says which threads' logs the runtime could not write and
+// why, grouped by cause, e.g. "3 threads' events could not be written:
+// permission denied on /tmp/raw/p812.t2.bin (creating the log of thread 2;
+// also threads 3, 4); the trace lacks them (recorder/README.md ...)".
+func lostWarning(lost []lostLog) string {
+	type cause struct {
+		err  syscall.Errno
+		step string
+		grow bool
+	}
+	lost = slices.Clone(lost)
+	slices.SortFunc(lost, func(a, b lostLog) int { return cmp.Compare(a.Token, b.Token) })
+	var order []cause
+	byCause := map[cause][]lostLog{}
+	for _, lg := range lost {
+		c := cause{lg.Err, lg.Step, lg.Offset > 0}
+		if _, ok := byCause[c]; !ok {
+			order = append(order, c)
+		}
+		byCause[c] = append(byCause[c], lg)
+	}
+	thread := func(lg lostLog) string {
+		if lg.Offset <= headerSize {
+			return strconv.FormatUint(lg.Token, 10)
+		}
+		return fmt.Sprintf("%d after its first %d events", lg.Token, (lg.Offset-headerSize)/recSize)
+	}
+	var parts []string
+	for _, c := range order {
+		lgs := byCause[c]
+		what := map[string]string{"open": "creating", "grow": "growing", "map": "mapping"}[c.step]
+		if what == "" {
+			what = c.step
+		}
+		if c.grow && c.step == "open" {
+			what = "reopening"
+		}
+		p := fmt.Sprintf("%v on %s (%s the log of thread %s", c.err, lgs[0].Path, what, thread(lgs[0]))
+		if len(lgs) > 1 {
+			var also []string
+			for _, lg := range lgs[1:] {
+				also = append(also, thread(lg))
+			}
+			if len(also) == 1 {
+				p += "; also thread " + also[0]
+			} else {
+				p += "; also threads " + strings.Join(also, ", ")
+			}
+		}
+		parts = append(parts, p+")")
+	}
+	n := fmt.Sprintf("%d threads'", len(lost))
+	if len(lost) == 1 {
+		n = "1 thread's"
+	}
+	return fmt.Sprintf("%s events could not be written: %s; the trace lacks them (recorder/README.md, \"Programs that switch user, and lost thread logs\")",
+		n, strings.Join(parts, "; "))
 }
 
 // csvWriter writes trace lines.

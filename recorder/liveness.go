@@ -69,6 +69,11 @@ func (v *liveness) warnings(syms *procSyms) (warns []string, unfinished, neverRa
 		}
 		return fmt.Sprint(tok)
 	}
+	// A thread whose log the runtime could not create ran, unrecorded:
+	// the lost-log warning names it.
+	for _, lg := range v.log.Lost {
+		logged[lg.Token] = true
+	}
 	for tok := range v.created {
 		if !logged[tok] {
 			neverRan = append(neverRan, tok)

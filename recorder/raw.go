@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // The raw log format; rt/mcprec.h is the reference and must agree.
@@ -138,6 +139,19 @@ type rawLog struct {
 	// UFuncs are the --alloc-func/--free-func wrappers by index (the
 	// runtime appends "ufn INDEX 0xADDR" lines to the meta file).
 	UFuncs map[uint64]uint64
+	// Lost are the thread logs the runtime could not write (it appends
+	// "lost TOKEN OFFSET ERRNO STEP PATH" lines to the meta file).
+	Lost []lostLog
+}
+
+// lostLog is a thread log that the runtime could not create (Offset 0: the
+// thread's events are all missing) or grow past Offset bytes (its later
+// events are missing).
+type lostLog struct {
+	Token, Offset uint64
+	Err           syscall.Errno
+	Step          string // open, grow (ftruncate) or map (mmap)
+	Path          string
 }
 
 // rawPIDs lists the processes that left a log in dir, in increasing pid
@@ -188,6 +202,12 @@ func openRawLog(dir string, pid int) (*rawLog, error) {
 		return nil, err
 	}
 	for _, p := range paths {
+		// The runtime writes regular files only; the directory may be
+		// writable by every user (a program that switches user), so
+		// anything else there is not a log (and not to be followed).
+		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+			continue
+		}
 		t, err := readThreadHeader(p)
 		if err != nil {
 			return nil, err
@@ -232,6 +252,18 @@ func (l *rawLog) readMeta(path string) error {
 				return bad("bad allocation function")
 			}
 			l.UFuncs[i] = a
+		case "lost":
+			f := strings.SplitN(val, " ", 5)
+			if len(f) < 5 {
+				return bad("bad lost log")
+			}
+			tok, err1 := strconv.ParseUint(f[0], 10, 64)
+			off, err2 := strconv.ParseUint(f[1], 10, 64)
+			e, err3 := strconv.ParseUint(f[2], 10, 32)
+			if err1 != nil || err2 != nil || err3 != nil {
+				return bad("bad lost log")
+			}
+			l.Lost = append(l.Lost, lostLog{Token: tok, Offset: off, Err: syscall.Errno(e), Step: f[3], Path: f[4]})
 		case "relro":
 			lo, hi, _ := strings.Cut(val, " ")
 			a, err1 := strconv.ParseUint(lo, 0, 64)

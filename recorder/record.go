@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,9 +65,18 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 		}
 		defer os.RemoveAll(tmp)
 		raw = tmp
+		if err := shareRawDir(raw); err != nil {
+			return res, err
+		}
 	} else {
+		_, statErr := os.Stat(raw)
 		if err := os.MkdirAll(raw, 0o755); err != nil {
 			return res, err
+		}
+		if errors.Is(statErr, fs.ErrNotExist) {
+			if err := shareRawDir(raw); err != nil {
+				return res, err
+			}
 		}
 		res.RawDir = raw
 	}
@@ -141,6 +151,22 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 	st, err := Convert(raw, out, copts)
 	res.Stats = st
 	return res, err
+}
+
+// shareRawDir makes a raw log directory that Record created writable by
+// every user, sticky as /tmp is (no user can remove or replace another's
+// files), when Record runs as root: a program started as root that
+// switches user (httpd's "User nobody", a setuid call) must still create
+// the logs of the threads it starts afterwards. The runtime creates its
+// logs 0666 when it runs as root, so that threads started before the
+// switch can still grow theirs (recorder/README.md, "Programs that switch
+// user, and lost thread logs"). Other users cannot switch user: their
+// directories keep their mode.
+func shareRawDir(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	return os.Chmod(dir, 0o777|fs.ModeSticky)
 }
 
 // describeExit says how a process ended.

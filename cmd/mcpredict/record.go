@@ -154,7 +154,10 @@ Variables are named from the program's DWARF, the same in every run
 (balance, buf->outcnt, main::ctx.count, malloc@pool.c:120#2.n); see
 recorder/README.md. Threads that never ran, or still ran when the program
 exited (main returned without joining them), are named in warnings on
-standard error and in "# warning:" lines of the trace.
+standard error and in "# warning:" lines of the trace; so, first and
+loudly, are the threads whose log the runtime could not write (a program
+that switched user; recorder/README.md, "Programs that switch user, and
+lost thread logs").
 
 Exit status: 0 when the trace was written, whatever the program's own
 status (it is printed); 2 for bad usage or when the program left no log;
@@ -198,9 +201,7 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitInternal
 		}
 		fmt.Fprintf(stderr, "mcpredict record: %d events of %d threads written to %s\n", st.Events, st.Threads, outName(*out))
-		for _, w := range st.Warnings {
-			warn(w)
-		}
+		recordWarnings(stderr, st)
 		return exitOK
 	}
 	if len(rest) == 0 {
@@ -235,13 +236,23 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stderr, "mcpredict record: %s %s; %d events of %d threads written to %s\n",
 		rest[0], res.Exit, res.Events, res.Threads, outName(*out))
-	for _, w := range res.Warnings {
-		warn(w)
-	}
+	recordWarnings(stderr, res.Stats)
 	if res.RawDir != "" {
 		fmt.Fprintf(stderr, "mcpredict record: raw log kept in %s\n", res.RawDir)
 	}
 	return exitOK
+}
+
+// recordWarnings prints the warnings of a conversion: first, loudly, the
+// threads whose events the runtime could not write (Stats.Lost).
+func recordWarnings(stderr io.Writer, st recorder.Stats) {
+	for i, w := range st.Warnings {
+		if i == 0 && st.Lost > 0 {
+			fmt.Fprintf(stderr, "mcpredict record: WARNING: EVENTS LOST: %s\n", w)
+			continue
+		}
+		fmt.Fprintf(stderr, "mcpredict record: warning: %s\n", w)
+	}
 }
 
 // allocFlag reports whether a is --alloc-func or --free-func (with or

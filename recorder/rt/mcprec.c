@@ -471,7 +471,36 @@ static void resolve(void)
 
 /* ---- start-up ---- */
 
+/* The meta file stays open for the process's life: the "lost" lines of
+ * thread logs that could not be written (log_lost) go through it, also
+ * after the program switched to a user that may not open it (httpd's
+ * "User nobody"). meta_dev and meta_ino identify it, so that after a
+ * program closed its descriptors in bulk we never write into whatever
+ * file took the number. */
 static int meta_fd = -1;
+static dev_t meta_dev;
+static ino_t meta_ino;
+
+/* keep_fd moves a descriptor the runtime keeps for the process's life out
+ * of the low numbers, which programs expect to be free, reuse and close in
+ * bulk (daemons). */
+static int keep_fd(int fd)
+{
+	if (fd < 0)
+		return fd;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	if (hi < 0)
+		return fd; /* a low descriptor limit: keep the number we have */
+	close(fd);
+	return hi;
+}
+
+/* same_file reports whether fd is still the file identified by dev, ino. */
+static int same_file(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
 
 static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -524,10 +553,17 @@ static int write_meta(void)
 	char path[PATH_MAX];
 	char *end = path + sizeof path;
 	scat(scat(path, end, g_prefix), end, ".meta");
-	meta_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* O_APPEND: the "lost" lines of threads that fail at once never
+	 * overwrite each other. */
+	meta_fd = keep_fd(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
 	if (meta_fd < 0) {
 		warn("cannot create the trace log, recording off", path);
 		return -1;
+	}
+	struct stat st;
+	if (fstat(meta_fd, &st) == 0) {
+		meta_dev = st.st_dev;
+		meta_ino = st.st_ino;
 	}
 	char line[PATH_MAX + 64];
 	char *le = line + sizeof line;
@@ -543,14 +579,33 @@ static int write_meta(void)
 	p = scat(p, le, g_funcs ? "\nfuncs 1\n" : "\nfuncs 0\n");
 	writeall(meta_fd, line, (size_t)(p - line));
 	dl_iterate_phdr(module_cb, NULL);
-	close(meta_fd);
-	meta_fd = -1;
-	return 0;
+	return 0; /* meta_fd stays open: see log_lost */
 }
 
 static __thread int in_init __attribute__((tls_model("initial-exec")));
 
 static void proc_exit(void);
+
+/* The trace directory, opened at start-up (-1 if it could not be): the
+ * logs are opened relative to it, because a program that switched user
+ * may no longer reach the directory by its path (one under /root), and
+ * openat checks only the directory itself. g_dir_len is the length of its
+ * path, the start of g_prefix. */
+static int g_dirfd = -1;
+static dev_t g_dir_dev;
+static ino_t g_dir_ino;
+static size_t g_dir_len;
+
+static void open_dir(const char *path, size_t len)
+{
+	g_dir_len = len;
+	g_dirfd = keep_fd(open(path, O_PATH | O_DIRECTORY | O_CLOEXEC));
+	struct stat st;
+	if (g_dirfd >= 0 && fstat(g_dirfd, &st) == 0) {
+		g_dir_dev = st.st_dev;
+		g_dir_ino = st.st_ino;
+	}
+}
 
 static void rt_init(void)
 {
@@ -584,6 +639,7 @@ static void rt_init(void)
 			p = scat(g_prefix + slen(g_prefix), end, "/");
 		}
 		p = scat(p, end, dir);
+		open_dir(g_prefix, (size_t)(p - g_prefix));
 		p = scat(p, end, "/p");
 		ucat(p, end, (uint64_t)getpid(), 0);
 		if (write_meta() == 0 && pthread_key_create(&g_key, thr_exit) == 0) {
@@ -613,23 +669,100 @@ static char *log_path(char *buf, size_t n, uint64_t tok)
 	return buf;
 }
 
-/* map_window maps [off, off+CHUNK) of the thread's log, growing the file. */
+/* open_log opens the thread log at path (create: creates it), relative to
+ * the trace directory while g_dirfd is still that directory, else by the
+ * path. O_NOFOLLOW: the directory may be writable by every user (below).
+ * A process running as root creates its logs 0666 whatever its umask:
+ * when it switches user later (httpd's "User nobody"), its threads that
+ * started before must still reopen their logs to grow them; mcpredict
+ * record makes the directory 01777 for the threads started after the
+ * switch (recorder/README.md, "Programs that switch user, and lost
+ * thread logs"). */
+static int open_log(const char *path, int create)
+{
+	int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_TRUNC : 0);
+	int fd;
+	if (same_file(g_dirfd, g_dir_dev, g_dir_ino))
+		fd = openat(g_dirfd, path + g_dir_len + 1, flags, 0644);
+	else
+		fd = open(path, flags, 0644);
+	if (fd >= 0 && create && geteuid() == 0)
+		(void)fchmod(fd, 0666);
+	return fd;
+}
+
+/* Thread logs lost so far: a thread whose log could not be created loses
+ * all its events, one whose log could not grow those after its end. */
+static uint32_t g_lost;
+
+/* log_lost counts a lost thread log and says why in the meta file, as
+ * "lost TOKEN OFFSET ERRNO STEP PATH" (the log was written up to OFFSET;
+ * STEP is open, grow or map), so that mcpredict record warns with the
+ * count instead of losing the thread's events in silence; and on
+ * standard error, which may be all there is if the program closed the
+ * meta file and the user it runs as may not reopen it. */
+static void log_lost(uint64_t tok, uint64_t off, int err, const char *step, const char *path)
+{
+	uint32_t n = __atomic_add_fetch(&g_lost, 1, __ATOMIC_RELAXED);
+	char line[PATH_MAX + 128];
+	char *end = line + sizeof line;
+	char *p = scat(line, end, "lost ");
+	p = ucat(p, end, tok, 0);
+	p = scat(p, end, " ");
+	p = ucat(p, end, off, 0);
+	p = scat(p, end, " ");
+	p = ucat(p, end, (uint64_t)err, 0);
+	p = scat(p, end, " ");
+	p = scat(p, end, step);
+	p = scat(p, end, " ");
+	p = scat(p, end, path);
+	p = scat(p, end, "\n");
+	int fd = meta_fd, own = 0;
+	if (!same_file(meta_fd, meta_dev, meta_ino)) {
+		char mp[PATH_MAX];
+		scat(scat(mp, mp + sizeof mp, g_prefix), mp + sizeof mp, ".meta");
+		fd = open(mp, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+		own = 1;
+	}
+	if (fd >= 0)
+		writeall(fd, line, (size_t)(p - line));
+	if (own && fd >= 0)
+		close(fd);
+	char msg[128];
+	char *me = msg + sizeof msg;
+	char *q = scat(msg, me, off ? "cannot grow thread log, its later events are lost" : "cannot create thread log, thread not recorded");
+	q = scat(q, me, " (");
+	q = scat(q, me, step);
+	q = scat(q, me, ", errno ");
+	q = ucat(q, me, (uint64_t)err, 0);
+	q = scat(q, me, "; thread logs lost: ");
+	q = ucat(q, me, n, 0);
+	scat(q, me, ")");
+	warn(msg, path);
+}
+
+/* map_window maps [off, off+CHUNK) of the thread's log, growing the file.
+ * A failure is a lost log (log_lost). */
 static char *map_window(uint64_t tok, uint64_t off, int create)
 {
 	char path[PATH_MAX];
 	log_path(path, sizeof path, tok);
-	int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0644);
+	int fd = open_log(path, create);
 	if (fd < 0) {
-		warn("cannot open thread log, thread not recorded", path);
+		log_lost(tok, off, errno, "open", path);
 		return NULL;
 	}
 	/* A sparse extension: only the pages written take disk space. */
 	void *w = MAP_FAILED;
-	if (ftruncate(fd, (off_t)(off + CHUNK)) == 0)
+	const char *step = "grow";
+	if (ftruncate(fd, (off_t)(off + CHUNK)) == 0) {
+		step = "map";
 		w = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	}
+	int err = errno;
 	close(fd); /* the mapping keeps the file; no descriptor per thread */
 	if (w == MAP_FAILED) {
-		warn("cannot map thread log, thread not recorded", path);
+		log_lost(tok, off, err, step, path);
 		return NULL;
 	}
 	return w;
