@@ -217,10 +217,10 @@ func (c *checkFlags) registerStrictSync(fs *flag.FlagSet) {
 // batch, serve and model share them).
 func (c *checkFlags) registerSemantics(fs *flag.FlagSet) {
 	fs.StringVar(&c.semantics, "semantics", tracemodel.SemanticsPrecise, "model semantics: precise (observed data flow, region scope, boundaries) or paper (McPatom's literal over-approximation); the --no-* flags turn single rules off")
-	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization, hand-offs or published writes")
+	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization, hand-offs or published writes (a write by a mutex-based atomic read back by its caller is never one)")
 	fs.BoolVar(&c.noHandoffs, "no-handoffs", false, "no region boundaries at Create, Signal, Broadcast, SemPost")
-	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables")
-	fs.BoolVar(&c.noScope, "no-scope", false, "regions span loop iterations (no region scope)")
+	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables (with it, locked counter updates read by DataRead commute: README, Commutative updates)")
+	fs.BoolVar(&c.noScope, "no-scope", false, "regions span loop iterations, returns of updates and callbacks from uninstrumented code (no region scope)")
 	fs.BoolVar(&c.noWaitConds, "no-wait-conditions", false, "no region boundary after a critical section that checks a cond-wait loop's condition")
 	fs.BoolVar(&c.noObservedReads, "no-observed-reads", false, "a local read may run before the other thread's write it observed even when it would then read its own thread's value")
 }
