@@ -1086,7 +1086,7 @@ static __attribute__((noinline)) void foreign(struct thr *t, uintptr_t a)
  *   - a comparison whose operands are equal has one of these values (the
  *     test `--ref == 0` that frees, `++count == n` of the last arriver: the
  *     value itself decided), or a switch is on one of them;
- *   - an access address lies within 64 KiB above a loaded value of 4096 or
+ *   - an access address lies within 16 MiB above a loaded value of 4096 or
  *     more (the value is a pointer: a list head, a free list).
  * A used load stays a READ. A load that leaves the window unused (NWATCH
  * newer loads, or the thread ends) is rewritten in place as a DREAD, if its
@@ -1174,7 +1174,9 @@ static __attribute__((noinline)) void watch_access(struct thr *t, uintptr_t a, u
 			struct watch *w = &t->w[i];
 			if (!w->addr)
 				continue;
-			if (w->val >= 4096 && a - w->val < 65536)
+			/* 16 MiB: the base of a large table indexed far in
+			 * (memcached's hash table: bucket 62636 is 489 KiB in). */
+			if (w->val >= 4096 && a - w->val < (16u << 20))
 				watch_drop(t, w, 1);
 			else if (kind == MCPREC_WRITE && w->addr == a && w->stored == 0) {
 				w->stored = 1;
