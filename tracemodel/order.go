@@ -194,53 +194,43 @@ func (b *orderBuilder) event(e *Event, idx int32) {
 func (b *orderBuilder) dataflow(e *Event, idx int32, pos int32) bool {
 	t := e.Thread
 	f := &b.flow[e.Obj]
-	changed := false
-	if b.m.isUpdate(idx) {
-		if e.Kind == Read {
-			// The update as a whole (it is inside one critical section)
-			// comes after the value it builds on and after the reads that
-			// did not see it.
-			if w := f.write; w.thread != 0 && w.thread != t {
-				changed = b.flowEdge(t, pos, w, true)
-			}
-			for _, r := range f.reads {
-				if r.thread != t {
-					changed = b.flowEdge(t, pos, r, true) || changed
-				}
-			}
-			return changed
-		}
+	after := func(refs []eventRef, plain bool) bool { return b.after(t, pos, refs, plain) }
+	write := [1]eventRef{f.write} // the latest write that is not an update (thread 0: none)
+	switch {
+	case b.m.isUpdate(idx) && e.Kind == Read:
+		// The update as a whole (it is inside one critical section) comes
+		// after the value it builds on and after the reads that did not
+		// see it.
+		changed := after(write[:], true)
+		return after(f.reads, true) || changed
+	case b.m.isUpdate(idx):
 		f.updates = setLatest(f.updates, eventRef{thread: t, pos: pos})
 		return false
-	}
-	if e.Kind == Read {
-		if w := f.write; w.thread != 0 && w.thread != t {
-			changed = b.flowEdge(t, pos, w, true)
-		}
-		for _, u := range f.updates {
-			if u.thread != t {
-				changed = b.flowEdge(t, pos, u, true) || changed
-			}
-		}
+	case e.Kind == Read:
+		changed := after(write[:], true)
+		changed = after(f.updates, true) || changed
 		f.reads = setLatest(f.reads, eventRef{thread: t, pos: pos})
 		return changed
 	}
-	for _, r := range f.reads {
-		if r.thread != t {
-			changed = b.flowEdge(t, pos, r, true) || changed
-		}
-	}
-	for _, u := range f.updates {
-		if u.thread != t {
-			changed = b.flowEdge(t, pos, u, false) || changed
-		}
-	}
-	if w := f.write; w.thread != 0 && w.thread != t {
-		changed = b.flowEdge(t, pos, w, false) || changed
-	}
+	changed := after(f.reads, true)
+	changed = after(f.updates, false) || changed
+	changed = after(write[:], false) || changed
 	f.write = eventRef{thread: t, pos: pos}
 	f.reads = f.reads[:0]
 	f.updates = f.updates[:0]
+	return changed
+}
+
+// after orders every access in refs of a thread other than t before
+// thread t's access at pos (see flowEdge) and reports whether t's clock
+// changed.
+func (b *orderBuilder) after(t, pos int32, refs []eventRef, plain bool) bool {
+	changed := false
+	for _, r := range refs {
+		if r.thread != 0 && r.thread != t {
+			changed = b.flowEdge(t, pos, r, plain) || changed
+		}
+	}
 	return changed
 }
 
