@@ -87,6 +87,7 @@ func Run(ctx context.Context, m *tracemodel.Model, analyzers []*Analyzer, opts O
 		}
 		rep.Analyses = append(rep.Analyses, ar)
 	}
+	rep.SetReached(m.Reached)
 	if base == nil {
 		rep.Stats.Elapsed = time.Since(start)
 	} else {

@@ -38,6 +38,36 @@ type Report struct {
 	// Analyses are the analyses that ran (package analysis), in order; a
 	// report made by McPatom alone (predict.Run) has none.
 	Analyses []AnalysisRun `json:"analyses,omitempty"`
+	// Reached holds, for the variables of the bugs that the recorder
+	// named by type and allocation site, the pointer path the program
+	// first reached them through (tracemodel.Model.Reached).
+	Reached map[string]string `json:"reached,omitempty"`
+}
+
+// SetReached fills r.Reached from a trace's paths (by object name) for the
+// variables of r's bugs; a variable of a later generation ("name#2")
+// takes its object's path.
+func (r *Report) SetReached(paths map[string]string) {
+	if len(paths) == 0 {
+		return
+	}
+	for _, b := range r.Bugs {
+		for _, v := range b.Vars {
+			p, ok := paths[v]
+			if !ok {
+				if i := strings.LastIndexByte(v, '#'); i > 0 && strings.Trim(v[i+1:], "0123456789") == "" {
+					p, ok = paths[v[:i]]
+				}
+			}
+			if !ok {
+				continue
+			}
+			if r.Reached == nil {
+				r.Reached = map[string]string{}
+			}
+			r.Reached[v] = p
+		}
+	}
 }
 
 // AnalysisRun describes one analysis of a run and what it found.
@@ -220,6 +250,11 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *Report, b Bug
 		ew.printf(" (1 instance%s)\n", confirmed)
 	} else {
 		ew.printf(" (%d instances%s)\n", b.Count, confirmed)
+	}
+	for _, name := range b.Vars {
+		if p, ok := r.Reached[name]; ok {
+			ew.printf("      %s first reached as %s\n", name, p)
+		}
 	}
 	v := r.Violations[b.Instances[0]]
 	// Two lanes: the local thread on the left, the remote one on the right.

@@ -557,6 +557,7 @@ func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Rep
 	rep.Stats.Models = len(results)
 	sortViolations(rep.Violations)
 	rep.Bugs = bugs.Dedupe(rep.Violations)
+	rep.SetReached(m.Reached)
 	for i := range rep.Bugs {
 		if confirmed[rep.Bugs[i].ID] {
 			rep.Bugs[i].Confirmed = true

@@ -81,13 +81,14 @@ func TestBuildSystem(t *testing.T) {
 		}
 	}
 	// Each item the pool hands out is a block of its own, named after
-	// the call of pool_get in main.c.
+	// the call of pool_get in main.c and, its type known from the
+	// worker's struct item *it, its field.
 	for _, th := range []string{"2", "3"} {
 		for k := 1; k <= 2; k++ {
 			name := fmt.Sprintf("pool_get@main.c:%d#t%s.%d", main["get"], th, k)
 			mustFind(t, evs, "Alloc", "*"+name, main["get"])
 			mustFind(t, evs, "Free", "*"+name, 0)
-			mustFind(t, evs, "Write", name+"+8", 0)
+			mustFind(t, evs, "Write", "item.value("+name+")", 0)
 		}
 	}
 	mustFind(t, evs, "Enter", "stats_record", 0)

@@ -111,7 +111,8 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 		bw.WriteString("# warning: " + wn + "\n")
 	}
 	cw := &csvWriter{w: bw}
-	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: map[uint64]*thrState{}, waiting: map[uint64]rawEvent{}}
+	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: map[uint64]*thrState{}, waiting: map[uint64]rawEvent{},
+		reached: map[string]string{}}
 	err = l.scan(func(ev *rawEvent) error {
 		tw.event(ev)
 		return cw.err
@@ -122,10 +123,27 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	}
 	st.Events = cw.lines
 	if err == nil {
+		writeReached(bw, tw.reached)
 		fmt.Fprintf(bw, "# end: %d events, %d threads\n", cw.lines, st.Threads)
 		err = bw.Flush()
 	}
 	return st, err
+}
+
+// writeReached writes the details of variables named by type and site,
+// "# reached: node.count(calloc@list.c:50#4) as head->next->next->next->count",
+// sorted by name (tracemodel reads them into Model.Reached).
+func writeReached(w *bufio.Writer, reached map[string]string) {
+	names := make([]string, 0, len(reached))
+	for name, path := range reached {
+		if path != "" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "# reached: %s as %s\n", name, reached[name])
+	}
 }
 
 // lostWarning says which threads' logs the runtime could not write and
@@ -288,6 +306,9 @@ type traceWriter struct {
 	// waiting holds, per thread, its latest lock wait (kLockWait) that
 	// no event of the thread has followed yet.
 	waiting map[uint64]rawEvent
+	// reached holds the detail of each variable of a heap block named by
+	// type and site: the path the program first reached it through.
+	reached map[string]string
 }
 
 // blockedAtEnd writes a Blocked event for every thread whose last event
@@ -452,6 +473,11 @@ func (tw *traceWriter) access(ev *rawEvent, action string, size uint64) {
 		name, next := tw.n.nameAt(a, end, ev.Seq)
 		if name != "" && tw.n.sharedStack(a, ev.Seq) {
 			tw.c.line(ev.Thread, ev.Seq, loc, action, name)
+			if tw.n.reached != nil {
+				if _, ok := tw.reached[name]; !ok {
+					tw.reached[name] = tw.n.reachedAs(a)
+				}
+			}
 		}
 		a = next
 	}

@@ -20,9 +20,10 @@
 // addresses to variable names that are the same in every run: globals by
 // their DWARF name and type (counter, log.outcnt, table[3]), shared stack
 // objects by their function's DWARF locals (main::ctx.count), heap memory
-// through the pointer it was reached by (buf->outcnt) or else by its
-// allocation site and field or offset (malloc@pool.c:120#2.n,
-// malloc@pool.c:120+16).
+// through the pointer it was reached by when that path is short and has
+// no list link (buf->outcnt), or else by its type and allocation site
+// (node.n(malloc@pool.c:120#2), the path kept as a "# reached:" detail) or
+// its site and offset (malloc@pool.c:120+16).
 //
 // What is recorded: reads and writes of global, heap and shared stack
 // memory (not the thread's own unshared stack, its TLS or read-only data),

@@ -159,7 +159,7 @@ func TestEndToEnd(t *testing.T) {
 		},
 		{
 			src: "rec_heap_names.c", args: []string{"2", "20000"},
-			pattern: "P3", variable: "calloc@rec_heap_names.c:50#4.count", notExhibited: true,
+			pattern: "P3", variable: "node.count(calloc@rec_heap_names.c:52#4)", notExhibited: true,
 			accesses: []access{{"local", "Read", "read"}, {"remote", "Write", "write"}, {"local", "Write", "write"}},
 		},
 		{

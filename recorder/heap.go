@@ -19,6 +19,12 @@ type block struct {
 	typ   dwarf.Type // the pointee type of a pointer it was reached by
 	depth int        // pointer hops from a global or stack root (path names)
 	path  bool       // named after a pointer (buf->x), not the site
+	// reach is the pointer path a block not named after it was first
+	// reached through (head->next->next), kept as a detail; tname the
+	// name of its struct type when its variables are named by type and
+	// site (node.count(calloc@list.c:50#4)).
+	reach string
+	tname string
 }
 
 // end is the first address past the block (a zero-sized block still owns

@@ -189,18 +189,22 @@ type leaf struct {
 	off  int64      // where the leaf starts
 	size int64      // its size (0: unknown)
 	typ  dwarf.Type // its type
+	// parent is the innermost struct holding the leaf (nil: none): a
+	// pointer member whose struct is its own pointee is a link (next).
+	parent dwarf.Type
 }
 
 // typeLeaf finds the leaf of t holding byte off.
 func typeLeaf(t dwarf.Type, off int64) leaf {
 	var path strings.Builder
 	base := int64(0)
+	var parent dwarf.Type
 	for depth := 0; depth < 32; depth++ {
 		s := stripType(t)
 		switch u := s.(type) {
 		case *dwarf.StructType:
 			if u.Incomplete {
-				return leaf{path.String(), base, typeSize(t), t}
+				return leaf{path.String(), base, typeSize(t), t, parent}
 			}
 			var found *dwarf.StructField
 			for i, f := range u.Field {
@@ -220,7 +224,7 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 				}
 			}
 			if found == nil { // padding
-				return leaf{path.String(), base, typeSize(t), t}
+				return leaf{path.String(), base, typeSize(t), t, parent}
 			}
 			if found.Name != "" {
 				path.WriteString(".")
@@ -228,6 +232,7 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 			}
 			base += found.ByteOffset
 			off -= found.ByteOffset
+			parent = t
 			t = found.Type
 		case *dwarf.ArrayType:
 			es := typeSize(u.Type)
@@ -235,7 +240,7 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 				es = u.StrideBitSize / 8
 			}
 			if es <= 0 {
-				return leaf{path.String(), base, typeSize(t), t}
+				return leaf{path.String(), base, typeSize(t), t, parent}
 			}
 			idx := off / es
 			fmt.Fprintf(&path, "[%d]", idx)
@@ -243,10 +248,61 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 			off -= idx * es
 			t = u.Type
 		default:
-			return leaf{path.String(), base, typeSize(t), t}
+			return leaf{path.String(), base, typeSize(t), t, parent}
 		}
 	}
-	return leaf{path.String(), base, typeSize(t), t}
+	return leaf{path.String(), base, typeSize(t), t, parent}
+}
+
+// structName is the name the program gives the struct (union, class)
+// type t: its typedef's (buffered_log) or its tag (node); "" for other
+// types, anonymous structs and opaque synchronisation types.
+func structName(t dwarf.Type) string {
+	for i := 0; i < 32 && t != nil; i++ {
+		switch u := t.(type) {
+		case *dwarf.TypedefType:
+			if opaqueType(u.Name) {
+				return ""
+			}
+			if _, ok := stripType(u.Type).(*dwarf.StructType); ok {
+				return u.Name
+			}
+			return ""
+		case *dwarf.QualType:
+			t = u.Type
+		case *dwarf.StructType:
+			return u.StructName
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+// sameType reports whether a and b are the same struct type: the same
+// DIE, or (each compilation unit describes its own copy) the same name
+// and size.
+func sameType(a, b dwarf.Type) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	if a == b {
+		return true
+	}
+	sa, sb := stripType(a), stripType(b)
+	if sa == sb {
+		return true
+	}
+	ta, ok1 := sa.(*dwarf.StructType)
+	tb, ok2 := sb.(*dwarf.StructType)
+	if !ok1 || !ok2 {
+		return false
+	}
+	na, nb := structName(a), structName(b)
+	if ta.StructName != "" && ta.StructName == tb.StructName || na != "" && na == nb {
+		return ta.ByteSize == tb.ByteSize && ta.Kind == tb.Kind
+	}
+	return false
 }
 
 // ---- naming ----
@@ -254,6 +310,10 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 // maxHops bounds the pointer chains used for names: a linked list would
 // otherwise name its nodes list->next->next->next…
 const maxHops = 3
+
+// maxReachHops bounds the pointer chains kept as a detail of a block
+// named by its type and site.
+const maxReachHops = 8
 
 // readOnly reports whether the program cannot write address a: a loaded
 // segment without write permission (code, string literals, .rodata) or a
@@ -378,6 +438,9 @@ type pathName struct {
 type learned struct {
 	paths     map[uint64]pathName   // by block id
 	types     map[uint64]dwarf.Type // blocks with a type but no path name
+	reach     map[uint64]pathName   // blocks' paths that are only a detail
+	votes     map[uint64]*typeVotes // by block id: the types its accesses fit
+	cands     map[candKey][]dwarf.Type
 	sites     map[string]*siteInfo
 	frames    map[uint64]*threadFrames // by thread token
 	stack     map[stackKey]*sharers
@@ -435,6 +498,9 @@ func newLearned() *learned {
 	return &learned{
 		paths:     map[uint64]pathName{},
 		types:     map[uint64]dwarf.Type{},
+		reach:     map[uint64]pathName{},
+		votes:     map[uint64]*typeVotes{},
+		cands:     map[candKey][]dwarf.Type{},
 		sites:     map[string]*siteInfo{},
 		frames:    map[uint64]*threadFrames{},
 		stack:     map[stackKey]*sharers{},
@@ -462,6 +528,9 @@ type namer struct {
 	ufuncs   map[uint64]uint64
 	l        *learned
 	ordinals map[siteThread]int
+	// reached is the block of the address nameAt named last if that
+	// block has a detail path (reachedAs).
+	reached *block
 }
 
 func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
@@ -562,6 +631,9 @@ func (n *namer) learn(ev *rawEvent) {
 			size = 8
 			n.learnPointer(ev)
 		}
+		if b, _ := n.heap.find(ev.Addr); b != nil {
+			n.voteType(b, ev.Addr-b.base, size, ev.PC)
+		}
 		n.noteStack(ev, size)
 	case kAtomic:
 		size := ev.Extra & atomSizeMask
@@ -659,8 +731,11 @@ func (n *namer) noteStack(ev *rawEvent, size uint64) {
 
 // learnPointer handles an 8-byte read whose value is the start of a live
 // block: the block is named after the pointer read (buf->outcnt) if that
-// pointer has a name close enough to a global or a stack variable, and
-// gets the type it points to in any case.
+// pointer has a name close enough to a global or a stack variable and is
+// not a link of a list (node->next), and gets the type it points to in
+// any case — unless the type cannot be the block's (larger than it; a
+// link's type not exactly its size: a list node embedded in a bigger
+// struct). A path not used as the name is kept as a detail (reach).
 func (n *namer) learnPointer(ev *rawEvent) {
 	dst := n.heap.liveAt(ev.Extra)
 	if dst == nil {
@@ -670,36 +745,72 @@ func (n *namer) learnPointer(ev *rawEvent) {
 	if _, ok := l.paths[dst.id]; ok {
 		return
 	}
-	name, typ, hops, ok := n.pointerAt(ev.Addr, ev.Seq)
+	pt, ok := n.pointerAt(ev.Addr, ev.Seq)
 	if !ok {
 		return
 	}
-	elem, ok := pointee(typ)
+	elem, ok := pointee(pt.typ)
 	if !ok {
 		return
 	}
-	if name == "" || hops >= maxHops {
+	link := pt.parent != nil && sameType(pt.parent, elem)
+	if !typeFits(elem, dst, link) {
+		return
+	}
+	if !pt.named || pt.hops >= maxHops || link {
 		if _, ok := l.types[dst.id]; !ok {
 			l.types[dst.id] = elem
 		}
+		if _, ok := l.reach[dst.id]; !ok && pt.name != "" && pt.hops < maxReachHops {
+			l.reach[dst.id] = pathName{pt.name, elem, pt.hops + 1}
+			dst.reach, dst.depth = pt.name, pt.hops+1
+		}
 		return
 	}
+	name := pt.name
 	l.usedPaths[name]++
 	if c := l.usedPaths[name]; c > 1 {
 		// Another block was reached through the same pointer before:
 		// a different variable.
 		name = fmt.Sprintf("%s#%d", name, c)
 	}
-	l.paths[dst.id] = pathName{name, elem, hops + 1}
+	l.paths[dst.id] = pathName{name, elem, pt.hops + 1}
 	delete(l.types, dst.id)
-	dst.name, dst.typ, dst.depth, dst.path = name, elem, hops+1, true
+	delete(l.reach, dst.id)
+	dst.name, dst.typ, dst.depth, dst.path, dst.reach = name, elem, pt.hops+1, true, ""
 }
 
-// pointerAt names a pointer-typed location at address a and returns its
-// type and how many hops from a global or stack variable it is. The name
-// is "" when the location has a type but no name fit for a path (a block
-// named after its allocation site).
-func (n *namer) pointerAt(a, seq uint64) (name string, typ dwarf.Type, hops int, ok bool) {
+// typeFits reports whether a pointer to t can say the type of block b: t
+// is not larger than b, and b holds whole t's — or, for a pointer that is
+// not a list link, t and a tail (a flexible array member).
+func typeFits(t dwarf.Type, b *block, link bool) bool {
+	if !b.sizeKnown || b.size == 0 {
+		return true
+	}
+	es := uint64(typeSize(t))
+	if es == 0 || es > b.size {
+		return false
+	}
+	if link {
+		return es == b.size
+	}
+	return true
+}
+
+// pointerLoc describes a pointer-typed location (pointerAt).
+type pointerLoc struct {
+	name   string     // its path ("" if none)
+	named  bool       // the path may name what it points to (not only a detail)
+	typ    dwarf.Type // its type
+	parent dwarf.Type // the struct holding it, if any
+	hops   int        // pointer hops of name from a global or stack root
+}
+
+// pointerAt describes a pointer-typed location at address a: its type,
+// and its path from a global or stack variable if it has one (a block
+// named after its site has none, unless it was reached through a path
+// kept as a detail; that path then names nothing else).
+func (n *namer) pointerAt(a, seq uint64) (pointerLoc, bool) {
 	if b, _ := n.heap.find(a); b != nil {
 		if b.typ == nil {
 			if t, ok := n.l.types[b.id]; ok {
@@ -707,37 +818,142 @@ func (n *namer) pointerAt(a, seq uint64) (name string, typ dwarf.Type, hops int,
 			}
 		}
 		if b.typ == nil {
-			return "", nil, 0, false
+			return pointerLoc{}, false
 		}
-		base := ""
+		base := b.reach
 		if b.path {
 			base = b.name
 		}
-		name, lf, ok := blockLeaf(base, b.path, b.typ, a-b.base)
+		name, lf, ok := blockLeaf(base, base != "", b.typ, a-b.base)
 		if !ok || lf.off != int64(a-b.base) {
-			return "", nil, 0, false
+			return pointerLoc{}, false
 		}
-		if !b.path {
-			return "", lf.typ, 0, true
+		if base == "" {
+			return pointerLoc{typ: lf.typ, parent: lf.parent}, true
 		}
-		return name, lf.typ, b.depth, true
+		return pointerLoc{name: name, named: b.path, typ: lf.typ, parent: lf.parent, hops: b.depth}, true
 	}
 	if v, off, _, ok := n.syms.global(a); ok {
 		if v.typ == nil {
-			return "", nil, 0, false
+			return pointerLoc{}, false
 		}
 		lf := typeLeaf(v.typ, int64(off))
 		if lf.off != int64(off) {
-			return "", nil, 0, false
+			return pointerLoc{}, false
 		}
-		return v.name + lf.path, lf.typ, 0, true
+		return pointerLoc{name: v.name + lf.path, named: true, typ: lf.typ, parent: lf.parent}, true
 	}
 	if owner := n.stackOwner(a, seq); owner != nil {
 		if base, lf, start, ok := n.stackLocal(owner, a, seq); ok && lf.typ != nil && start+uint64(lf.off) == a {
-			return base + lf.path, lf.typ, 0, true
+			return pointerLoc{name: base + lf.path, named: true, typ: lf.typ, parent: lf.parent}, true
 		}
 	}
-	return "", nil, 0, false
+	return pointerLoc{}, false
+}
+
+// candKey is an access site and shape: the code at pc accessing size
+// bytes at offset off of a block.
+type candKey struct{ pc, off, size uint64 }
+
+// typeVotes counts, for one block, how many of its accesses each type
+// explains (voteType).
+type typeVotes struct {
+	total int // accesses some type explains
+	types []dwarf.Type
+	n     []int
+}
+
+// voteType lets an access to block b at offset off say which type the
+// block may have: the struct types that the accessing function's pointer
+// variables point to and that have a field of exactly that offset and
+// size (the code accessed buf->outcnt through its buffered_log *buf,
+// although the block was only ever reached through a void *). It is the
+// last resort of a block's type: a typed pointer to the block decides
+// first.
+func (n *namer) voteType(b *block, off, size, pc uint64) {
+	k := candKey{pc, off, size}
+	cs, ok := n.l.cands[k]
+	if !ok {
+		if fr := n.syms.frameAt(pc); fr != nil {
+			for _, t := range fr.ptrs {
+				es := typeSize(t)
+				if es <= 0 {
+					continue
+				}
+				in := int64(off) % es
+				lf := typeLeaf(t, in)
+				if lf.off == in && lf.size == int64(size) && lf.parent != nil && structName(lf.typ) == "" {
+					cs = append(cs, t)
+				}
+			}
+		}
+		n.l.cands[k] = cs
+	}
+	if len(cs) == 0 {
+		return
+	}
+	v := n.l.votes[b.id]
+	for _, t := range cs {
+		if b.sizeKnown && b.size > 0 && uint64(typeSize(t)) > b.size {
+			continue
+		}
+		if v == nil {
+			v = &typeVotes{}
+			n.l.votes[b.id] = v
+		}
+		i := slices.IndexFunc(v.types, func(u dwarf.Type) bool { return sameType(u, t) })
+		if i < 0 {
+			v.types = append(v.types, t)
+			v.n = append(v.n, 0)
+			i = len(v.types) - 1
+		}
+		v.n[i]++
+	}
+	if v != nil {
+		v.total++
+	}
+}
+
+// votedType is the type most of a block's accesses fit, if at least half
+// of those that fit any do. Ties go to the type of exactly the block's
+// size, then to one whose size divides it, then to the larger (a struct
+// explains its embedded list link as well as the link's own type does),
+// then to the first name.
+func (l *learned) votedType(b *block) dwarf.Type {
+	v := l.votes[b.id]
+	if v == nil {
+		return nil
+	}
+	rank := func(t dwarf.Type) (exact, divides bool, size int64) {
+		size = typeSize(t)
+		return b.size > 0 && uint64(size) == b.size, b.size > 0 && size > 0 && b.size%uint64(size) == 0, size
+	}
+	better := func(i, j int) bool { // is v.types[i] better than v.types[j]?
+		if v.n[i] != v.n[j] {
+			return v.n[i] > v.n[j]
+		}
+		ei, di, si := rank(v.types[i])
+		ej, dj, sj := rank(v.types[j])
+		switch {
+		case ei != ej:
+			return ei
+		case di != dj:
+			return di
+		case si != sj:
+			return si > sj
+		}
+		return structName(v.types[i]) < structName(v.types[j])
+	}
+	best := -1
+	for i := range v.types {
+		if best < 0 || better(i, best) {
+			best = i
+		}
+	}
+	if best < 0 || 2*v.n[best] < v.total {
+		return nil
+	}
+	return v.types[best]
 }
 
 // blockLeaf names offset off in a block of type typ: base->outcnt for the
@@ -805,6 +1021,13 @@ func (n *namer) replay(ev *rawEvent) *block {
 	}
 	ord := b.ordinal
 	b.typ = n.l.types[b.id]
+	if b.typ == nil {
+		b.typ = n.l.votedType(b)
+	}
+	b.tname = structName(b.typ)
+	if r, ok := n.l.reach[b.id]; ok {
+		b.reach = r.name
+	}
 	site := b.fn + "@" + n.syms.site(b.site)
 	b.name = site
 	if si := n.l.sites[site]; si != nil && si.blocks > 1 {
@@ -815,6 +1038,22 @@ func (n *namer) replay(ev *rawEvent) *block {
 		}
 	}
 	return b
+}
+
+// reachedAs is the detail of the variable holding address a that nameAt
+// named last, if it is in a heap block not named after its path: the
+// pointer path the program first reached it through
+// (head->next->next->next->count), or "".
+func (n *namer) reachedAs(a uint64) string {
+	b := n.reached
+	if b == nil || b.typ == nil || a < b.base {
+		return ""
+	}
+	name, _, ok := blockLeaf(b.reach, true, b.typ, a-b.base)
+	if !ok {
+		return ""
+	}
+	return name
 }
 
 // stackOwner returns the thread whose stack holds address a at seq (a dead
@@ -920,7 +1159,11 @@ func (n *namer) nameAt(a, end, seq uint64) (string, uint64) {
 }
 
 func (n *namer) nameAt1(a, end, seq uint64) (string, uint64) {
+	n.reached = nil
 	if b, bend := n.heap.find(a); b != nil {
+		if b.reach != "" {
+			n.reached = b
+		}
 		return n.heapName(b, bend, a, end)
 	}
 	if n.syms.readOnly(a) {
@@ -953,6 +1196,12 @@ func (n *namer) nameAt1(a, end, seq uint64) (string, uint64) {
 // heapName names address a of block b (which ends at bend).
 func (n *namer) heapName(b *block, bend, a, end uint64) (string, uint64) {
 	off := a - b.base
+	if b.tname != "" {
+		// Named by type and site: node.count(calloc@list.c:50#4).
+		if name, lf, ok := blockLeaf(b.tname, false, b.typ, off); ok {
+			return name + "(" + b.name + ")", min(b.base+uint64(lf.off+max(lf.size, 1)), bend)
+		}
+	}
 	if b.typ != nil {
 		if name, lf, ok := blockLeaf(b.name, b.path, b.typ, off); ok {
 			return name, min(b.base+uint64(lf.off+max(lf.size, 1)), bend)

@@ -38,6 +38,10 @@ type frameFunc struct {
 	lo, hi uint64
 	name   string
 	locals []localVar
+	// ptrs are the struct types its pointer variables and parameters
+	// point to (wherever they live, inlined functions' too): the types
+	// through which its code may access a heap block (typeVotes).
+	ptrs []dwarf.Type
 }
 
 // localVar is a local variable or parameter in the frame.
@@ -171,6 +175,7 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]s
 			if len(stack) > 0 && stack[len(stack)-1].frame != nil {
 				sc := stack[len(stack)-1]
 				addLocal(d, e, origin(e), named(e), sc)
+				addPointee(d, e, origin(e), sc.frame)
 			}
 		case dwarf.TagSubprogram:
 			if ln, ok := e.Val(dwarf.AttrLinkageName).(string); ok && name != "" {
@@ -342,6 +347,32 @@ func addLocal(d *dwarf.Data, e, origin *dwarf.Entry, name string, sc dwarfScope)
 		v.size = 1
 	}
 	sc.frame.locals = append(sc.frame.locals, v)
+}
+
+// addPointee adds to f the struct type a pointer variable or parameter
+// points to, once.
+func addPointee(d *dwarf.Data, e, origin *dwarf.Entry, f *frameFunc) {
+	typOff, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+	if !ok {
+		typOff, ok = origin.Val(dwarf.AttrType).(dwarf.Offset)
+	}
+	if !ok {
+		return
+	}
+	t, err := d.Type(typOff)
+	if err != nil {
+		return
+	}
+	elem, ok := pointee(t)
+	if !ok || structName(elem) == "" {
+		return
+	}
+	for _, p := range f.ptrs {
+		if sameType(p, elem) {
+			return
+		}
+	}
+	f.ptrs = append(f.ptrs, elem)
 }
 
 // sleb128 decodes a signed LEB128 number and returns it and its length.

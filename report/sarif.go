@@ -211,6 +211,21 @@ func ruleName(name string) string {
 	return b.String()
 }
 
+// reachedOf returns the paths through which the program first reached
+// b's variables, by variable (report Reached), or nil.
+func reachedOf(r *bugs.Report, b bugs.Bug) map[string]string {
+	var m map[string]string
+	for _, name := range b.Vars {
+		if p, ok := r.Reached[name]; ok {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[name] = p
+		}
+	}
+	return m
+}
+
 func sarifResult(r *bugs.Report, b bugs.Bug, ruleIndex int) *sarif.Result {
 	v := r.Violations[b.Instances[0]]
 	res := sarif.NewRuleResult(b.Pattern).WithRuleIndex(ruleIndex)
@@ -260,6 +275,9 @@ func sarifResult(r *bugs.Report, b bugs.Bug, ruleIndex int) *sarif.Result {
 	props := sarif.NewPropertyBag()
 	props.Add("bugId", b.ID)
 	props.Add("variables", b.Vars)
+	if reached := reachedOf(r, b); len(reached) > 0 {
+		props.Add("reachedAs", reached)
+	}
 	props.Add("instances", b.Count)
 	props.Add("patternName", b.PatternName)
 	if b.Confirmed {

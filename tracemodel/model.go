@@ -21,6 +21,11 @@ type Model struct {
 	Problems []string
 	// Warnings are oddities that do not stop the analysis.
 	Warnings []string
+	// Reached holds, by object name, the pointer path through which the
+	// program first reached a heap variable that the recorder named by
+	// its type and allocation site ("# reached:" comment lines); nil when
+	// the trace has none.
+	Reached map[string]string
 
 	sync        *Order                  // the synchronization order
 	syncObj     []bool                  // by object id: used by a synchronization action

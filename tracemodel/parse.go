@@ -365,11 +365,37 @@ func (b *builder) thread(handle []byte) int32 {
 	return id
 }
 
+// reachedPrefix starts the comment line in which the recorder keeps the
+// detail of a variable it names by type and allocation site: the pointer
+// path the program first reached it through.
+const reachedPrefix = "# reached: "
+
+// comment keeps what a comment line tells about the trace's variables:
+// "# reached: NAME as PATH" (Model.Reached). Other comments are ignored.
+func (b *builder) comment(t []byte) {
+	rest, ok := bytes.CutPrefix(t, []byte(reachedPrefix))
+	if !ok {
+		return
+	}
+	name, path, ok := bytes.Cut(rest, []byte(" as "))
+	if !ok || len(name) == 0 || len(path) == 0 {
+		return
+	}
+	if b.m.Reached == nil {
+		b.m.Reached = map[string]string{}
+	}
+	b.m.Reached[string(name)] = string(bytes.TrimSpace(path))
+}
+
 // line handles one line of text. It returns an error only when parsing
 // must stop.
 func (b *builder) line(n int, text []byte) error {
 	t := bytes.TrimSpace(text) // also drops the line end
-	if len(t) == 0 || t[0] == '#' {
+	if len(t) == 0 {
+		return nil
+	}
+	if t[0] == '#' {
+		b.comment(t)
 		return nil
 	}
 	msg := ""

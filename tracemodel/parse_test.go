@@ -318,3 +318,32 @@ func TestParseLimits(t *testing.T) {
 		t.Errorf("a trace at the bounds: %v", err)
 	}
 }
+
+// TestReachedComments reads the recorder's "# reached:" details and
+// ignores every other comment, malformed ones included.
+func TestReachedComments(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       map[string]string
+	}{
+		{"none", "# a comment\n1, 1, a.c-1, Read, x\n", nil},
+		{"one", "# reached: node.n(calloc@l.c:5#3) as head->next->next->n\n1, 1, a.c-1, Read, x\n",
+			map[string]string{"node.n(calloc@l.c:5#3)": "head->next->next->n"}},
+		{"at the end", "1, 1, a.c-1, Read, x\n#   reached: a(b) as p->a  \n# reached: c(d) as q->c\n# end: 1 events\n",
+			map[string]string{"c(d)": "q->c"}},
+		{"malformed", "# reached: nothing\n# reached:  as p\n# reached: x as \n1, 1, a.c-1, Read, x\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := parse(t, tt.text)
+			if len(m.Reached) != len(tt.want) {
+				t.Fatalf("Reached = %v, want %v", m.Reached, tt.want)
+			}
+			for k, v := range tt.want {
+				if m.Reached[k] != v {
+					t.Errorf("Reached[%q] = %q, want %q", k, m.Reached[k], v)
+				}
+			}
+		})
+	}
+}

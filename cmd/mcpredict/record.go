@@ -151,7 +151,7 @@ With -from-raw DIR, no program is run: the raw log that a program wrote
 into DIR (run with MCPREDICT_TRACE_DIR=DIR) is converted.
 
 Variables are named from the program's DWARF, the same in every run
-(balance, buf->outcnt, main::ctx.count, malloc@pool.c:120#2.n); see
+(balance, buf->outcnt, main::ctx.count, node.n(malloc@pool.c:120#2)); see
 recorder/README.md. Threads that never ran, or still ran when the program
 exited (main returned without joining them), are named in warnings on
 standard error and in "# warning:" lines of the trace; so, first and

@@ -6,23 +6,25 @@
  * (P3, R1 W2 W1) on the fourth node.
  *
  * The recorder names heap memory after the pointer the program reached it
- * through, as long as that path is short (head, head->next,
- * head->next->next), and otherwise after its allocation site: the fourth
- * node is calloc@rec_heap_names.c:LINE#4, the fourth block allocated at
- * that line, and its field count gets its DWARF name because the node was
- * reached through a pointer of type struct node *. The per-worker
- * statistics blocks, reached only through the thread argument (a
- * register), have no type: they are calloc@…+OFFSET. No name contains an
- * address, so two recordings of this program give the same variables and
- * the same bug ids.
+ * through when that path is short and runs through no list link (head,
+ * head->next), and otherwise by its type and allocation site: the fourth
+ * node, reached through head->next->next->next, is
+ * node.count(calloc@rec_heap_names.c:LINE#4) — struct node's field count
+ * of the fourth block allocated at that line — and the report adds the
+ * path as a detail. The per-worker statistics blocks, reached only
+ * through the thread argument (a register), get their type from the
+ * pointer the worker accesses them through (struct stats *st):
+ * stats.walked(calloc@…#1). No name contains an address, so two
+ * recordings of this program give the same variables and the same bug
+ * ids.
  *
  *   mcpredict cc -O1 -o rec_heap_names rec_heap_names.c
  *   mcpredict record -o heap.csv -- ./rec_heap_names 2 20000
  *   mcpredict run heap.csv
  *
  * mcpredict:args 2 20000
- * mcpredict:expect P3 calloc@rec_heap_names.c:50#4.count local:Read@read remote:Write@write local:Write@write
- * mcpredict:notexhibited calloc@rec_heap_names.c:50#4.count
+ * mcpredict:expect P3 node.count(calloc@rec_heap_names.c:52#4) local:Read@read remote:Write@write local:Write@write
+ * mcpredict:notexhibited node.count(calloc@rec_heap_names.c:52#4)
  */
 #include <pthread.h>
 #include <stdio.h>
