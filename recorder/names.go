@@ -440,7 +440,8 @@ type learned struct {
 	types     map[uint64]dwarf.Type // blocks with a type but no path name
 	reach     map[uint64]pathName   // blocks' paths that are only a detail
 	votes     map[uint64]*typeVotes // by block id: the types its accesses fit
-	cands     map[candKey][]dwarf.Type
+	cands     map[candKey][]int32   // the types an access site fits
+	typeList  []typeCand
 	sites     map[string]*siteInfo
 	frames    map[uint64]*threadFrames // by thread token
 	stack     map[stackKey]*sharers
@@ -500,7 +501,7 @@ func newLearned() *learned {
 		types:     map[uint64]dwarf.Type{},
 		reach:     map[uint64]pathName{},
 		votes:     map[uint64]*typeVotes{},
-		cands:     map[candKey][]dwarf.Type{},
+		cands:     map[candKey][]int32{},
 		sites:     map[string]*siteInfo{},
 		frames:    map[uint64]*threadFrames{},
 		stack:     map[stackKey]*sharers{},
@@ -530,17 +531,19 @@ type namer struct {
 	ordinals map[siteThread]int
 	// reached is the block of the address nameAt named last if that
 	// block has a detail path (reachedAs).
-	reached *block
+	reached   *block
+	leafNames map[locKey]leafName
 }
 
 func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
 	n := &namer{
-		syms:     syms,
-		heap:     newHeapTracker(),
-		threads:  log.Threads,
-		ufuncs:   log.UFuncs,
-		l:        l,
-		ordinals: map[siteThread]int{},
+		syms:      syms,
+		heap:      newHeapTracker(),
+		threads:   log.Threads,
+		ufuncs:    log.UFuncs,
+		l:         l,
+		ordinals:  map[siteThread]int{},
+		leafNames: map[locKey]leafName{},
 	}
 	for _, t := range log.Threads {
 		if t.StackHi > t.StackLo {
@@ -855,13 +858,22 @@ func (n *namer) pointerAt(a, seq uint64) (pointerLoc, bool) {
 // bytes at offset off of a block.
 type candKey struct{ pc, off, size uint64 }
 
+// typeCand is a struct type that accesses may vote for, with its size.
+type typeCand struct {
+	t    dwarf.Type
+	size uint64
+}
+
 // typeVotes counts, for one block, how many of its accesses each type
-// explains (voteType).
+// (an index into learned.typeList) explains (voteType).
 type typeVotes struct {
 	total int // accesses some type explains
-	types []dwarf.Type
-	n     []int
+	idx   []int32
+	n     []int32
 }
+
+// maxVotes is where a block stops counting: its first accesses decide.
+const maxVotes = 256
 
 // voteType lets an access to block b at offset off say which type the
 // block may have: the struct types that the accessing function's pointer
@@ -871,47 +883,66 @@ type typeVotes struct {
 // last resort of a block's type: a typed pointer to the block decides
 // first.
 func (n *namer) voteType(b *block, off, size, pc uint64) {
-	k := candKey{pc, off, size}
-	cs, ok := n.l.cands[k]
-	if !ok {
-		if fr := n.syms.frameAt(pc); fr != nil {
-			for _, t := range fr.ptrs {
-				es := typeSize(t)
-				if es <= 0 {
-					continue
-				}
-				in := int64(off) % es
-				lf := typeLeaf(t, in)
-				if lf.off == in && lf.size == int64(size) && lf.parent != nil && structName(lf.typ) == "" {
-					cs = append(cs, t)
-				}
-			}
-		}
-		n.l.cands[k] = cs
-	}
-	if len(cs) == 0 {
+	l := n.l
+	v := l.votes[b.id]
+	if v != nil && v.total >= maxVotes {
 		return
 	}
-	v := n.l.votes[b.id]
-	for _, t := range cs {
-		if b.sizeKnown && b.size > 0 && uint64(typeSize(t)) > b.size {
+	k := candKey{pc, off, size}
+	cs, ok := l.cands[k]
+	if !ok {
+		cs = n.candidates(off, size, pc)
+		l.cands[k] = cs
+	}
+	counted := false
+	for _, c := range cs {
+		if b.sizeKnown && b.size > 0 && l.typeList[c].size > b.size {
 			continue
 		}
 		if v == nil {
 			v = &typeVotes{}
-			n.l.votes[b.id] = v
+			l.votes[b.id] = v
 		}
-		i := slices.IndexFunc(v.types, func(u dwarf.Type) bool { return sameType(u, t) })
+		i := slices.Index(v.idx, c)
 		if i < 0 {
-			v.types = append(v.types, t)
+			v.idx = append(v.idx, c)
 			v.n = append(v.n, 0)
-			i = len(v.types) - 1
+			i = len(v.idx) - 1
 		}
 		v.n[i]++
+		counted = true
 	}
-	if v != nil {
+	if counted {
 		v.total++
 	}
+}
+
+// candidates returns the types (indexes into learned.typeList) that
+// explain an access of size bytes at offset off by the code at pc.
+func (n *namer) candidates(off, size, pc uint64) []int32 {
+	fr := n.syms.frameAt(pc)
+	if fr == nil {
+		return nil
+	}
+	var cs []int32
+	for _, t := range fr.ptrs {
+		es := typeSize(t)
+		if es <= 0 {
+			continue
+		}
+		in := int64(off) % es
+		lf := typeLeaf(t, in)
+		if lf.off != in || lf.size != int64(size) || lf.parent == nil || structName(lf.typ) != "" {
+			continue
+		}
+		i := slices.IndexFunc(n.l.typeList, func(c typeCand) bool { return sameType(c.t, t) })
+		if i < 0 {
+			n.l.typeList = append(n.l.typeList, typeCand{t, uint64(es)})
+			i = len(n.l.typeList) - 1
+		}
+		cs = append(cs, int32(i))
+	}
+	return cs
 }
 
 // votedType is the type most of a block's accesses fit, if at least half
@@ -924,16 +955,16 @@ func (l *learned) votedType(b *block) dwarf.Type {
 	if v == nil {
 		return nil
 	}
-	rank := func(t dwarf.Type) (exact, divides bool, size int64) {
-		size = typeSize(t)
-		return b.size > 0 && uint64(size) == b.size, b.size > 0 && size > 0 && b.size%uint64(size) == 0, size
+	rank := func(i int) (exact, divides bool, size uint64) {
+		size = l.typeList[v.idx[i]].size
+		return b.size > 0 && size == b.size, b.size > 0 && size > 0 && b.size%size == 0, size
 	}
-	better := func(i, j int) bool { // is v.types[i] better than v.types[j]?
+	better := func(i, j int) bool { // is the i-th type better than the j-th?
 		if v.n[i] != v.n[j] {
 			return v.n[i] > v.n[j]
 		}
-		ei, di, si := rank(v.types[i])
-		ej, dj, sj := rank(v.types[j])
+		ei, di, si := rank(i)
+		ej, dj, sj := rank(j)
 		switch {
 		case ei != ej:
 			return ei
@@ -942,18 +973,18 @@ func (l *learned) votedType(b *block) dwarf.Type {
 		case si != sj:
 			return si > sj
 		}
-		return structName(v.types[i]) < structName(v.types[j])
+		return structName(l.typeList[v.idx[i]].t) < structName(l.typeList[v.idx[j]].t)
 	}
 	best := -1
-	for i := range v.types {
+	for i := range v.idx {
 		if best < 0 || better(i, best) {
 			best = i
 		}
 	}
-	if best < 0 || 2*v.n[best] < v.total {
+	if best < 0 || 2*int(v.n[best]) < v.total {
 		return nil
 	}
-	return v.types[best]
+	return l.typeList[v.idx[best]].t
 }
 
 // blockLeaf names offset off in a block of type typ: base->outcnt for the
@@ -1196,19 +1227,46 @@ func (n *namer) nameAt1(a, end, seq uint64) (string, uint64) {
 // heapName names address a of block b (which ends at bend).
 func (n *namer) heapName(b *block, bend, a, end uint64) (string, uint64) {
 	off := a - b.base
+	if b.typ == nil {
+		return fmt.Sprintf("%s+%d", b.name, off), min(end, bend)
+	}
+	k := locKey{b.id, off}
+	if c, ok := n.leafNames[k]; ok {
+		return c.name, min(b.base+c.end, bend)
+	}
+	var name string
+	var lf leaf
+	ok := false
 	if b.tname != "" {
 		// Named by type and site: node.count(calloc@list.c:50#4).
-		if name, lf, ok := blockLeaf(b.tname, false, b.typ, off); ok {
-			return name + "(" + b.name + ")", min(b.base+uint64(lf.off+max(lf.size, 1)), bend)
+		if name, lf, ok = blockLeaf(b.tname, false, b.typ, off); ok {
+			name += "(" + b.name + ")"
 		}
 	}
-	if b.typ != nil {
-		if name, lf, ok := blockLeaf(b.name, b.path, b.typ, off); ok {
-			return name, min(b.base+uint64(lf.off+max(lf.size, 1)), bend)
-		}
+	if !ok {
+		name, lf, ok = blockLeaf(b.name, b.path, b.typ, off)
 	}
-	return fmt.Sprintf("%s+%d", b.name, off), min(end, bend)
+	if !ok {
+		return fmt.Sprintf("%s+%d", b.name, off), min(end, bend)
+	}
+	if len(n.leafNames) >= maxLeafNames {
+		clear(n.leafNames)
+	}
+	c := leafName{name, uint64(lf.off + max(lf.size, 1))}
+	n.leafNames[k] = c
+	return c.name, min(b.base+c.end, bend)
 }
+
+// leafName is a typed heap location's name and where its leaf ends
+// (relative to the block): typeLeaf for every access would cost more
+// than the rest of the conversion.
+type leafName struct {
+	name string
+	end  uint64
+}
+
+// maxLeafNames bounds the cache of heap location names.
+const maxLeafNames = 1 << 20
 
 // sharedStack reports whether address a, if it is in a thread's stack,
 // is accessed by several threads (only those stack locations are written).
