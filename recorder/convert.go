@@ -347,7 +347,7 @@ func (tw *traceWriter) event(ev *rawEvent) {
 		tw.waiting[t.Token] = *ev
 	case kRead, kWrite, kRead8:
 		action, size := "Read", ev.Extra
-		if ev.Data {
+		if ev.Data && !n.l.indexUsed.has(ev.Seq) {
 			action = "DataRead"
 		}
 		switch ev.Kind {

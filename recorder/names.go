@@ -440,6 +440,10 @@ type learned struct {
 	types     map[uint64]dwarf.Type // blocks with a type but no path name
 	reach     map[uint64]pathName   // blocks' paths that are only a detail
 	votes     map[uint64]*typeVotes // by block id: the types its accesses fit
+	// index holds each thread's latest DataReads of small values;
+	// indexUsed the DataReads whose value an array index used (indexUse).
+	index     map[uint64]*indexWatch
+	indexUsed seqSet
 	cands     map[candKey][]int32   // the types an access site fits
 	typeList  []typeCand
 	sites     map[string]*siteInfo
@@ -501,6 +505,7 @@ func newLearned() *learned {
 		types:     map[uint64]dwarf.Type{},
 		reach:     map[uint64]pathName{},
 		votes:     map[uint64]*typeVotes{},
+		index:     map[uint64]*indexWatch{},
 		cands:     map[candKey][]int32{},
 		sites:     map[string]*siteInfo{},
 		frames:    map[uint64]*threadFrames{},
@@ -638,6 +643,7 @@ func (n *namer) learn(ev *rawEvent) {
 			n.voteType(b, ev.Addr-b.base, size, ev.PC)
 		}
 		n.noteStack(ev, size)
+		n.indexUse(ev)
 	case kAtomic:
 		size := ev.Extra & atomSizeMask
 		n.noteStack(ev, size)
@@ -852,6 +858,136 @@ func (n *namer) pointerAt(a, seq uint64) (pointerLoc, bool) {
 		}
 	}
 	return pointerLoc{}, false
+}
+
+// indexWindow is how many of its next accesses a thread has to use a
+// DataRead's value as an array index (the runtime watches loads over the
+// same distance); maxIndexValue the largest value taken for an index.
+const (
+	indexWindow   = 16
+	maxIndexValue = 1 << 20
+)
+
+// indexWatch is a thread's latest DataReads of values small enough to be
+// array indexes.
+type indexWatch struct {
+	live int
+	w    [indexWindow]struct {
+		seq, val uint64
+		left     int // accesses left in the window; 0: free
+	}
+}
+
+// indexUse finds DataReads whose value is used as an array index: the
+// runtime sees a loaded value used as an address only when it is one (a
+// pointer), not when it is added to one, so a count that indexes a free
+// stack (free_idx[--nfree]) would pass for data and its updates would
+// commute. An access by the same thread, at most indexWindow accesses
+// later, to element v or v-1 of an array (a global's, a typed heap
+// block's, or one inside them; elements of at least 2 bytes: strings are
+// not indexed by counts) marks a DataRead of value v used, and it is
+// written as a Read. A coincidence only orders more: it can hide a
+// prediction, never add one.
+func (n *namer) indexUse(ev *rawEvent) {
+	tok := ev.Thread.Token
+	iw := n.l.index[tok]
+	if iw != nil && iw.live > 0 {
+		var buf [4]uint64
+		idxs := n.arrayIndexes(ev.Addr, buf[:0])
+		for i := range iw.w {
+			e := &iw.w[i]
+			if e.left == 0 {
+				continue
+			}
+			for _, x := range idxs {
+				if e.val == x || e.val == x+1 {
+					n.l.indexUsed.add(e.seq)
+					e.left = 1
+					break
+				}
+			}
+			if e.left--; e.left == 0 {
+				iw.live--
+			}
+		}
+	}
+	if !ev.Data || ev.Val > maxIndexValue {
+		return
+	}
+	if iw == nil {
+		iw = &indexWatch{}
+		n.l.index[tok] = iw
+	}
+	for i := range iw.w {
+		if e := &iw.w[i]; e.left == 0 {
+			e.seq, e.val, e.left = ev.Seq, ev.Val, indexWindow
+			iw.live++
+			return
+		}
+	}
+}
+
+// arrayIndexes appends to out the indexes of the arrays (of elements of
+// 2 bytes or more) that hold address a, outermost first: a global's or a
+// typed heap block's (the block itself counts as an array of its type).
+func (n *namer) arrayIndexes(a uint64, out []uint64) []uint64 {
+	if b, _ := n.heap.find(a); b != nil {
+		t := b.typ
+		if t == nil {
+			t = n.l.types[b.id]
+		}
+		es := uint64(typeSize(t))
+		if es == 0 {
+			return out
+		}
+		off := a - b.base
+		if es >= 2 && b.size >= 2*es {
+			out = append(out, off/es)
+		}
+		return typeIndexes(t, int64(off%es), out)
+	}
+	if v, off, _, ok := n.syms.global(a); ok && v.typ != nil {
+		return typeIndexes(v.typ, int64(off), out)
+	}
+	return out
+}
+
+// typeIndexes appends the indexes of the arrays of t that hold byte off
+// (elements of 2 bytes or more), outermost first.
+func typeIndexes(t dwarf.Type, off int64, out []uint64) []uint64 {
+	for depth := 0; depth < 32 && len(out) < cap(out); depth++ {
+		switch u := stripType(t).(type) {
+		case *dwarf.StructType:
+			var found *dwarf.StructField
+			for _, f := range u.Field {
+				if fs := typeSize(f.Type); off >= f.ByteOffset && off < f.ByteOffset+fs {
+					found = f
+					break
+				}
+			}
+			if found == nil {
+				return out
+			}
+			off -= found.ByteOffset
+			t = found.Type
+		case *dwarf.ArrayType:
+			es := typeSize(u.Type)
+			if u.StrideBitSize > 0 {
+				es = u.StrideBitSize / 8
+			}
+			if es <= 0 {
+				return out
+			}
+			if es >= 2 {
+				out = append(out, uint64(off/es))
+			}
+			off %= es
+			t = u.Type
+		default:
+			return out
+		}
+	}
+	return out
 }
 
 // candKey is an access site and shape: the code at pc accessing size

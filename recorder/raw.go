@@ -106,8 +106,11 @@ type rawEvent struct {
 	Addr   uint64
 	Extra  uint64
 	// Data: a read whose value the runtime saw decide no comparison,
-	// switch or address (MCPREC_DREAD): written as a DataRead.
+	// switch or address (MCPREC_DREAD): written as a DataRead, unless
+	// the converter finds its value used as an array index (indexUse).
+	// Val is the value it read.
 	Data bool
+	Val  uint64
 }
 
 // rawThread is the header of one thread log.
@@ -408,9 +411,11 @@ func (tr *threadReader) advance() error {
 	}
 	switch k {
 	case kDRead:
+		// extra = size | value << 8
 		tr.next.Kind, tr.next.Data = kRead, true
+		tr.next.Val, tr.next.Extra = tr.next.Extra>>8, tr.next.Extra&0xff
 	case kDRead8:
-		tr.next.Kind, tr.next.Data = kRead8, true
+		tr.next.Kind, tr.next.Data, tr.next.Val = kRead8, true, tr.next.Extra
 	}
 	tr.ok = true
 	return nil

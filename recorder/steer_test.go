@@ -3,8 +3,8 @@ package recorder
 import "testing"
 
 // TestSteeringReads checks which reads the runtime writes as DataRead: a
-// read whose value no comparison with equal operands, no switch and no
-// address used. Two workers run one after the other; the first sees the
+// read whose value no comparison with equal operands, no switch, no
+// address and no array index used. Two workers run one after the other; the first sees the
 // reference count and the barrier count miss their targets, the second
 // hits them.
 func TestSteeringReads(t *testing.T) {
@@ -21,6 +21,7 @@ func TestSteeringReads(t *testing.T) {
 		{"arrive", "arrived", [2]bool{true, false}}, // ++arrived == 2: 1 ≠ 2, then 2 == 2
 		{"head", "head", [2]bool{false, false}},     // a pointer followed
 		{"mode", "mode", [2]bool{false, false}},     // switched on
+		{"top", "top", [2]bool{false, false}},       // stack[top++]: an index
 	}
 	for _, tt := range tests {
 		reads := find(evs, "Read", tt.variable, mk[tt.marker])

@@ -1130,6 +1130,8 @@ static void watch_drop(struct thr *t, struct watch *w, int used)
 		uint64_t sk = __atomic_load_n(&r->seqkind, __ATOMIC_RELAXED);
 		unsigned k = sk >> 56;
 		unsigned nk = k == MCPREC_READ ? MCPREC_DREAD : k == MCPREC_READ8 ? MCPREC_DREAD8 : 0;
+		if (nk == MCPREC_DREAD && w->size <= 4)
+			r->extra = w->size | (w->val & size_mask(w->size)) << 8;
 		if (nk)
 			__atomic_store_n(&r->seqkind, (uint64_t)nk << 56 | (sk & MCPREC_SEQ_MASK), __ATOMIC_RELEASE);
 	}

@@ -99,7 +99,10 @@ enum mcprec_kind {
 	                             last event is a thread blocked for good */
 	MCPREC_DREAD = 32,        /* a READ whose value decided nothing the
 	                             runtime saw (rewritten from MCPREC_READ
-	                             when it left the watch window unused) */
+	                             when it left the watch window unused);
+	                             extra = size | value << 8 (the converter
+	                             looks for the value used as an array
+	                             index) */
 	MCPREC_DREAD8 = 33,       /* likewise from MCPREC_READ8 */
 };
 

@@ -12,6 +12,8 @@ int refs = 2;             /* a reference count: tested against 0 */
 int arrived;              /* a barrier count: tested against 2 */
 struct node *head;        /* a list head: used as an address */
 int mode;                 /* switched on */
+int top = 5;              /* a stack's count: used as an array index */
+long stack[16];
 int out;
 
 static void *work(void *arg)
@@ -26,6 +28,7 @@ static void *work(void *arg)
 	struct node *n = head;       /* @head */
 	if (n)
 		out += n->val;
+	stack[top++] = 1;            /* @top */
 	switch (mode) {              /* @mode */
 	case 7: out += 3; break;
 	case 9: out += 5; break;

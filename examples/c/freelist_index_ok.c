@@ -4,8 +4,12 @@
  * starts (i = free_idx[--nfree]) and pushes it back when it is done
  * (free_idx[nfree++] = i), so the next request gets the same slot; the
  * character total is updated under a spinlock in one critical section.
- * The twin of freelist_index.c (the second request starts 20 ms later).
- * Correct: nothing should be reported.
+ * The twin of limits/freelist_index.c (the second request starts 20 ms
+ * later). Correct: nothing should be reported. The stack's count nfree is
+ * only ever used as an index, which the recorder's runtime does not see
+ * (a small value added to an address is no pointer); the converter finds
+ * it (the next access is free_idx[nfree - 1]) and keeps those reads as
+ * Reads, so a pop is not moved before the push whose slot it took.
  *
  * mcpredict:expect none
  */
