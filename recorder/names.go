@@ -206,23 +206,7 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 			if u.Incomplete {
 				return leaf{path.String(), base, typeSize(t), t, parent}
 			}
-			var found *dwarf.StructField
-			for i, f := range u.Field {
-				fs := typeSize(f.Type)
-				if fs <= 0 {
-					// A type debug/dwarf does not decode (an _Atomic
-					// one): the field reaches the next one.
-					if i+1 < len(u.Field) {
-						fs = u.Field[i+1].ByteOffset - f.ByteOffset
-					} else if u.ByteSize > 0 {
-						fs = u.ByteSize - f.ByteOffset
-					}
-				}
-				if off >= f.ByteOffset && (off < f.ByteOffset+fs || fs <= 0 && i == len(u.Field)-1) {
-					found = f
-					break
-				}
-			}
+			found := fieldAt(u, off)
 			if found == nil { // padding
 				return leaf{path.String(), base, typeSize(t), t, parent}
 			}
@@ -235,10 +219,7 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 			parent = t
 			t = found.Type
 		case *dwarf.ArrayType:
-			es := typeSize(u.Type)
-			if u.StrideBitSize > 0 {
-				es = u.StrideBitSize / 8
-			}
+			es := elemSize(u)
 			if es <= 0 {
 				return leaf{path.String(), base, typeSize(t), t, parent}
 			}
@@ -252,6 +233,36 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 		}
 	}
 	return leaf{path.String(), base, typeSize(t), t, parent}
+}
+
+// fieldAt returns the field of struct u holding byte off, nil for
+// padding.
+func fieldAt(u *dwarf.StructType, off int64) *dwarf.StructField {
+	for i, f := range u.Field {
+		fs := typeSize(f.Type)
+		if fs <= 0 {
+			// A type debug/dwarf does not decode (an _Atomic one): the
+			// field reaches the next one.
+			if i+1 < len(u.Field) {
+				fs = u.Field[i+1].ByteOffset - f.ByteOffset
+			} else if u.ByteSize > 0 {
+				fs = u.ByteSize - f.ByteOffset
+			}
+		}
+		if off >= f.ByteOffset && (off < f.ByteOffset+fs || fs <= 0 && i == len(u.Field)-1) {
+			return f
+		}
+	}
+	return nil
+}
+
+// elemSize is the size of an element of array u (its stride), 0 if
+// unknown.
+func elemSize(u *dwarf.ArrayType) int64 {
+	if u.StrideBitSize > 0 {
+		return u.StrideBitSize / 8
+	}
+	return typeSize(u.Type)
 }
 
 // structName is the name the program gives the struct (union, class)
@@ -436,15 +447,15 @@ type pathName struct {
 
 // learned is what the first pass over the log finds out for the second.
 type learned struct {
-	paths     map[uint64]pathName   // by block id
-	types     map[uint64]dwarf.Type // blocks with a type but no path name
-	reach     map[uint64]pathName   // blocks' paths that are only a detail
-	votes     map[uint64]*typeVotes // by block id: the types its accesses fit
+	paths map[uint64]pathName   // by block id
+	types map[uint64]dwarf.Type // blocks with a type but no path name
+	reach map[uint64]pathName   // blocks' paths that are only a detail
+	votes map[uint64]*typeVotes // by block id: the types its accesses fit
 	// index holds each thread's latest DataReads of small values;
 	// indexUsed the DataReads whose value an array index used (indexUse).
 	index     map[uint64]*indexWatch
 	indexUsed seqSet
-	cands     map[candKey][]int32   // the types an access site fits
+	cands     map[candKey][]int32 // the types an access site fits
 	typeList  []typeCand
 	sites     map[string]*siteInfo
 	frames    map[uint64]*threadFrames // by thread token
@@ -958,23 +969,14 @@ func typeIndexes(t dwarf.Type, off int64, out []uint64) []uint64 {
 	for depth := 0; depth < 32 && len(out) < cap(out); depth++ {
 		switch u := stripType(t).(type) {
 		case *dwarf.StructType:
-			var found *dwarf.StructField
-			for _, f := range u.Field {
-				if fs := typeSize(f.Type); off >= f.ByteOffset && off < f.ByteOffset+fs {
-					found = f
-					break
-				}
-			}
-			if found == nil {
+			found := fieldAt(u, off)
+			if found == nil || u.Incomplete {
 				return out
 			}
 			off -= found.ByteOffset
 			t = found.Type
 		case *dwarf.ArrayType:
-			es := typeSize(u.Type)
-			if u.StrideBitSize > 0 {
-				es = u.StrideBitSize / 8
-			}
+			es := elemSize(u)
 			if es <= 0 {
 				return out
 			}
