@@ -28,6 +28,7 @@ type Model struct {
 	Reached map[string]string
 
 	sync        *Order                  // the synchronization order
+	flowCk      *flowCheckpoints        // data-flow replay states (checkpoint.go); nil: none
 	syncObj     []bool                  // by object id: used by a synchronization action
 	lockOps     map[lockThread][]lockOp // per (lock object, thread): its lock operations
 	rwObj       []bool                  // by object id: used as a rwlock

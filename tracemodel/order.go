@@ -81,14 +81,41 @@ type orderBuilder struct {
 	release        map[int32]eventRef
 	barrier        map[int32]vclock
 	flow           []varFlow // by variable id; only with data flow
+	// base, when restored from a checkpoint, holds the flow entries not
+	// yet copied into flow (copied says which are).
+	base   []varFlow
+	copied []bool
 }
 
 // order computes the order of the trace. exclude < 0 gives the
 // synchronization order; otherwise the data flow of every variable except
-// exclude is added.
+// exclude is added (replayed from the last checkpoint before exclude's
+// first access, checkpoint.go).
 func (m *Model) order(exclude int32) *Order {
+	b := m.newOrderBuilder(exclude)
+	start := 0
+	if exclude >= 0 {
+		b.flow = make([]varFlow, len(m.Vars))
+		if acc := m.Vars[exclude].Accesses; len(acc) > 0 {
+			cps := m.checkpoints()
+			i := sort.Search(len(cps), func(i int) bool { return cps[i].idx > int(acc[0]) }) - 1
+			if i >= 0 {
+				b.restore(cps[i], m.flowCk.full)
+				start = cps[i].idx
+			}
+		}
+	}
+	for i := start; i < len(m.Events); i++ {
+		b.event(&m.Events[i], int32(i))
+	}
+	return &Order{clocks: b.clocks}
+}
+
+// newOrderBuilder returns a builder at the start of the trace, without
+// data flow.
+func (m *Model) newOrderBuilder(exclude int32) *orderBuilder {
 	nt := len(m.Threads)
-	b := &orderBuilder{
+	return &orderBuilder{
 		m:              m,
 		exclude:        exclude,
 		clocks:         make([][]clockSnap, nt),
@@ -99,13 +126,6 @@ func (m *Model) order(exclude int32) *Order {
 		release:        map[int32]eventRef{},
 		barrier:        map[int32]vclock{},
 	}
-	if exclude >= 0 {
-		b.flow = make([]varFlow, len(m.Vars))
-	}
-	for i := range m.Events {
-		b.event(&m.Events[i], int32(i))
-	}
-	return &Order{clocks: b.clocks}
 }
 
 // vcAt returns the clock of thread t at position pos (own component not
@@ -193,7 +213,7 @@ func (b *orderBuilder) event(e *Event, idx int32) {
 // place among them.
 func (b *orderBuilder) dataflow(e *Event, idx int32, pos int32) bool {
 	t := e.Thread
-	f := &b.flow[e.Obj]
+	f := b.flowAt(e.Obj)
 	after := func(refs []eventRef, plain bool) bool { return b.after(t, pos, refs, plain) }
 	write := [1]eventRef{f.write} // the latest write that is not an update (thread 0: none)
 	switch {

@@ -1112,6 +1112,7 @@ func (b *builder) finish() *Model {
 	m.findUpdates()
 	m.findAtomicLocks()
 	m.sync = m.order(-1)
+	m.flowCk = &flowCheckpoints{}
 	m.scope = make([]*scopeIndex, len(m.Threads))
 	for i := range m.Threads {
 		m.scope[i] = m.buildScope(i + 1)
