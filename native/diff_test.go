@@ -710,12 +710,46 @@ func (tr *oTrace) updates() map[[2]int]bool {
 	return out
 }
 
+// settled returns the variables written only by one thread and only before
+// any other thread accessed them (a read before any write counts as an
+// access of the initial value).
+func (tr *oTrace) settled() map[string]bool {
+	writer := map[string]int{}
+	other := map[string]bool{}
+	bad := map[string]bool{}
+	all := map[string]bool{}
+	for _, g := range tr.global {
+		e := tr.events[g[0]][g[1]]
+		if e.act != "Read" && e.act != "Write" {
+			continue
+		}
+		all[e.obj] = true
+		w, ok := writer[e.obj]
+		switch {
+		case e.act == "Write" && (other[e.obj] || ok && w != g[0]):
+			bad[e.obj] = true
+		case e.act == "Write":
+			writer[e.obj] = g[0]
+		case !ok || w != g[0]:
+			other[e.obj] = true
+		}
+	}
+	out := map[string]bool{}
+	for v := range all {
+		if !bad[v] {
+			out[v] = true
+		}
+	}
+	return out
+}
+
 // atomicLocks returns the mutexes used only as atomics: every hold, in
-// every thread, accesses one variable, at most once reading and then at most
-// once writing, with nothing else but Enter, Exit, Alloc and Free inside;
-// never a cond Wait's mutex (with it, or as the Unlock right before a Wait
-// without one) and never a rwlock.
+// every thread, accesses one variable besides settled ones, reading it any
+// number of times and writing it at most once, with nothing else but
+// Enter, Exit, Alloc and Free inside; never a cond Wait's mutex (with it,
+// or as the Unlock right before a Wait without one) and never a rwlock.
 func (tr *oTrace) atomicLocks() map[string]bool {
+	settled := tr.settled()
 	bad := map[string]bool{}
 	used := map[string]bool{}
 	for _, evs := range tr.events {
@@ -739,17 +773,18 @@ func (tr *oTrace) atomicLocks() map[string]bool {
 				if i+1 < len(evs) && evs[i+1].act == "Wait" {
 					bad[e.obj] = true
 				}
-				obj, r, w := "", 0, 0
+				obj, w := "", 0
 				for _, x := range evs[start[e.obj]+1 : i] {
 					switch x.act {
 					case "Read", "Write":
-						if obj != "" && x.obj != obj || x.act == "Read" && (r > 0 || w > 0) || x.act == "Write" && w > 0 {
+						if settled[x.obj] {
+							continue
+						}
+						if obj != "" && x.obj != obj || x.act == "Write" && w > 0 {
 							bad[e.obj] = true
 						}
 						obj = x.obj
-						if x.act == "Read" {
-							r++
-						} else {
+						if x.act == "Write" {
 							w++
 						}
 					case "Enter", "Exit", "Alloc", "Free":
@@ -936,19 +971,29 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 	// that hold (a helper like apr_atomic_dec, whose caller then checks the
 	// count).
 	atomicGap := func(i int) bool {
-		if lastAcc < 0 || evs[lastAcc].act != "Write" {
+		if lastAcc < 0 {
 			return false
 		}
 		for l, end := range evs[lastAcc].excl {
 			if !atomic[l] || end < 0 {
 				continue
 			}
-			// The first access after the write is a read of v, after the
-			// hold.
-			for j := lastAcc + 1; j < len(evs); j++ {
+			// The hold wrote v at or before its last access of v ...
+			wrote := false
+			for j := lastAcc; j >= 0 && !wrote; j-- {
+				if e, in := evs[j].excl[l]; !in || e != end {
+					break
+				}
+				wrote = evs[j].act == "Write" && evs[j].obj == v
+			}
+			if !wrote {
+				continue
+			}
+			// ... and the first access after the hold is a read of v.
+			for j := end + 1; j < len(evs); j++ {
 				if x := evs[j]; x.act == "Read" || x.act == "Write" {
 					_, again := x.excl[l] // in another hold of the atomic
-					return x.act == "Read" && x.obj == v && j > end && !again
+					return x.act == "Read" && x.obj == v && !again
 				}
 			}
 		}
@@ -1051,10 +1096,10 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 	// A write under a mutex-based atomic, then used outside it, is not
 	// published by the atomic's unlock.
 	atomic := tr.atomicLocks()
-	lastIsWrite := func(from, to int) bool { // the last access to v in (from, to) is a write
-		for j := to - 1; j > from; j-- {
-			if e := evs[j]; (e.act == "Read" || e.act == "Write") && e.obj == v {
-				return e.act == "Write"
+	wroteIn := func(from, to int) bool { // (from, to) has a write of v
+		for j := from + 1; j < to; j++ {
+			if e := evs[j]; e.act == "Write" && e.obj == v {
+				return true
 			}
 		}
 		return false
@@ -1093,7 +1138,7 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 			}
 		case "Unlock", "RwUnlock":
 			if held[e.obj]--; held[e.obj] == 0 {
-				publish = blockingHere && accessIn(since[e.obj], i) && !(atomic[e.obj] && lastIsWrite(since[e.obj], i) && readNext(i, e.obj))
+				publish = blockingHere && accessIn(since[e.obj], i) && !(atomic[e.obj] && wroteIn(since[e.obj], i) && readNext(i, e.obj))
 				if sem.waitCond && blockingHere && exclSince[e.obj] >= 0 {
 					for j := exclSince[e.obj] + 1; j < i; j++ {
 						if a := evs[j]; (a.act == "Read" || a.act == "Write") && a.obj == v && sites[v+"|"+e.obj+"|"+a.loc] {

@@ -3,9 +3,10 @@ package tracemodel
 // Mutex-based atomics.
 //
 // Libraries without atomic instructions emulate them with a mutex: APR 0.9's
-// apr_atomic_dec on x86_64 is "lock; *p -= 1; unlock", and programs write
-// their own atomic_inc the same way. The critical section of such a lock is
-// one read-modify-write of one variable, like an atomic instruction; the
+// apr_atomic_dec on x86_64 is "lock; *p -= 1; new = *p; unlock" (and the
+// unlock reads the APR mutex's own nested field), and programs write their
+// own atomic_inc the same way. The critical section of such a lock is one
+// read-modify-write of one variable, like an atomic instruction; the
 // caller then uses the variable as if it had done the operation itself
 // (`if (apr_atomic_dec(&obj->refs) == 0)` and then a plain read of
 // obj->refs, Apache bug 21287). The published-write boundary and the
@@ -19,16 +20,22 @@ package tracemodel
 
 // findAtomicLocks marks the mutexes used only as atomics in m.atomicLock
 // (by object id): every exclusive hold of the lock, in every thread,
-// accesses one variable, at most once by a read followed by at most once by
-// a write, with no other synchronization inside, and the lock is never the
-// mutex of a cond Wait and never held for reading.
+// accesses one variable, reading it any number of times and writing it at
+// most once (R W R: the helper returns the new value; R R W: it returns the
+// old one), with no other synchronization inside and no other access but
+// to settled variables (settledVars: the mutex object's own fields), and
+// the lock is never the mutex of a cond Wait and never held for reading.
 func (m *Model) findAtomicLocks() {
 	atomic := map[int32]bool{}
+	var settled []bool
 	for k, ops := range m.lockOps {
 		if ok, seen := atomic[k.lock]; seen && !ok {
 			continue
 		}
-		atomic[k.lock] = !m.rwObj[k.lock] && m.atomicHolds(int(k.thread), ops)
+		if settled == nil {
+			settled = m.settledVars()
+		}
+		atomic[k.lock] = !m.rwObj[k.lock] && m.atomicHolds(int(k.thread), ops, settled)
 	}
 	for l, ok := range atomic {
 		if ok {
@@ -40,9 +47,36 @@ func (m *Model) findAtomicLocks() {
 	}
 }
 
+// settledVars marks the variables (by id) that are written only before any
+// other thread than their writer accesses them, by that writer: set up,
+// then only read. Their reads carry nothing from one thread to another.
+func (m *Model) settledVars() []bool {
+	out := make([]bool, len(m.Vars))
+	for v := 1; v < len(m.Vars); v++ {
+		writer, other, ok := int32(0), false, true
+		for _, i := range m.Vars[v].Accesses {
+			e := &m.Events[i]
+			if e.Kind == Write {
+				if other || writer != 0 && e.Thread != writer {
+					ok = false
+					break
+				}
+				writer = e.Thread
+			} else if writer != 0 && e.Thread != writer {
+				other = true
+			} else if writer == 0 {
+				other = true // read before any write: the initial value
+			}
+		}
+		out[v] = ok
+	}
+	return out
+}
+
 // atomicHolds reports whether every hold in the lock operations ops of
-// thread tid is a single read-modify-write of one variable.
-func (m *Model) atomicHolds(tid int, ops []lockOp) bool {
+// thread tid is a single read-modify-write of one variable (besides
+// settled ones).
+func (m *Model) atomicHolds(tid int, ops []lockOp, settled []bool) bool {
 	evs := m.Threads[tid-1].Events
 	for i, op := range ops {
 		if op.Wait {
@@ -62,21 +96,20 @@ func (m *Model) atomicHolds(tid int, ops []lockOp) bool {
 		if i+1 < len(ops) {
 			end = ops[i+1].Pos
 		}
-		v, reads, writes := int32(-1), 0, 0
+		v, writes := int32(-1), 0
 		for p := op.Pos + 1; p < end; p++ {
 			e := m.EventAt(tid, p)
 			switch {
+			case (e.Kind == Read || e.Kind == Write) && settled[e.Obj]:
 			case e.Kind == Read || e.Kind == Write:
 				if v >= 0 && e.Obj != v {
 					return false
 				}
 				v = e.Obj
-				if e.Kind == Read {
-					if reads++; reads > 1 || writes > 0 {
+				if e.Kind == Write {
+					if writes++; writes > 1 {
 						return false
 					}
-				} else if writes++; writes > 1 {
-					return false
 				}
 			case e.Kind == Enter || e.Kind == Exit || e.Kind == Alloc || e.Kind == Free:
 			default:
@@ -88,13 +121,15 @@ func (m *Model) atomicHolds(tid int, ops []lockOp) bool {
 }
 
 // atomicWriteGap reports, for consecutive accesses a < b of v by thread
-// tid, whether a is a write in a hold of an atomic lock (findAtomicLocks)
-// and b is a read outside every hold of that lock, with no access of the
-// thread between the release and b; lock is that lock.
+// tid, whether a is in a hold of an atomic lock (findAtomicLocks) that
+// wrote v by a or before it (the helper's write, or its re-read of the new
+// value) and b is a read outside every hold of that lock, with no access of
+// the thread between the release and b; lock is that lock.
 func (m *Model) atomicWriteGap(tid int, a, b int32) (lock int32, ok bool) {
-	if m.atomicLock == nil || m.EventAt(tid, a).Kind != Write || m.EventAt(tid, b).Kind != Read {
+	if m.atomicLock == nil || m.EventAt(tid, b).Kind != Read {
 		return 0, false
 	}
+	v := m.EventAt(tid, a).Obj
 	for _, l := range m.threadLocks[tid-1] {
 		if !m.atomicLock[l] {
 			continue
@@ -103,6 +138,14 @@ func (m *Model) atomicWriteGap(tid int, a, b int32) (lock int32, ok bool) {
 		i := holdAt(ops, a)
 		if i < 0 || i+1 >= len(ops) || ops[i+1].Pos > b || holdAt(ops, b) >= 0 {
 			continue // b in the same or another hold of the atomic: its next operation
+		}
+		wrote := false
+		for p := ops[i].Pos + 1; p <= a && !wrote; p++ {
+			e := m.EventAt(tid, p)
+			wrote = e.Kind == Write && e.Obj == v
+		}
+		if !wrote {
+			continue
 		}
 		for p := ops[i+1].Pos + 1; p < b; p++ {
 			if m.EventAt(tid, p).Kind.IsAccess() {
