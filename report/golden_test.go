@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"html"
 	"io"
 	"os"
 	"path/filepath"
@@ -411,3 +412,46 @@ func TestWriteErrors(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+// TestReachedDetail checks that a variable's path (Report.Reached, from a
+// trace's "# reached:" lines) is shown by the text, HTML and SARIF reports.
+func TestReachedDetail(t *testing.T) {
+	rep := predictExample(t, "bank")
+	if len(rep.Bugs) == 0 {
+		t.Fatal("no bug in the bank example")
+	}
+	v := rep.Bugs[0].Vars[0]
+	rep.SetReached(map[string]string{v: "accounts->next->" + v})
+	want := v + " first reached as accounts->next->" + v
+	var text, page, sarif bytes.Buffer
+	if err := bugs.WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteHTML(&page, rep, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteSARIF(&sarif, rep, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("text report lacks %q", want)
+	}
+	if esc := html.EscapeString(want); !strings.Contains(page.String(), esc) {
+		t.Errorf("HTML report lacks %q", esc)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Properties struct {
+					ReachedAs map[string]string `json:"reachedAs"`
+				} `json:"properties"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(sarif.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Runs) == 0 || len(log.Runs[0].Results) == 0 || log.Runs[0].Results[0].Properties.ReachedAs[v] != "accounts->next->"+v {
+		t.Errorf("SARIF: no reachedAs property with the path of %s", v)
+	}
+}

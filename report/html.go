@@ -30,6 +30,7 @@ type htmlBug struct {
 	Help      string
 	HelpOpen  bool // the help is shown open for the first bug of each pattern
 	VarList   string
+	Reached   []string // "var: path" for variables named by type and site (Report.Reached)
 	Where     []string // distinct "file:line (func)" of the bug
 	Example   bugs.Violation
 	Diagram   swimlane
@@ -100,6 +101,7 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 			Help:     p.Help,
 			HelpOpen: !helpShown[b.Pattern],
 			VarList:  strings.Join(b.Vars, ", "),
+			Reached:  reachedLines(r, b),
 			Example:  v,
 			Diagram:  layoutSwimlane(v),
 			Marker:   fmt.Sprintf("arrow-%d", i+1),
@@ -142,6 +144,18 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 		page.Bugs = append(page.Bugs, hb)
 	}
 	return tmpl.Execute(w, page)
+}
+
+// reachedLines lists, in b.Vars order, "var first reached as path" for the
+// variables the report has a path of.
+func reachedLines(r *bugs.Report, b bugs.Bug) []string {
+	var out []string
+	for _, name := range b.Vars {
+		if p, ok := r.Reached[name]; ok {
+			out = append(out, name+" first reached as "+p)
+		}
+	}
+	return out
 }
 
 // engineName is how the page names the checker that found an interleaving.
