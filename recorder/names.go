@@ -650,7 +650,9 @@ func (n *namer) learn(ev *rawEvent) {
 			size = 8
 			n.learnPointer(ev)
 		}
-		if b, _ := n.heap.find(ev.Addr); b != nil {
+		if b, _ := n.heap.find(ev.Addr); b != nil && !b.path {
+			// A block named after its path has its type; votes would
+			// only be work on the hottest path of the conversion.
 			n.voteType(b, ev.Addr-b.base, size, ev.PC)
 		}
 		n.noteStack(ev, size)
