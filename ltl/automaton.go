@@ -5,7 +5,9 @@ import "fmt"
 // Obs is the observable part of one model state: what the claim of any
 // pattern can see.
 type Obs struct {
-	V    int16 // 0 initially; t after a read by model thread t, 64+t after a write
+	// V is 0 initially; t after a read by model thread t, 64+t after a
+	// write; VarBit more for an access of a set model's second variable.
+	V    int16
 	Brk1 bool  // thread 1 passed a region boundary since its last access
 	Brk2 bool  // same for thread 2
 	// Pub1 is set when thread 1 released a lock whose critical section
@@ -40,13 +42,20 @@ type Automaton struct {
 }
 
 // Observation classes: the only distinctions any predicate of a view makes.
+// The classes of an access of the second variable (VarBit) follow those of
+// the first, in the same order.
 const (
 	clsNone = iota // v matches no access, or the local brk flag is set
 	clsLocalRead
 	clsLocalWrite
 	clsRemoteRead
 	clsRemoteWrite
+	clsLocalReadY
+	clsLocalWriteY
+	clsRemoteReadY
+	clsRemoteWriteY
 	numClasses
+	clsY = clsLocalReadY - clsLocalRead // offset of the second variable's classes
 )
 
 // Automaton compiles the pattern for the view where model thread local (1 or
@@ -59,11 +68,17 @@ func (p Pattern) Automaton(local int) *Automaton {
 		panic(fmt.Sprintf("ltl: pattern %s has %d terms; want 1..%d", p.ID, n, MaxTerms))
 	}
 	a := &Automaton{n: n, local: local, pub: p.PublishBreaks()}
+	two := p.TwoVariable()
 	for i, t := range p.Terms {
 		if t.Quant == Star {
 			a.star |= 1 << i
 		}
 		for c := clsLocalRead; c < numClasses; c++ {
+			// A single-variable pattern's predicates compare the whole
+			// value: an access with VarBit matches none of its terms.
+			if c >= clsLocalReadY && !two {
+				break
+			}
 			if termHolds(t, c) {
 				a.sat[c] |= 1 << i
 			}
@@ -73,7 +88,16 @@ func (p Pattern) Automaton(local int) *Automaton {
 }
 
 // termHolds is C (without the brk conjunct, folded into clsNone) for a class.
+// A term without a variable holds for accesses of either variable.
 func termHolds(t Term, c int) bool {
+	if c >= clsLocalReadY {
+		if t.Var == VarX {
+			return false
+		}
+		c -= clsY
+	} else if t.Var == VarY {
+		return false
+	}
 	side, write := Local, false
 	switch c {
 	case clsLocalRead:
@@ -108,15 +132,20 @@ func (a *Automaton) class(o Obs) int {
 		return clsNone
 	}
 	remote := 3 - a.local
-	switch int(o.V) {
+	y := 0
+	v := int(o.V)
+	if v&VarBit != 0 {
+		y, v = clsY, v&^VarBit
+	}
+	switch v {
 	case a.local:
-		return clsLocalRead
+		return clsLocalRead + y
 	case 64 + a.local:
-		return clsLocalWrite
+		return clsLocalWrite + y
 	case remote:
-		return clsRemoteRead
+		return clsRemoteRead + y
 	case 64 + remote:
-		return clsRemoteWrite
+		return clsRemoteWrite + y
 	}
 	return clsNone
 }

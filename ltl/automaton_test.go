@@ -127,7 +127,7 @@ func TestMatchTable(t *testing.T) {
 // required to lie within seq[j..end]; it is exponential and independent of
 // the automaton on purpose.
 func refHolds(p Pattern, local int, seq []Obs, i, j, end int) bool {
-	c := func(i, k int) bool { return refPred(p.Terms[i], local, seq[k], p.PublishBreaks()) }
+	c := func(i, k int) bool { return refPred(p.Terms[i], local, seq[k], p.PublishBreaks(), p.TwoVariable()) }
 	if i == len(p.Terms)-1 {
 		return c(i, j)
 	}
@@ -146,7 +146,7 @@ func refHolds(p Pattern, local int, seq []Obs, i, j, end int) bool {
 	return false
 }
 
-func refPred(t Term, local int, o Obs, pub bool) bool {
+func refPred(t Term, local int, o Obs, pub, twoVar bool) bool {
 	if (local == 1 && o.Brk1) || (local == 2 && o.Brk2) {
 		return false
 	}
@@ -154,13 +154,22 @@ func refPred(t Term, local int, o Obs, pub bool) bool {
 		return false
 	}
 	tid := threadOf(t.Side, local)
+	v := int(o.V)
+	if twoVar {
+		// Which variable the access is of: x without VarBit, y with it.
+		y := v&VarBit != 0
+		if t.Var == VarX && y || t.Var == VarY && !y {
+			return false
+		}
+		v &^= VarBit
+	}
 	switch t.Access {
 	case Read:
-		return int(o.V) == tid
+		return v == tid
 	case Write:
-		return int(o.V) == 64+tid
+		return v == 64+tid
 	default:
-		return int(o.V) == tid || int(o.V) == 64+tid
+		return v == tid || v == 64+tid
 	}
 }
 
@@ -175,12 +184,25 @@ func refMatch(p Pattern, local int, seq []Obs) (int, int, bool) {
 	return 0, 0, false
 }
 
-func randomPattern(r *rand.Rand, id string, maxLen int) Pattern {
+// randomPattern returns a valid pattern of at most maxLen terms; with
+// twoVar, a two-variable one.
+func randomPattern(r *rand.Rand, id string, maxLen int, twoVar bool) Pattern {
 	for {
 		n := 2 + r.IntN(maxLen-1)
 		terms := make([]Term, n)
 		for i := range terms {
-			terms[i] = Term{Access(1 + r.IntN(3)), Side(1 + r.IntN(2)), Quantifier(r.IntN(3))}
+			terms[i] = Term{Access(1 + r.IntN(3)), Side(1 + r.IntN(2)), Quantifier(r.IntN(3)), VarAny}
+		}
+		if twoVar {
+			// Name a variable in about half the terms, and both x and y.
+			for i := range terms {
+				terms[i].Var = Variable(r.IntN(3))
+			}
+			i, j := r.IntN(n), r.IntN(n-1)
+			if j >= i {
+				j++
+			}
+			terms[i].Var, terms[j].Var = VarX, VarY
 		}
 		if p, err := User(id, FormatTerms(terms)); err == nil {
 			return p
@@ -188,7 +210,7 @@ func randomPattern(r *rand.Rand, id string, maxLen int) Pattern {
 	}
 }
 
-var obsValues = []int16{0, 1, 2, 65, 66, 3}
+var obsValues = []int16{0, 1, 2, 65, 66, 3, 17, 18, 81, 82}
 
 func randomSeq(r *rand.Rand, maxLen int) []Obs {
 	seq := []Obs{{}}
@@ -232,6 +254,9 @@ func plantedSeq(r *rand.Rand, p Pattern, local int, maxLen int) []Obs {
 			if t.Access == Write || (t.Access == Any && r.IntN(2) == 0) {
 				v += 64
 			}
+			if t.Var == VarY || t.Var == VarAny && p.TwoVariable() && r.IntN(2) == 0 {
+				v += VarBit
+			}
 			seq = append(seq, Obs{V: int16(v)})
 		}
 	}
@@ -257,9 +282,9 @@ func plantedSeq(r *rand.Rand, p Pattern, local int, maxLen int) []Obs {
 // against the direct semantics, over random patterns and sequences.
 func TestAutomatonAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	patterns := Builtin()
+	patterns := append(Builtin(), BuiltinSets()...)
 	for i := range 60 {
-		patterns = append(patterns, randomPattern(r, "R"+strconv.Itoa(i), 7))
+		patterns = append(patterns, randomPattern(r, "R"+strconv.Itoa(i), 7, i%2 == 0))
 	}
 	var matches, total int
 	for _, p := range patterns {
@@ -304,7 +329,7 @@ func TestAutomatonAgainstReference(t *testing.T) {
 func TestStutterInvariance(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 40 {
-		p := randomPattern(r, "S"+strconv.Itoa(i), 8)
+		p := randomPattern(r, "S"+strconv.Itoa(i), 8, i%2 == 0)
 		for _, local := range []int{1, 2} {
 			a := p.Automaton(local)
 			for range 100 {
@@ -333,7 +358,7 @@ func TestStutterInvariance(t *testing.T) {
 func TestAutomatonLimits(t *testing.T) {
 	long := Pattern{ID: "L", Terms: make([]Term, MaxTerms)}
 	for i := range long.Terms {
-		long.Terms[i] = Term{Any, Side(1 + i%2), One}
+		long.Terms[i] = Term{Any, Side(1 + i%2), One, VarAny}
 	}
 	a := long.Automaton(1)
 	s := a.Init()
@@ -353,7 +378,7 @@ func TestAutomatonLimits(t *testing.T) {
 			t.Error("no panic for a pattern longer than MaxTerms")
 		}
 	}()
-	long.Terms = append(long.Terms, Term{Read, Local, One})
+	long.Terms = append(long.Terms, Term{Read, Local, One, VarAny})
 	long.Automaton(1)
 }
 

@@ -12,6 +12,12 @@
 // The package knows nothing about traces, Promela models or running Spin: it
 // only talks about the observable part of a model state (the value of v and the
 // two region-boundary flags brk1, brk2), see Obs.
+//
+// Patterns over one variable (McPatom's P1..P5) are checked on models of one
+// variable; patterns whose terms name variables, (x) and (y), are checked on
+// models of an atomic set of two variables (the six two-variable scenarios
+// of Vaziri, Tip and Dolby, POPL 2006, M1..M6, and users' patterns), each in
+// both assignments of the set's variables to x and y.
 package ltl
 
 // The parser in ./parser is generated from Pattern.g4 by antlr-ng (pinned in
@@ -92,16 +98,42 @@ func (q Quantifier) String() string {
 	return ""
 }
 
+// Variable says which variable of an atomic set {x, y} a term of a
+// two-variable pattern talks about.
+type Variable uint8
+
+// VarAny, the zero value, is a term without a variable: in a
+// single-variable pattern the model's variable, in a two-variable pattern
+// either of the set's.
+const (
+	VarAny Variable = iota
+	VarX
+	VarY
+)
+
+// String returns the suffix used in the pattern language: "", "(x)" or "(y)".
+func (v Variable) String() string {
+	switch v {
+	case VarX:
+		return "(x)"
+	case VarY:
+		return "(y)"
+	}
+	return ""
+}
+
 // Term is one element of a pattern.
 type Term struct {
 	Access Access
 	Side   Side
 	Quant  Quantifier
+	Var    Variable
 }
 
-// String returns the term in the pattern language, e.g. "R1", "A2*", "R2+".
+// String returns the term in the pattern language, e.g. "R1", "A2*", "R2+",
+// "W2(y)".
 func (t Term) String() string {
-	return t.Access.String() + t.Side.String() + t.Quant.String()
+	return t.Access.String() + t.Side.String() + t.Var.String() + t.Quant.String()
 }
 
 // FormatTerms writes terms back in the pattern language, separated by single

@@ -75,10 +75,24 @@ func parseTerms(src string) ([]Term, []int, error) {
 }
 
 func termFromText(s string) (Term, bool) {
-	if len(s) < 2 || len(s) > 3 {
+	if len(s) < 2 || len(s) > 6 {
 		return Term{}, false
 	}
 	var t Term
+	if len(s) >= 5 && s[2] == '(' && s[4] == ')' {
+		switch s[3] {
+		case 'x':
+			t.Var = VarX
+		case 'y':
+			t.Var = VarY
+		default:
+			return Term{}, false
+		}
+		s = s[:2] + s[5:]
+	}
+	if len(s) > 3 {
+		return Term{}, false
+	}
 	switch s[0] {
 	case 'R':
 		t.Access = Read
@@ -112,6 +126,9 @@ func termFromText(s string) (Term, bool) {
 
 // check applies the rules that the grammar does not express.
 func check(terms []Term, cols []int) error {
+	if err := checkVars(terms, cols); err != nil {
+		return err
+	}
 	if len(terms) == 0 {
 		return &SyntaxError{Column: 1, Msg: "empty pattern, " + expectTerm}
 	}
@@ -140,6 +157,28 @@ func check(terms []Term, cols []int) error {
 		return &SyntaxError{Column: cols[0], Msg: "no remote term (R2 W2 A2): an atomicity violation needs an access of the remote thread"}
 	}
 	return nil
+}
+
+// checkVars requires a pattern that names a variable to name both: a
+// two-variable pattern is about the relation of x and y; one that names
+// only x says nothing a single-variable pattern does not.
+func checkVars(terms []Term, cols []int) error {
+	var x, y bool
+	first := -1
+	for i, t := range terms {
+		if t.Var != VarAny && first < 0 {
+			first = i
+		}
+		x = x || t.Var == VarX
+		y = y || t.Var == VarY
+	}
+	switch {
+	case first < 0 || x && y:
+		return nil
+	case x:
+		return &SyntaxError{Column: cols[first], Msg: "the pattern names x but not y: a two-variable pattern is about both variables of an atomic set (or name neither for a single-variable pattern)"}
+	}
+	return &SyntaxError{Column: cols[first], Msg: "the pattern names y but not x: a two-variable pattern is about both variables of an atomic set (or name neither for a single-variable pattern)"}
 }
 
 // firstError keeps the first syntax error the lexer or parser reports; later
@@ -188,12 +227,12 @@ func hint(word string) string {
 	switch {
 	case strings.HasPrefix(word, "*") || strings.HasPrefix(word, "+"):
 		return " (a quantifier follows its term without a space: R1*)"
-	case strings.ContainsAny(word, "()"):
-		return " (the language has no parentheses)"
-	case len(word) >= 2 && strings.ContainsRune("rwa", rune(word[0])) && strings.ContainsRune("12", rune(word[1])):
-		return " (terms are upper case)"
 	case gluedTerms(word):
 		return " (separate terms with spaces)"
+	case strings.ContainsAny(word, "()"):
+		return " (a variable is written right after the thread digit, (x) or (y), as in R1(x)*)"
+	case len(word) >= 2 && strings.ContainsRune("rwa", rune(word[0])) && strings.ContainsRune("12", rune(word[1])):
+		return " (terms are upper case)"
 	case len(word) == 4 && strings.ContainsRune("*+", rune(word[2])) && strings.ContainsRune("*+", rune(word[3])):
 		return " (a term takes at most one quantifier)"
 	}
@@ -207,6 +246,12 @@ func gluedTerms(word string) bool {
 		return false
 	}
 	rest := word[2:]
+	if len(rest) >= 3 && rest[0] == '(' && rest[2] == ')' {
+		rest = rest[3:]
+	}
+	if rest == "" {
+		return false
+	}
 	if rest[0] == '*' || rest[0] == '+' {
 		rest = rest[1:]
 	}

@@ -11,18 +11,21 @@ import (
 )
 
 func TestParseGood(t *testing.T) {
-	r1 := Term{Read, Local, One}
-	w2 := Term{Write, Remote, One}
+	r1 := Term{Read, Local, One, VarAny}
+	w2 := Term{Write, Remote, One, VarAny}
 	tests := []struct {
 		src  string
 		want []Term
 	}{
 		{"R1 W2 R1", []Term{r1, w2, r1}},
-		{"R1 A2* W2 A2* R1", []Term{r1, {Any, Remote, Star}, w2, {Any, Remote, Star}, r1}},
-		{"W1 R1* R2+ R1* W1", []Term{{Write, Local, One}, {Read, Local, Star}, {Read, Remote, Plus}, {Read, Local, Star}, {Write, Local, One}}},
-		{"  A1+\tW2\n", []Term{{Any, Local, Plus}, w2}},
-		{"R2 W1+", []Term{{Read, Remote, One}, {Write, Local, Plus}}},
+		{"R1 A2* W2 A2* R1", []Term{r1, {Any, Remote, Star, VarAny}, w2, {Any, Remote, Star, VarAny}, r1}},
+		{"W1 R1* R2+ R1* W1", []Term{{Write, Local, One, VarAny}, {Read, Local, Star, VarAny}, {Read, Remote, Plus, VarAny}, {Read, Local, Star, VarAny}, {Write, Local, One, VarAny}}},
+		{"  A1+\tW2\n", []Term{{Any, Local, Plus, VarAny}, w2}},
+		{"R2 W1+", []Term{{Read, Remote, One, VarAny}, {Write, Local, Plus, VarAny}}},
 		{strings.TrimSpace(strings.Repeat("R1 W2 ", 12)), repeatTerms([]Term{r1, w2}, 12)},
+		{"R1(x) A2* W2(x) W2(y)+ R1(y)", []Term{{Read, Local, One, VarX}, {Any, Remote, Star, VarAny},
+			{Write, Remote, One, VarX}, {Write, Remote, Plus, VarY}, {Read, Local, One, VarY}}},
+		{"W1(y) R2(x)* R2 W1(x)", []Term{{Write, Local, One, VarY}, {Read, Remote, Star, VarX}, {Read, Remote, One, VarAny}, {Write, Local, One, VarX}}},
 	}
 	for _, tc := range tests {
 		got, err := Parse(tc.src)
@@ -58,12 +61,17 @@ func TestParseErrors(t *testing.T) {
 		{"", 1, "empty pattern, expected a term R1 W1 A1 R2 W2 A2"},
 		{"   ", 1, "empty pattern, expected a term R1 W1 A1 R2 W2 A2"},
 		{"R1 W2 X", 7, "unexpected 'X', expected a term R1 W1 A1 R2 W2 A2"},
+		{"R1(x) W2(x) R1", 1, "the pattern names x but not y: a two-variable pattern is about both variables of an atomic set (or name neither for a single-variable pattern)"},
+		{"R1 W2(y) R1", 4, "the pattern names y but not x: a two-variable pattern is about both variables of an atomic set (or name neither for a single-variable pattern)"},
+		{"R1(z) W2 R1", 1, "unexpected 'R1(z)', expected a term R1 W1 A1 R2 W2 A2 (a variable is written right after the thread digit, (x) or (y), as in R1(x)*)"},
+		{"R1*(x) W2 R1", 1, "unexpected 'R1*(x)', expected a term R1 W1 A1 R2 W2 A2 (a variable is written right after the thread digit, (x) or (y), as in R1(x)*)"},
+		{"R1(x)W2(y) R1", 1, "unexpected 'R1(x)W2(y)', expected a term R1 W1 A1 R2 W2 A2 (separate terms with spaces)"},
 		{"R1 W2 R3", 7, "unexpected 'R3', expected a term R1 W1 A1 R2 W2 A2"},
 		{"R1 W2 R1X", 7, "unexpected 'R1X', expected a term R1 W1 A1 R2 W2 A2"},
 		{"R1R2 W2", 1, "unexpected 'R1R2', expected a term R1 W1 A1 R2 W2 A2 (separate terms with spaces)"},
 		{"R1 W2 *", 7, "unexpected '*', expected a term R1 W1 A1 R2 W2 A2 (a quantifier follows its term without a space: R1*)"},
 		{"r1 W2", 1, "unexpected 'r1', expected a term R1 W1 A1 R2 W2 A2 (terms are upper case)"},
-		{"R1 (W2) R1", 4, "unexpected '(W2)', expected a term R1 W1 A1 R2 W2 A2 (the language has no parentheses)"},
+		{"R1 (W2) R1", 4, "unexpected '(W2)', expected a term R1 W1 A1 R2 W2 A2 (a variable is written right after the thread digit, (x) or (y), as in R1(x)*)"},
 		{"R1 W2** R1", 4, "unexpected 'W2**', expected a term R1 W1 A1 R2 W2 A2 (a term takes at most one quantifier)"},
 		{"R1 W2 ∀", 7, "unexpected '∀', expected a term R1 W1 A1 R2 W2 A2"}, // columns count characters, not bytes
 		{"∀ R1", 1, "unexpected '∀', expected a term R1 W1 A1 R2 W2 A2"},
@@ -114,11 +122,11 @@ func TestParseQuietOnStderr(t *testing.T) {
 
 func TestTermString(t *testing.T) {
 	tests := map[Term]string{
-		{Read, Local, One}:   "R1",
-		{Write, Remote, One}: "W2",
-		{Any, Remote, Star}:  "A2*",
-		{Read, Remote, Plus}: "R2+",
-		{Any, Local, Plus}:   "A1+",
+		{Read, Local, One, VarAny}:   "R1",
+		{Write, Remote, One, VarAny}: "W2",
+		{Any, Remote, Star, VarAny}:  "A2*",
+		{Read, Remote, Plus, VarAny}: "R2+",
+		{Any, Local, Plus, VarAny}:   "A1+",
 	}
 	for term, want := range tests {
 		if got := term.String(); got != want {
@@ -148,8 +156,8 @@ func TestBuiltin(t *testing.T) {
 		}
 	}
 	// Callers may modify what they get; each call returns fresh values.
-	ps[0].Terms[0] = Term{Any, Remote, Star}
-	if Builtin()[0].Terms[0] != (Term{Read, Local, One}) {
+	ps[0].Terms[0] = Term{Any, Remote, Star, VarAny}
+	if Builtin()[0].Terms[0] != (Term{Read, Local, One, VarAny}) {
 		t.Error("Builtin() shares its term slices between calls")
 	}
 }

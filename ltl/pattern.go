@@ -13,6 +13,39 @@ type Pattern struct {
 	Source string // the pattern in the pattern language
 	Help   string // a paragraph for `mcpredict patterns` and SARIF rule help
 	Terms  []Term
+	// Swapped marks the second assignment of a two-variable pattern: the
+	// model's second variable plays x (see Swap). ID and Source are those
+	// of the pattern as written; only the claims differ.
+	Swapped bool
+}
+
+// TwoVariable reports whether the pattern is about an atomic set of two
+// variables: whether its terms name variables.
+func (p Pattern) TwoVariable() bool {
+	for _, t := range p.Terms {
+		if t.Var != VarAny {
+			return true
+		}
+	}
+	return false
+}
+
+// Swap returns the pattern with x and y exchanged: the claims in which a
+// set model's second variable plays x. Swapping twice gives p back.
+func (p Pattern) Swap() Pattern {
+	q := p
+	q.Swapped = !p.Swapped
+	q.Terms = make([]Term, len(p.Terms))
+	for i, t := range p.Terms {
+		switch t.Var {
+		case VarX:
+			t.Var = VarY
+		case VarY:
+			t.Var = VarX
+		}
+		q.Terms[i] = t
+	}
+	return q
 }
 
 type builtinDef struct{ id, name, src, help string }
@@ -59,10 +92,59 @@ func builtinDefs() []builtinDef {
 	}
 }
 
+// setDefs are the six two-variable scenarios of Vaziri, Tip and Dolby
+// ("Associating synchronization constraints with data in an object-oriented
+// language", POPL 2006: the problematic interleavings of a unit of work that involve
+// two locations of one atomic set), with the remote accesses generalised as in P1..P5:
+// other remote accesses may come between the two that make the scenario.
+// Each one's two remote terms conflict with the local terms around them in
+// opposite directions, so every instance is a cycle of conflicts: no serial
+// order of the two regions produces it.
+func setDefs() []builtinDef {
+	return []builtinDef{
+		{"M1", "torn read", "R1(x) A2* W2(x) A2* W2(y) A2* R1(y)",
+			"The local thread reads two variables that belong together (an atomic set: bounds, a " +
+				"pointer and its length, a key and its value) in one operation, and the remote thread " +
+				"updates both in between, x first: the local thread sees the old x and the new y, a " +
+				"combination that never existed. Each variable alone may be well locked; the invariant " +
+				"between them is not. Typical fix: read both under one lock that the writer also holds " +
+				"across both writes, or read a snapshot of the whole set."},
+		{"M2", "torn read (writes reversed)", "R1(x) A2* W2(y) A2* W2(x) A2* R1(y)",
+			"As torn read, with the remote thread writing y before x: the local thread reads the old " +
+				"x and then the new y of one remote update. Typical fix: read both variables under the " +
+				"lock the writer holds across its update of the set."},
+		{"M3", "torn update", "W1(x) A2* W2(x) A2* W2(y) A2* W1(y)",
+			"The local thread updates two variables that belong together in one operation, and the " +
+				"remote thread updates both in between: x ends with the remote value and y with the " +
+				"local one, a mixed state that neither update alone produces (an id from one writer " +
+				"and the value of the other). Typical fix: write both under one lock, held across " +
+				"both writes by every writer."},
+		{"M4", "torn update (writes reversed)", "W1(x) A2* W2(y) A2* W2(x) A2* W1(y)",
+			"As torn update, with the remote thread writing y before x: the set ends as a mix of the " +
+				"two updates. Typical fix: one lock across the whole update of the set, taken by every " +
+				"writer."},
+		{"M5", "half-done update read", "W1(x) A2* R2(x) A2* R2(y) A2* W1(y)",
+			"The local thread updates two variables that belong together, and the remote thread reads " +
+				"both in between: the new x with the old y, a state the update never meant to show (a " +
+				"pointer already changed while its length is still the old one). Typical fix: the " +
+				"reader takes the lock that the writer holds across both writes."},
+		{"M6", "half-done update read (reads reversed)", "W1(x) A2* R2(y) A2* R2(x) A2* W1(y)",
+			"As half-done update read, with the remote thread reading y first: it sees the old y and " +
+				"then the new x of one local update. Typical fix: the reader takes the lock the writer " +
+				"holds across both writes."},
+	}
+}
+
 // Builtin returns the five built-in patterns P1..P5, in that order. They are
 // defined by their source text, so the language is the only definition.
-func Builtin() []Pattern {
-	defs := builtinDefs()
+func Builtin() []Pattern { return compile(builtinDefs()) }
+
+// BuiltinSets returns the six built-in two-variable patterns M1..M6, in
+// that order, as written (x is a set model's first variable); Swap gives
+// the other assignment.
+func BuiltinSets() []Pattern { return compile(setDefs()) }
+
+func compile(defs []builtinDef) []Pattern {
 	out := make([]Pattern, len(defs))
 	for i, d := range defs {
 		terms, err := Parse(d.src)
@@ -104,10 +186,15 @@ func checkLocal(local int) {
 }
 
 // ClaimName is the name of the Spin claim for the view where model thread
-// local (1 or 2) is the local thread, e.g. "P1_1".
+// local (1 or 2) is the local thread, e.g. "P1_1"; a swapped two-variable
+// pattern's claims end in "_yx" ("M1_1_yx").
 func (p Pattern) ClaimName(local int) string {
 	checkLocal(local)
-	return p.ID + "_" + strconv.Itoa(local)
+	name := p.ID + "_" + strconv.Itoa(local)
+	if p.Swapped {
+		name += "_yx"
+	}
+	return name
 }
 
 // LTL is the complete Spin ltl block, e.g. "ltl P1_1 { !<> (...) }".
@@ -130,7 +217,7 @@ func (p Pattern) Formula(local int) string {
 	b.WriteString("!<> ")
 	closing := 0
 	for i, t := range p.Terms {
-		c := predicate(t, local, p.PublishBreaks())
+		c := predicate(t, local, p.PublishBreaks(), p.TwoVariable())
 		switch {
 		case i == len(p.Terms)-1:
 			b.WriteString(fmt.Sprintf("(%s && ((v & %d) == 0))", c, EarlyBit(local)))
@@ -163,8 +250,12 @@ func threadOf(s Side, local int) int {
 // of it (P4) or its overwriting (P5) is not an atomicity violation. Patterns
 // that start with a read (P1, P3) keep spanning critical sections: a value
 // read in one and used in the next is the classic split-lock bug.
+//
+// Two-variable patterns never break at a publish: an atomic set's invariant
+// must hold wherever the set is visible, so writing x in one critical
+// section and y in the next is the torn update those patterns are about.
 func (p Pattern) PublishBreaks() bool {
-	return len(p.Terms) > 0 && p.Terms[0].Side == Local && p.Terms[0].Access == Write
+	return len(p.Terms) > 0 && p.Terms[0].Side == Local && p.Terms[0].Access == Write && !p.TwoVariable()
 }
 
 // The model's variable v packs the last access and the region flags into
@@ -173,6 +264,9 @@ func (p Pattern) PublishBreaks() bool {
 // model, and atomic would let the claim see a half-done step).
 const (
 	ValueMask = 127 // bits 0-6: 0, t after a read by thread t, 64+t after a write
+	// VarBit is added to the value for an access of the second variable
+	// of a set model (two-variable patterns): 16+t, 80+t.
+	VarBit = 16
 )
 
 // BrkBit is the bit of v that is set while thread t (1 or 2) has passed a
@@ -205,12 +299,20 @@ func Pack(o Obs) int {
 // value of the last access, with the local thread's region-boundary flag
 // clear (DESIGN.md §3) so that a blocking point breaks every chain, and for
 // patterns that start with a local write its publish flag clear too. Both
-// tests are one comparison of v under a mask.
-func predicate(t Term, local int, pub bool) string {
+// tests are one comparison of v under a mask. In a two-variable pattern a
+// term's variable selects VarBit; a term without one leaves it out of the
+// mask.
+func predicate(t Term, local int, pub, twoVar bool) string {
 	tid := threadOf(t.Side, local)
 	mask := ValueMask | BrkBit(local)
 	if pub {
 		mask |= PubBit(local)
+	}
+	switch {
+	case twoVar && t.Var == VarAny:
+		mask &^= VarBit
+	case t.Var == VarY:
+		tid += VarBit
 	}
 	switch t.Access {
 	case Read:

@@ -38,14 +38,16 @@ func TestAgainstSpin(t *testing.T) {
 	}
 
 	const (
-		numSeqs    = 240
-		maxSeqLen  = 11 // the initial state and up to 10 more
+		numSeqs    = 320
+		maxSeqLen  = 13 // the initial state and up to 12 more
 		groupClaim = 4  // claims per compiled pan
 	)
 	r := rand.New(rand.NewPCG(20120628, 7))
 	patterns := Builtin()
-	for i := 1; i <= 3; i++ {
-		patterns = append(patterns, randomPattern(r, "U"+strconv.Itoa(i), 6))
+	patterns = append(patterns, BuiltinSets()...)
+	patterns = append(patterns, BuiltinSets()[0].Swap(), BuiltinSets()[4].Swap())
+	for i := 1; i <= 4; i++ {
+		patterns = append(patterns, randomPattern(r, "U"+strconv.Itoa(i), 6, i > 2))
 	}
 	seqs := make([][]Obs, numSeqs)
 	for i := range seqs {
