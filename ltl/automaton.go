@@ -8,8 +8,8 @@ type Obs struct {
 	// V is 0 initially; t after a read by model thread t, 64+t after a
 	// write; VarBit more for an access of a set model's second variable.
 	V    int16
-	Brk1 bool  // thread 1 passed a region boundary since its last access
-	Brk2 bool  // same for thread 2
+	Brk1 bool // thread 1 passed a region boundary since its last access
+	Brk2 bool // same for thread 2
 	// Pub1 is set when thread 1 released a lock whose critical section
 	// accessed the variable, since its last access; Pub2 likewise.
 	Pub1, Pub2 bool
