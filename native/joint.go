@@ -19,7 +19,7 @@ import (
 
 const (
 	jointPCBits    = 24
-	jointTupleBits = 64 - 2*jointPCBits - vBits // 13
+	jointTupleBits = 64 - 2*jointPCBits - vBits // 12
 	maxJointClaims = 16
 	maxJointTuples = 1<<jointTupleBits - 1
 	maxJointPC     = 1<<jointPCBits - 1

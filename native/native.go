@@ -166,11 +166,15 @@ func (c *Checker) successor(x int, pc [2]int32, v int16, local int) ([2]int32, i
 	if !c.enabled(x, pc, local) {
 		return pc, v, false
 	}
-	switch c.pm.Steps[x][pc[x]].Kind {
+	s := &c.pm.Steps[x][pc[x]]
+	switch s.Kind {
 	case tracemodel.StepRead:
 		v = int16(x + 1)
 	case tracemodel.StepWrite:
 		v = int16(64 + x + 1)
+	}
+	if s.Second && s.Kind.IsAccess() {
+		v += ltl.VarBit
 	}
 	pc[x]++
 	return pc, v, true
@@ -187,31 +191,38 @@ func (c *Checker) obs(pc [2]int32, v int16) ltl.Obs {
 // index of the variable's value, and the index of the automaton state among
 // those met so far in this search.
 const (
-	pcBits   = 26
-	vBits    = 3
+	pcBits   = 25
+	vBits    = 4
 	autBits  = 9
 	maxPC    = 1<<pcBits - 1
 	maxAutID = 1<<autBits - 1
 )
 
 // valueAt and valueIndex convert between the variable's possible values (0,
-// 1, 2, 65, 66) and the index that is packed into a state.
+// 1, 2, 65, 66, and the same plus VarBit for the second variable of a set
+// model) and the index that is packed into a state.
 func valueAt(i uint64) int16 {
-	return [...]int16{0, 1, 2, 65, 66}[i]
+	return [...]int16{0, 1, 2, 65, 66, 1 + ltl.VarBit, 2 + ltl.VarBit, 65 + ltl.VarBit, 66 + ltl.VarBit}[i]
 }
 
 func valueIndex(v int16) uint64 {
-	switch v {
+	var i uint64
+	switch v &^ ltl.VarBit {
 	case 1:
-		return 1
+		i = 1
 	case 2:
-		return 2
+		i = 2
 	case 65:
-		return 3
+		i = 3
 	case 66:
-		return 4
+		i = 4
+	default:
+		return 0
 	}
-	return 0
+	if v&ltl.VarBit != 0 {
+		i += 4
+	}
+	return i
 }
 
 func pack(pc [2]int32, v uint64, aut uint64) uint64 {

@@ -44,7 +44,11 @@ const maxListed = 4
 // Emit writes the Promela program of pm with the given claims.
 func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 	w := &writer{lines: map[int]tracemodel.StepRef{}}
-	w.printf("/* mcpredict model of %s\n", commentSafe(pm.Var))
+	if pm.Var2 != "" {
+		w.printf("/* mcpredict model of the atomic set {%s, %s}\n", commentSafe(pm.Var), commentSafe(pm.Var2))
+	} else {
+		w.printf("/* mcpredict model of %s\n", commentSafe(pm.Var))
+	}
 	w.printf(" * trace:    %s\n", commentSafe(pm.Trace))
 	for x, t := range pm.Threads {
 		w.printf(" * t%d:       thread %d of the trace (handle %s)\n", x+1, t.ID, commentSafe(t.Handle))
@@ -55,6 +59,10 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 	w.printf(" * blocked on synchronization (brk: t1 %d, t2 %d) or released a lock\n", ltl.BrkBit(1), ltl.BrkBit(2))
 	w.printf(" * after accessing v (pub: t1 %d, t2 %d). An access sets the value and\n", ltl.PubBit(1), ltl.PubBit(2))
 	w.printf(" * clears its thread's flags in one assignment.\n")
+	if pm.Var2 != "" {
+		w.printf(" * v is the last access to either variable of the set: %d more for\n", ltl.VarBit)
+		w.printf(" * an access of %s (y of the claims as written).\n", commentSafe(pm.Var2))
+	}
 	w.printf(" */\n")
 	w.printf("short v = 0;\n")
 	progType := "byte"
@@ -136,6 +144,9 @@ func statement(tid int, s tracemodel.Step, writing map[int]bool, sources bool) s
 		code := tid
 		if s.Kind == tracemodel.StepWrite {
 			code += 64
+		}
+		if s.Second {
+			code += ltl.VarBit
 		}
 		// Keep the other thread's flags, clear this one's.
 		keep := ltl.BrkBit(other) | ltl.PubBit(other)

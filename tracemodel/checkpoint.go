@@ -69,7 +69,7 @@ func (m *Model) checkpoints() []*flowCheckpoint {
 		if len(m.Events) < 2*every {
 			return
 		}
-		b := m.newOrderBuilder(-1)
+		b := m.newOrderBuilder([2]int32{-1, -1})
 		b.flow = make([]varFlow, len(m.Vars))
 		for i := range m.Events {
 			if i > 0 && i%every == 0 {

@@ -150,6 +150,10 @@ func (m *Model) SyncOrder() *Order { return m.sync }
 // It costs one pass over the trace.
 func (m *Model) DataflowOrder(v int) *Order { return m.order(int32(v)) }
 
+// DataflowOrderSet is DataflowOrder for the model of an atomic set {v, w}:
+// the data flow of every variable but v and w.
+func (m *Model) DataflowOrderSet(v, w int) *Order { return m.order(int32(v), int32(w)) }
+
 // SharedVar is a variable accessed by at least two threads, at least one of
 // which writes it. Its candidate pairs (DESIGN §3) are the pairs of its
 // threads of which one writes; they are enumerated by Pairs, not stored: a

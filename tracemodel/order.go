@@ -70,7 +70,7 @@ type varFlow struct {
 // vector clocks.
 type orderBuilder struct {
 	m       *Model
-	exclude int32 // variable whose data flow is left out; -1: no data flow at all
+	exclude [2]int32 // variables whose data flow is left out; -1: no data flow at all
 	clocks  [][]clockSnap
 	vc      []vclock // current clock per thread (own component not kept)
 	n       []int32  // events so far per thread
@@ -87,18 +87,29 @@ type orderBuilder struct {
 	copied []bool
 }
 
-// order computes the order of the trace. exclude < 0 gives the
+// order computes the order of the trace. No variables give the
 // synchronization order; otherwise the data flow of every variable except
-// exclude is added (replayed from the last checkpoint before exclude's
-// first access, checkpoint.go).
-func (m *Model) order(exclude int32) *Order {
-	b := m.newOrderBuilder(exclude)
+// those (one, or the two of an atomic set) is added (replayed from the last
+// checkpoint before their first access, checkpoint.go).
+func (m *Model) order(exclude ...int32) *Order {
+	ex := [2]int32{-1, -1}
+	copy(ex[:], exclude)
+	if len(exclude) == 1 {
+		ex[1] = ex[0]
+	}
+	b := m.newOrderBuilder(ex)
 	start := 0
-	if exclude >= 0 {
+	if ex[0] >= 0 {
 		b.flow = make([]varFlow, len(m.Vars))
-		if acc := m.Vars[exclude].Accesses; len(acc) > 0 {
+		first := int32(-1)
+		for _, v := range ex {
+			if acc := m.Vars[v].Accesses; len(acc) > 0 && (first < 0 || acc[0] < first) {
+				first = acc[0]
+			}
+		}
+		if first >= 0 {
 			cps := m.checkpoints()
-			i := sort.Search(len(cps), func(i int) bool { return cps[i].idx > int(acc[0]) }) - 1
+			i := sort.Search(len(cps), func(i int) bool { return cps[i].idx > int(first) }) - 1
 			if i >= 0 {
 				b.restore(cps[i], m.flowCk.full)
 				start = cps[i].idx
@@ -113,7 +124,7 @@ func (m *Model) order(exclude int32) *Order {
 
 // newOrderBuilder returns a builder at the start of the trace, without
 // data flow.
-func (m *Model) newOrderBuilder(exclude int32) *orderBuilder {
+func (m *Model) newOrderBuilder(exclude [2]int32) *orderBuilder {
 	nt := len(m.Threads)
 	return &orderBuilder{
 		m:              m,
@@ -193,7 +204,7 @@ func (b *orderBuilder) event(e *Event, idx int32) {
 		// barrier until then, including later arrivals.
 		b.pendingBarrier[t-1] = e.Obj
 	case Read, Write:
-		if b.flow != nil && e.Obj != b.exclude && !b.m.IsSyncVar(int(e.Obj)) {
+		if b.flow != nil && e.Obj != b.exclude[0] && e.Obj != b.exclude[1] && !b.m.IsSyncVar(int(e.Obj)) {
 			changed = b.dataflow(e, idx, pos) || changed
 		}
 	}

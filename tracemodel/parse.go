@@ -1111,7 +1111,7 @@ func (b *builder) finish() *Model {
 	}
 	m.findUpdates()
 	m.findAtomicLocks()
-	m.sync = m.order(-1)
+	m.sync = m.order()
 	m.flowCk = &flowCheckpoints{}
 	m.scope = make([]*scopeIndex, len(m.Threads))
 	for i := range m.Threads {

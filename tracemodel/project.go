@@ -64,8 +64,11 @@ func (k StepKind) IsRelease() bool { return k == StepUnlock || k == StepRwUnlock
 // serialized (for example to send it to a remote worker) and it determines
 // the verdicts by itself.
 type PairModel struct {
-	Trace   string       `json:"trace"`
-	Var     string       `json:"var"`
+	Trace string `json:"trace"`
+	Var   string `json:"var"`
+	// Var2 is the second variable of the model of an atomic set {Var,
+	// Var2} (ProjectSet); "" for the model of one variable.
+	Var2    string       `json:"var2,omitempty"`
 	Threads [2]ThreadRef `json:"threads"` // model thread 1 and 2 of the pair
 	Locks   []LockRef    `json:"locks"`   // the common locks the steps use
 	Steps   [2][]Step    `json:"steps"`   // per thread, program order
@@ -93,7 +96,9 @@ type LockRef struct {
 // Step is one statement of a thread of a PairModel.
 type Step struct {
 	Kind StepKind `json:"kind"`
-	Lock int      `json:"lock,omitempty"` // index into PairModel.Locks, for lock steps
+	// Second marks an access of PairModel.Var2 (a set model).
+	Second bool `json:"second,omitempty"`
+	Lock   int  `json:"lock,omitempty"` // index into PairModel.Locks, for lock steps
 	// Guard: the step may run only once the other thread's progress
 	// counter is at least Guard (0: no constraint). Encodes causal order.
 	Guard int `json:"guard,omitempty"`
@@ -177,6 +182,49 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	if v <= 0 || v >= len(m.Vars) {
 		return nil, fmt.Errorf("trace %s: no variable #%d", m.Name, v)
 	}
+	return m.project([]int32{int32(v)}, t1, t2, opts)
+}
+
+// ProjectSet builds the PairModel of the atomic set {v, w} for threads t1
+// and t2: the accesses of both variables (those of w are Step.Second), with
+// the semantics of Project — regions end at the same boundaries (the
+// update-return rule counts a write of either variable), read sources are
+// per variable, and the data-flow order leaves out both variables. Both
+// threads must access v or w.
+func (m *Model) ProjectSet(v, w, t1, t2 int, opts ProjectOptions) (*PairModel, error) {
+	for _, x := range []int{v, w} {
+		if x <= 0 || x >= len(m.Vars) {
+			return nil, fmt.Errorf("trace %s: no variable #%d", m.Name, x)
+		}
+	}
+	if v == w {
+		return nil, fmt.Errorf("trace %s: an atomic set needs two variables, got %s twice", m.Name, m.Vars[v].Name)
+	}
+	return m.project([]int32{int32(v), int32(w)}, t1, t2, opts)
+}
+
+// setAccesses returns the accesses of the variables in trace order, with
+// the index in vars of each one's variable.
+func (m *Model) setAccesses(vars []int32) ([]int32, []int8) {
+	if len(vars) == 1 {
+		return m.Vars[vars[0]].Accesses, nil
+	}
+	a, b := m.Vars[vars[0]].Accesses, m.Vars[vars[1]].Accesses
+	evs := make([]int32, 0, len(a)+len(b))
+	which := make([]int8, 0, len(a)+len(b))
+	for i, j := 0, 0; i < len(a) || j < len(b); {
+		if j == len(b) || i < len(a) && a[i] < b[j] {
+			evs, which = append(evs, a[i]), append(which, 0)
+			i++
+		} else {
+			evs, which = append(evs, b[j]), append(which, 1)
+			j++
+		}
+	}
+	return evs, which
+}
+
+func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairModel, error) {
 	if t1 == t2 || t1 <= 0 || t2 <= 0 || t1 > len(m.Threads) || t2 > len(m.Threads) {
 		return nil, fmt.Errorf("trace %s: bad thread pair %d,%d", m.Name, t1, t2)
 	}
@@ -184,36 +232,49 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	switch {
 	case ord != nil:
 	case opts.Dataflow:
-		ord = m.DataflowOrder(v)
+		ord = m.order(vars...)
 	default:
 		ord = m.sync
 	}
 	tids := [2]int{t1, t2}
 	var acc [2][]int32 // positions of accesses
 	var accEv [2][]int32
-	var src [2][]int32                           // per access: position of a read's observed write in the other thread
-	lastWrite, prevWrite := int32(-1), int32(-1) // the last two writes of v so far
-	for _, ev := range m.Vars[v].Accesses {
+	var accVar [2][]int8 // per access: index in vars of its variable
+	var src [2][]int32   // per access: position of a read's observed write in the other thread
+	// Per variable, the last two writes so far.
+	lastWrite, prevWrite := [2]int32{-1, -1}, [2]int32{-1, -1}
+	evs, which := m.setAccesses(vars)
+	for k, ev := range evs {
 		e := &m.Events[ev]
+		vi := int8(0)
+		if which != nil {
+			vi = which[k]
+		}
+		lw, pw := lastWrite[vi], prevWrite[vi]
 		for x := 0; x < 2; x++ {
 			if int(e.Thread) == tids[x] {
 				acc[x] = append(acc[x], m.Position(ev))
 				accEv[x] = append(accEv[x], ev)
+				accVar[x] = append(accVar[x], vi)
 				s := int32(0)
-				if opts.ObservedReads && e.Kind == Read && lastWrite >= 0 && int(m.Events[lastWrite].Thread) == tids[1-x] &&
-					(prevWrite < 0 || int(m.Events[prevWrite].Thread) == tids[x]) {
-					s = m.Position(lastWrite)
+				if opts.ObservedReads && e.Kind == Read && lw >= 0 && int(m.Events[lw].Thread) == tids[1-x] &&
+					(pw < 0 || int(m.Events[pw].Thread) == tids[x]) {
+					s = m.Position(lw)
 				}
 				src[x] = append(src[x], s)
 			}
 		}
 		if e.Kind == Write {
-			lastWrite, prevWrite = ev, lastWrite
+			lastWrite[vi], prevWrite[vi] = ev, lw
 		}
+	}
+	name := m.Vars[vars[0]].Name
+	if len(vars) == 2 {
+		name += " and " + m.Vars[vars[1]].Name
 	}
 	for x := 0; x < 2; x++ {
 		if len(acc[x]) == 0 {
-			return nil, fmt.Errorf("trace %s: thread %s does not access %s", m.Name, m.Threads[tids[x]-1].Handle, m.Vars[v].Name)
+			return nil, fmt.Errorf("trace %s: thread %s does not access %s", m.Name, m.Threads[tids[x]-1].Handle, name)
 		}
 	}
 	common := intersect(m.threadLocks[t1-1], m.threadLocks[t2-1])
@@ -257,7 +318,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 				k = StepWrite
 			}
 			refs[i] = m.ref(e)
-			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i]})
+			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i]})
 		}
 		for _, l := range common {
 			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
@@ -283,7 +344,7 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 			}
 		}
 		if !opts.NoBoundaries {
-			raw[x] = append(raw[x], m.breaks(tid, int32(v), acc[x], opts)...)
+			raw[x] = append(raw[x], m.breaks(tid, vars, acc[x], accVar[x], opts)...)
 		}
 		// (pos, order) is unique: one event per position, and the steps
 		// that share one (a cond Wait's release, boundary and reacquire; an
@@ -358,9 +419,12 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 	}
 	pm := &PairModel{
 		Trace:   m.Name,
-		Var:     m.Vars[v].Name,
+		Var:     m.Vars[vars[0]].Name,
 		Threads: [2]ThreadRef{{ID: t1, Handle: m.Threads[t1-1].Handle}, {ID: t2, Handle: m.Threads[t2-1].Handle}},
 		Locks:   make([]LockRef, len(lockIndex)),
+	}
+	if len(vars) == 2 {
+		pm.Var2 = m.Vars[vars[1]].Name
 	}
 	for l, i := range lockIndex {
 		pm.Locks[i] = LockRef{Name: m.Objects[l], RW: m.rwObj[l]}
@@ -406,13 +470,13 @@ func mergeable(a, b *rawStep) bool {
 }
 
 // breaks returns the region breaks of thread tid between consecutive
-// accesses at positions acc. In each gap it places at most one Boundary, at
+// accesses at positions acc, of vars[accVar[i]] (accVar nil: all of vars[0]). In each gap it places at most one Boundary, at
 // the first of: a blocking event, a hand-off (with opts.Handoffs), the end
 // of an operation (with opts.Scope); and at most one Publish, at the first
 // release of a lock held at the earlier access. Later ones in the same gap
 // would only repeat them. Implicit releases of cond waits are boundaries
 // already.
-func (m *Model) breaks(tid int, v int32, acc []int32, opts ProjectOptions) []rawStep {
+func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts ProjectOptions) []rawStep {
 	var out []rawStep
 	bl := m.blocking[tid-1]
 	ho := m.handoffs[tid-1]
@@ -423,9 +487,13 @@ func (m *Model) breaks(tid int, v int32, acc []int32, opts ProjectOptions) []raw
 		}
 		return 0
 	}
-	lastWrite := int32(0) // the thread's last write of v at or before a
+	lastWrite := int32(0) // the thread's last write of the variables at or before a
 	for i := 0; i+1 < len(acc); i++ {
 		a, b := acc[i], acc[i+1]
+		v := vars[0]
+		if accVar != nil {
+			v = vars[accVar[i]]
+		}
 		if opts.Scope && m.EventAt(tid, a).Kind == Write {
 			lastWrite = a
 		}
