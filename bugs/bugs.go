@@ -123,6 +123,9 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 			if s.Kind == tracemodel.StepWrite {
 				cur.V += 64
 			}
+			if s.Second {
+				cur.V += ltl.VarBit
+			}
 			cur = setFlag(cur, r.Thread, false, false)
 			cur = setFlag(cur, r.Thread, true, false)
 		case tracemodel.StepBoundary:
@@ -151,6 +154,25 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		PatternName: pat.Name,
 		Claim:       pat.ClaimName(local),
 		Engine:      engine,
+	}
+	// The violation of a set model lists both variables, x of the pattern
+	// first; each access names its variable.
+	varOf := func(s tracemodel.Step) string { return "" }
+	if pm.Var2 != "" {
+		v.Objects = []string{pm.Var, pm.Var2}
+		if pat.Swapped {
+			v.Objects = []string{pm.Var2, pm.Var}
+		}
+		v.Var = v.Objects[0] + ", " + v.Objects[1]
+		varOf = func(s tracemodel.Step) string {
+			if !s.Kind.IsAccess() {
+				return ""
+			}
+			if s.Second {
+				return pm.Var2
+			}
+			return pm.Var
+		}
 	}
 	// obs[i] is the state after executed[i-1]. Several steps can stand for
 	// one event (a cond Wait's release, boundary and reacquire; an unlock and
@@ -181,7 +203,7 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 			a := Access{
 				Thread: pm.Threads[r.Thread].ID, Handle: pm.Threads[r.Thread].Handle, Role: role,
 				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine,
-				Instance: inInstance,
+				Instance: inInstance, Object: varOf(s),
 			}
 			v.Interleaving = append(v.Interleaving, a)
 			if inInstance {
@@ -294,7 +316,7 @@ func isEssential(pat ltl.Pattern, a Access) bool {
 func bugID(pat ltl.Pattern, as []Access) string {
 	h := sha256.New()
 	id := pat.ID
-	if !strings.HasPrefix(id, "P") { // user patterns: the text, not the position on the command line
+	if !ltl.IsBuiltin(id) { // user patterns: the text, not the position on the command line
 		id = pat.Source
 	}
 	fmt.Fprintf(h, "%s\n", id)
@@ -404,10 +426,16 @@ func Dedupe(vs []Violation) []Bug {
 	return out
 }
 
-// patternLess orders P1..P5 before user patterns, numerically.
+// patternLess orders P1..P5, then M1..M6, then user patterns, numerically.
 func patternLess(a, b string) bool {
 	if a[0] != b[0] {
-		return a[0] == 'P'
+		rank := func(c byte) int {
+			if i := strings.IndexByte("PM", c); i >= 0 {
+				return i
+			}
+			return 2
+		}
+		return rank(a[0]) < rank(b[0])
 	}
 	if len(a) != len(b) {
 		return len(a) < len(b)

@@ -156,6 +156,30 @@ func compile(defs []builtinDef) []Pattern {
 	return out
 }
 
+// IsBuiltin reports whether id is the id of a built-in pattern (P1..P5,
+// M1..M6).
+func IsBuiltin(id string) bool {
+	for _, d := range append(builtinDefs(), setDefs()...) {
+		if d.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// BothAssignments returns the patterns with, after each two-variable one,
+// its swapped assignment (Swap): the claims of a set model.
+func BothAssignments(pats []Pattern) []Pattern {
+	var out []Pattern
+	for _, p := range pats {
+		out = append(out, p)
+		if p.TwoVariable() {
+			out = append(out, p.Swap())
+		}
+	}
+	return out
+}
+
 // User makes a pattern from a user's source text. id becomes the prefix of
 // the claim names, so it must be a Promela identifier; it is the caller's job
 // to keep it distinct from the built-in ids and from names used in the model.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,6 +87,17 @@ func userPatterns(t testing.TB) []ltl.Pattern {
 	return out
 }
 
+// userSetPattern is a two-variable user pattern with a starred local term
+// and a term without a variable.
+func userSetPattern(t testing.TB) ltl.Pattern {
+	t.Helper()
+	p, err := ltl.User("U3", "W1(x) R1* A2(y)+ W2 R1(x)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // diffModel is one (variable, thread pair) model of a trace with its native
 // verdicts, in predict.Claims order.
 type diffModel struct {
@@ -113,52 +125,90 @@ func modelsOf(t testing.TB, name string, trace []byte, opts tracemodel.ProjectOp
 	if err != nil {
 		t.Fatalf("%s: Plan: %v", name, err)
 	}
-	claims := predict.Claims(pats)
 	var out []*diffModel
 	for _, task := range tasks {
 		pm, err := m.Project(task.Var, task.T1, task.T2, opts)
 		if err != nil {
 			t.Fatalf("%s: Project(%s, %d, %d): %v", name, task.VarName, task.T1, task.T2, err)
 		}
-		d := &diffModel{
-			name:  fmt.Sprintf("%s var %s threads %s,%s semantics %s", name, task.VarName, pm.Threads[0].Handle, pm.Threads[1].Handle, opts),
-			trace: trace, opts: opts, pm: pm, pats: pats,
-			prog: promela.Emit(pm, claims),
-		}
-		checker := native.New(pm)
-		for _, p := range pats {
-			for local := 1; local <= 2; local++ {
-				v, err := checker.Check(ctx, p, local)
-				if err != nil {
-					t.Fatalf("%s: native %s: %v", d.name, p.ClaimName(local), err)
-				}
-				if v.Violated {
-					if _, err := bugs.FromWitness(pm, p, local, v.Witness, "native"); err != nil {
-						t.Errorf("%s: native witness of %s: %v\n%s", d.name, v.Claim(), err, d.describe())
-					}
-				}
-				d.native = append(d.native, v)
-			}
-		}
-		// The joint search of all claims (what predict uses) agrees with
-		// the one-claim searches, and its witnesses hold their pattern.
-		all, err := checker.CheckAll(ctx, pats)
-		if err != nil {
-			t.Fatalf("%s: CheckAll: %v", d.name, err)
-		}
-		for i, v := range all {
-			if v.Violated != d.native[i].Violated || v.Claim() != d.native[i].Claim() {
-				t.Errorf("%s: CheckAll %s violated=%v, Check says %v\n%s", d.name, v.Claim(), v.Violated, d.native[i].Violated, d.describe())
-			}
-			if v.Violated {
-				if _, err := bugs.FromWitness(pm, v.Pattern, v.Local, v.Witness, "native"); err != nil {
-					t.Errorf("%s: joint witness of %s: %v\n%s", d.name, v.Claim(), err, d.describe())
-				}
-			}
-		}
-		out = append(out, d)
+		out = append(out, newDiffModel(t, fmt.Sprintf("%s var %s threads %s,%s semantics %s", name, task.VarName, pm.Threads[0].Handle, pm.Threads[1].Handle, opts), trace, opts, pm, pats))
 	}
 	return out
+}
+
+// setModelsOf is modelsOf for the models of atomic sets: every pair of
+// shared variables, for every pair of threads that each access one of
+// them, checked with the two-variable patterns pats (both assignments).
+func setModelsOf(t testing.TB, name string, trace []byte, opts tracemodel.ProjectOptions, pats []ltl.Pattern) []*diffModel {
+	t.Helper()
+	m, err := tracemodel.Parse(context.Background(), bytes.NewReader(trace), name, tracemodel.Options{})
+	if err != nil {
+		t.Fatalf("%s: the generated trace does not parse: %v\n%s", name, err, trace)
+	}
+	shared := m.SharedVars()
+	var out []*diffModel
+	for i, a := range shared {
+		for _, b := range shared[i+1:] {
+			for t1 := 1; t1 <= len(m.Threads); t1++ {
+				for t2 := t1 + 1; t2 <= len(m.Threads); t2++ {
+					if !slices.Contains(a.Threads, t1) && !slices.Contains(b.Threads, t1) ||
+						!slices.Contains(a.Threads, t2) && !slices.Contains(b.Threads, t2) {
+						continue
+					}
+					pm, err := m.ProjectSet(a.Var, b.Var, t1, t2, opts)
+					if err != nil {
+						t.Fatalf("%s: ProjectSet(%s, %s, %d, %d): %v", name, a.Name, b.Name, t1, t2, err)
+					}
+					out = append(out, newDiffModel(t, fmt.Sprintf("%s set {%s, %s} threads %s,%s semantics %s", name, a.Name, b.Name, pm.Threads[0].Handle, pm.Threads[1].Handle, opts), trace, opts, pm, pats))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// newDiffModel decides every claim of pm natively, one by one and jointly,
+// and emits its Promela program.
+func newDiffModel(t testing.TB, name string, trace []byte, opts tracemodel.ProjectOptions, pm *tracemodel.PairModel, pats []ltl.Pattern) *diffModel {
+	t.Helper()
+	ctx := context.Background()
+	d := &diffModel{
+		name:  name,
+		trace: trace, opts: opts, pm: pm, pats: pats,
+		prog: promela.Emit(pm, predict.Claims(pats)),
+	}
+	checker := native.New(pm)
+	for _, p := range pats {
+		for local := 1; local <= 2; local++ {
+			v, err := checker.Check(ctx, p, local)
+			if err != nil {
+				t.Fatalf("%s: native %s: %v", d.name, p.ClaimName(local), err)
+			}
+			if v.Violated {
+				if _, err := bugs.FromWitness(pm, p, local, v.Witness, "native"); err != nil {
+					t.Errorf("%s: native witness of %s: %v\n%s", d.name, v.Claim(), err, d.describe())
+				}
+			}
+			d.native = append(d.native, v)
+		}
+	}
+	// The joint search of all claims (what predict uses) agrees with
+	// the one-claim searches, and its witnesses hold their pattern.
+	all, err := checker.CheckAll(ctx, pats)
+	if err != nil {
+		t.Fatalf("%s: CheckAll: %v", d.name, err)
+	}
+	for i, v := range all {
+		if v.Violated != d.native[i].Violated || v.Claim() != d.native[i].Claim() {
+			t.Errorf("%s: CheckAll %s violated=%v, Check says %v\n%s", d.name, v.Claim(), v.Violated, d.native[i].Violated, d.describe())
+		}
+		if v.Violated {
+			if _, err := bugs.FromWitness(pm, v.Pattern, v.Local, v.Witness, "native"); err != nil {
+				t.Errorf("%s: joint witness of %s: %v\n%s", d.name, v.Claim(), err, d.describe())
+			}
+		}
+	}
+	return d
 }
 
 // describe is what a failure shows: the trace and the Promela model.
@@ -299,6 +349,8 @@ func TestNativeMatchesSpin(t *testing.T) {
 	}
 	builtin := ltl.Builtin()
 	withUser := append(ltl.Builtin(), userPatterns(t)...)
+	setPats := ltl.BothAssignments(append(ltl.BuiltinSets(), userSetPattern(t)))
+	var setModels, setViolated int
 	start := time.Now()
 	var set jobSet
 	for seed := int64(0); seed < int64(traces); seed++ {
@@ -327,6 +379,34 @@ func TestNativeMatchesSpin(t *testing.T) {
 		for _, o := range opts {
 			for _, d := range modelsOf(t, name, text, o, pats) {
 				set.add(d)
+			}
+		}
+		// The models of atomic sets, on a trace of two variables for
+		// every other seed.
+		if seed%2 == 1 {
+			var buf bytes.Buffer
+			c := gen.Config{Kind: gen.KindRandom, Seed: seed + 1_000_000, Threads: 2 + int(seed/2%2), Vars: 2, Events: 10 + seed%25}
+			if _, err := gen.Write(context.Background(), &buf, c); err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("random seed %d events %d, two variables", c.Seed, c.Events)
+			text := buf.Bytes()
+			opts := []tracemodel.ProjectOptions{{}}
+			if seed%6 == 1 {
+				text, name = withLoops(text, seed), name+" with loops"
+				precise, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
+				opts = append(opts, precise)
+			}
+			for _, o := range opts {
+				for _, d := range setModelsOf(t, name, text, o, setPats) {
+					set.add(d)
+					setModels++
+					for _, v := range d.native {
+						if v.Violated {
+							setViolated++
+						}
+					}
+				}
 			}
 		}
 	}
@@ -373,6 +453,10 @@ func TestNativeMatchesSpin(t *testing.T) {
 		traces, set.count, len(set.jobs), compared, violated, prepared.Round(time.Millisecond), filepath.Base(tools.CC), (time.Since(start) - prepared).Round(time.Second))
 	if compared == 0 || violated == 0 || violated == compared {
 		t.Errorf("degenerate test: %d claims compared, %d violated", compared, violated)
+	}
+	t.Logf("of them, %d models of atomic sets, %d of their claims violated", setModels, setViolated)
+	if setModels == 0 || setViolated == 0 {
+		t.Errorf("degenerate test: %d models of atomic sets, %d of their claims violated", setModels, setViolated)
 	}
 }
 
