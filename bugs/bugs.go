@@ -316,6 +316,9 @@ func isEssential(pat ltl.Pattern, a Access) bool {
 func bugID(pat ltl.Pattern, as []Access) string {
 	h := sha256.New()
 	id := pat.ID
+	if pat.Family != "" {
+		id = pat.Family
+	}
 	if !ltl.IsBuiltin(id) { // user patterns: the text, not the position on the command line
 		id = pat.Source
 	}
@@ -377,13 +380,17 @@ type Bug struct {
 // Dedupe groups violations into bugs, ordered by pattern and first location.
 // It fills each violation's BugID.
 func Dedupe(vs []Violation) []Bug {
-	byID := map[string]*Bug{}
+	type bug struct {
+		Bug
+		set bool // of a set model
+	}
+	byID := map[string]*bug{}
 	var order []string
 	for i, v := range vs {
 		b := byID[v.BugID]
 		if b == nil {
-			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(locationAccesses(v.essentialAccesses())),
-				Analysis: v.Analysis}
+			b = &bug{Bug: Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(locationAccesses(v.essentialAccesses())),
+				Analysis: v.Analysis}, set: v.Analysis == "" && len(v.Objects) == 2}
 			byID[v.BugID] = b
 			order = append(order, v.BugID)
 		}
@@ -406,8 +413,11 @@ func Dedupe(vs []Violation) []Bug {
 	out := make([]Bug, 0, len(order))
 	for _, id := range order {
 		b := byID[id]
-		sort.Strings(b.Vars)
-		out = append(out, *b)
+		if !b.set {
+			// A set's variables keep their order: x of the pattern first.
+			sort.Strings(b.Vars)
+		}
+		out = append(out, b.Bug)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -13,6 +13,11 @@ type Pattern struct {
 	Source string // the pattern in the pattern language
 	Help   string // a paragraph for `mcpredict patterns` and SARIF rule help
 	Terms  []Term
+	// Family, when set, is the id under which the pattern's bugs are
+	// grouped with those of its sibling (M1 and M2 are both "M1"): the
+	// two orders of the remote accesses are one scenario, and one
+	// interleaving often has instances of both.
+	Family string
 	// Swapped marks the second assignment of a two-variable pattern: the
 	// model's second variable plays x (see Swap). ID and Source are those
 	// of the pattern as written; only the claims differ.
@@ -48,7 +53,7 @@ func (p Pattern) Swap() Pattern {
 	return q
 }
 
-type builtinDef struct{ id, name, src, help string }
+type builtinDef struct{ id, name, src, help, family string }
 
 // builtinDefs are the five unserializable interleavings of the paper's
 // Fig. 6 / Theorem 1, with the remote block generalised to any accesses
@@ -61,34 +66,34 @@ func builtinDefs() []builtinDef {
 				"different values. Code that checks a value and then uses it again (check-then-act, " +
 				"double reads of a flag or pointer) acts on a state that no longer exists; no serial " +
 				"order of the two regions produces this outcome. Typical fix: read the variable once " +
-				"into a local, or hold the same lock as the writer across both reads."},
+				"into a local, or hold the same lock as the writer across both reads.", ""},
 		{"P2", "stale read after local write", "W1 R1* A2* W2 A2* R1",
 			"The local thread writes the shared variable and later reads it back in the same " +
 				"region, expecting its own value, but the remote thread writes in between, so the " +
 				"read returns the remote value. The local thread then continues from a state it did " +
 				"not create, which no serial execution allows. Typical fix: keep the written value in " +
 				"a local instead of re-reading the shared one, or protect the write and the read " +
-				"with one lock that the remote writer also takes."},
+				"with one lock that the remote writer also takes.", ""},
 		{"P3", "lost update", "R1 A2* W2 A2* R1* W1",
 			"The local thread reads the shared variable and later writes a value computed from " +
 				"that read (a read-modify-write such as counter++), while the remote thread writes the " +
 				"variable in between. The local write overwrites the remote update with a value based " +
 				"on stale data, so the remote update is lost. Typical fix: make the read-modify-write " +
 				"atomic (an atomic instruction, compare-and-swap loop, or a lock held across the read " +
-				"and the write, taken by every writer)."},
+				"and the write, taken by every writer).", ""},
 		{"P4", "dirty (intermediate) read", "W1 R1* R2+ R1* W1",
 			"The local thread writes the shared variable twice in one region, the first value " +
 				"being an intermediate state, and the remote thread reads it in between. The remote " +
 				"thread observes a value that no serial execution ever exposes (a half-updated state). " +
 				"Typical fix: compute the final value in a local and publish it with a single write, " +
-				"or make the reader take the lock that the writer holds across both writes."},
+				"or make the reader take the lock that the writer holds across both writes.", ""},
 		{"P5", "overwritten write", "W1 R1* A2* W2 A2* R1* W1",
 			"The local thread writes the shared variable twice in one region and the remote thread " +
 				"writes it in between, so the remote write is silently overwritten by the second local " +
 				"write (and any local read in between sees the remote value). The final state " +
 				"matches no serial order of the two regions. Typical fix: protect the whole local " +
 				"region and the remote write with the same lock, or restructure the local region to " +
-				"write once."},
+				"write once.", ""},
 	}
 }
 
@@ -108,30 +113,30 @@ func setDefs() []builtinDef {
 				"updates both in between, x first: the local thread sees the old x and the new y, a " +
 				"combination that never existed. Each variable alone may be well locked; the invariant " +
 				"between them is not. Typical fix: read both under one lock that the writer also holds " +
-				"across both writes, or read a snapshot of the whole set."},
+				"across both writes, or read a snapshot of the whole set.", "M1"},
 		{"M2", "torn read (writes reversed)", "R1(x) A2* W2(y) A2* W2(x) A2* R1(y)",
 			"As torn read, with the remote thread writing y before x: the local thread reads the old " +
 				"x and then the new y of one remote update. Typical fix: read both variables under the " +
-				"lock the writer holds across its update of the set."},
+				"lock the writer holds across its update of the set.", "M1"},
 		{"M3", "torn update", "W1(x) A2* W2(x) A2* W2(y) A2* W1(y)",
 			"The local thread updates two variables that belong together in one operation, and the " +
 				"remote thread updates both in between: x ends with the remote value and y with the " +
 				"local one, a mixed state that neither update alone produces (an id from one writer " +
 				"and the value of the other). Typical fix: write both under one lock, held across " +
-				"both writes by every writer."},
+				"both writes by every writer.", "M3"},
 		{"M4", "torn update (writes reversed)", "W1(x) A2* W2(y) A2* W2(x) A2* W1(y)",
 			"As torn update, with the remote thread writing y before x: the set ends as a mix of the " +
 				"two updates. Typical fix: one lock across the whole update of the set, taken by every " +
-				"writer."},
+				"writer.", "M3"},
 		{"M5", "half-done update read", "W1(x) A2* R2(x) A2* R2(y) A2* W1(y)",
 			"The local thread updates two variables that belong together, and the remote thread reads " +
 				"both in between: the new x with the old y, a state the update never meant to show (a " +
 				"pointer already changed while its length is still the old one). Typical fix: the " +
-				"reader takes the lock that the writer holds across both writes."},
+				"reader takes the lock that the writer holds across both writes.", "M5"},
 		{"M6", "half-done update read (reads reversed)", "W1(x) A2* R2(y) A2* R2(x) A2* W1(y)",
 			"As half-done update read, with the remote thread reading y first: it sees the old y and " +
 				"then the new x of one local update. Typical fix: the reader takes the lock the writer " +
-				"holds across both writes."},
+				"holds across both writes.", "M5"},
 	}
 }
 
@@ -151,10 +156,14 @@ func compile(defs []builtinDef) []Pattern {
 		if err != nil {
 			panic(fmt.Sprintf("ltl: built-in pattern %s %q: %v", d.id, d.src, err))
 		}
-		out[i] = Pattern{ID: d.id, Name: d.name, Source: d.src, Help: d.help, Terms: terms}
+		out[i] = Pattern{ID: d.id, Name: d.name, Source: d.src, Help: d.help, Terms: terms, Family: d.family}
 	}
 	return out
 }
+
+// AllBuiltin returns the built-in patterns of both kinds: P1..P5, then
+// M1..M6.
+func AllBuiltin() []Pattern { return append(Builtin(), BuiltinSets()...) }
 
 // IsBuiltin reports whether id is the id of a built-in pattern (P1..P5,
 // M1..M6).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/cache"
+	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/native"
 	"github.com/mcpredict/mcpredict/promela"
 	"github.com/mcpredict/mcpredict/spinrunner"
@@ -47,7 +48,10 @@ func (e *DisagreementError) Error() string {
 type Checker struct {
 	opts   Options
 	runner *spinrunner.Runner
-	claims []promela.Claim
+	// The patterns and claims of the models of one variable and of the
+	// models of atomic sets (two-variable patterns, both assignments).
+	single, set             []ltl.Pattern
+	singleClaims, setClaims []promela.Claim
 }
 
 // NewChecker returns a Checker for the options (defaults applied).
@@ -56,20 +60,35 @@ func NewChecker(opts Options) *Checker {
 	// Each Check runs one model; parallelism comes from the caller.
 	so := opts.Spin
 	so.Jobs = 1
-	return &Checker{opts: opts, runner: spinrunner.New(opts.Tools, so), claims: Claims(opts.Patterns)}
+	single, set := opts.patternsByKind()
+	return &Checker{opts: opts, runner: spinrunner.New(opts.Tools, so), single: single, set: set,
+		singleClaims: Claims(single), setClaims: Claims(set)}
+}
+
+// patterns returns the patterns and claims of pm's kind of model.
+func (c *Checker) patterns(pm *tracemodel.PairModel) ([]ltl.Pattern, []promela.Claim) {
+	if pm.Var2 != "" {
+		return c.set, c.setClaims
+	}
+	return c.single, c.singleClaims
 }
 
 // ModelName names a PairModel in messages.
 func ModelName(pm *tracemodel.PairModel) string {
-	return fmt.Sprintf("%s threads %s,%s", pm.Var, pm.Threads[0].Handle, pm.Threads[1].Handle)
+	v := pm.Var
+	if pm.Var2 != "" {
+		v = "{" + pm.Var + ", " + pm.Var2 + "}"
+	}
+	return fmt.Sprintf("%s threads %s,%s", v, pm.Threads[0].Handle, pm.Threads[1].Handle)
 }
 
 // Check decides every claim of pm and returns its violations.
 func (c *Checker) Check(ctx context.Context, pm *tracemodel.PairModel) (PairResult, error) {
+	pats, claims := c.patterns(pm)
 	var key string
 	if c.opts.Cache != nil {
-		key = cache.Key(pm, c.opts.Patterns, fmt.Sprintf("%s/%d", c.engineKey(), c.opts.MaxInstances))
-		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(c.claims) {
+		key = cache.Key(pm, pats, fmt.Sprintf("%s/%d", c.engineKey(), c.opts.MaxInstances))
+		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(claims) {
 			res, err := c.result(pm, e)
 			res.Cached = true
 			return res, err
@@ -100,10 +119,11 @@ func (c *Checker) engineKey() string {
 // requires the same verdict on every claim (else a *DisagreementError) and
 // trails that show the patterns. A confirmation is cached.
 func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
+	pats, claims := c.patterns(pm)
 	var key string
 	if c.opts.Cache != nil {
-		key = cache.Key(pm, c.opts.Patterns, "confirm")
-		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(c.claims) {
+		key = cache.Key(pm, pats, "confirm")
+		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(claims) {
 			return nil
 		}
 	}
@@ -122,7 +142,7 @@ func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
 		if !v.Violated {
 			continue
 		}
-		pat, local, ok := claimOf(c.opts.Patterns, v.Claim)
+		pat, local, ok := claimOf(pats, v.Claim)
 		if !ok {
 			return fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
@@ -139,11 +159,12 @@ func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
 // result turns verdicts into violations of pm: one per listed instance.
 func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, error) {
 	res := PairResult{Claims: len(e.Verdicts), Spin: e.Spin}
+	pats, _ := c.patterns(pm)
 	for _, v := range e.Verdicts {
 		if !v.Violated {
 			continue
 		}
-		pat, local, ok := claimOf(c.opts.Patterns, v.Claim)
+		pat, local, ok := claimOf(pats, v.Claim)
 		if !ok {
 			return res, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
@@ -171,12 +192,13 @@ func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel) (cache.E
 		return e, err
 	}
 	nc := native.New(pm)
+	pats, _ := c.patterns(pm)
 	for i := range e.Verdicts {
 		v := &e.Verdicts[i]
 		if !v.Violated {
 			continue
 		}
-		pat, local, ok := claimOf(c.opts.Patterns, v.Claim)
+		pat, local, ok := claimOf(pats, v.Claim)
 		if !ok {
 			return e, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
@@ -244,7 +266,8 @@ func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel) (cache
 
 // native decides all claims with the native search.
 func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
-	vs, err := native.New(pm).CheckAll(ctx, c.opts.Patterns)
+	pats, _ := c.patterns(pm)
+	vs, err := native.New(pm).CheckAll(ctx, pats)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +281,8 @@ func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel) ([]cache
 // spin checks pm with Spin and returns the verdict of each claim in Claims
 // order, with the trails mapped to model steps.
 func (c *Checker) spin(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
-	prog := promela.Emit(pm, c.claims)
+	_, claims := c.patterns(pm)
+	prog := promela.Emit(pm, claims)
 	name := ModelName(pm)
 	r, err := c.runner.Check(ctx, spinrunner.Model{Name: name, Source: prog.Source, Claims: prog.Claims, Steps: prog.Statements})
 	if err != nil {

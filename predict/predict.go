@@ -85,10 +85,18 @@ type Options struct {
 	// MaxModels refuses a selection of more models (*TooManyModelsError);
 	// 0 means DefaultMaxModels, negative no bound.
 	MaxModels int
-	Threads   []string      // thread handles: one = pairs with it, several = pairs within them; empty = all
-	Patterns  []ltl.Pattern // default: ltl.Builtin()
-	Project   tracemodel.ProjectOptions
-	Engine    Engine // default EngineAuto
+	Threads   []string // thread handles: one = pairs with it, several = pairs within them; empty = all
+	// Patterns are checked on the models of one variable, and the
+	// two-variable ones (ltl.Pattern.TwoVariable) in both assignments on
+	// the models of atomic sets; default: ltl.Builtin() and, unless
+	// NoSets, ltl.BuiltinSets().
+	Patterns []ltl.Pattern
+	// NoSets leaves out the models of atomic sets.
+	NoSets bool
+	// Sets chooses the atomic sets (tracemodel.AtomicSets).
+	Sets    tracemodel.SetOptions
+	Project tracemodel.ProjectOptions
+	Engine  Engine // default EngineAuto
 	// Confirm selects the violating models Spin checks with EngineAuto;
 	// default ConfirmOne. EngineSpin checks every model, EngineNative
 	// none, whatever Confirm says.
@@ -115,11 +123,31 @@ type Progress struct {
 	Confirming bool
 }
 
-// Task is one (variable, thread pair) model to check.
+// Task is one (variable, thread pair) model to check, or one (atomic set,
+// thread pair) model when Var2 is set.
 type Task struct {
 	Var     int    // variable id in the trace model
 	VarName string // its name
 	T1, T2  int    // model thread ids, T1 < T2
+	// Var2 is the second variable of an atomic set {Var, Var2}; 0: none.
+	Var2     int    `json:",omitempty"`
+	Var2Name string `json:",omitempty"`
+}
+
+// Name names the task's variable or set in messages.
+func (t Task) Name() string {
+	if t.Var2 != 0 {
+		return "{" + t.VarName + ", " + t.Var2Name + "}"
+	}
+	return t.VarName
+}
+
+// Project builds the task's model.
+func (t Task) Project(m *tracemodel.Model, opts tracemodel.ProjectOptions) (*tracemodel.PairModel, error) {
+	if t.Var2 != 0 {
+		return m.ProjectSet(t.Var, t.Var2, t.T1, t.T2, opts)
+	}
+	return m.Project(t.Var, t.T1, t.T2, opts)
 }
 
 // UsageError is an option that does not fit the trace (an unknown variable
@@ -203,6 +231,20 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 			tooMany.Largest, tooMany.Its = sv.Name, n
 		}
 	}
+	var sets []setPlan
+	if _, setPats := opts.patternsByKind(); len(setPats) > 0 {
+		var err error
+		sets, err = planSets(m, shared, selected, want, opts.Sets)
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range sets {
+			total += len(sp.pairs)
+			if len(sp.pairs) > tooMany.Its {
+				tooMany.Largest, tooMany.Its = "{"+sp.set.Names[0]+", "+sp.set.Names[1]+"}", len(sp.pairs)
+			}
+		}
+	}
 	if opts.MaxModels > 0 && total > opts.MaxModels {
 		tooMany.Models = total
 		return nil, tooMany
@@ -215,7 +257,68 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 			}
 		}
 	}
+	for _, sp := range sets {
+		for _, p := range sp.pairs {
+			tasks = append(tasks, Task{Var: sp.set.Vars[0], VarName: sp.set.Names[0], Var2: sp.set.Vars[1], Var2Name: sp.set.Names[1], T1: p[0], T2: p[1]})
+		}
+	}
 	return tasks, nil
+}
+
+// setPlan is an atomic set with the thread pairs of its models.
+type setPlan struct {
+	set   tracemodel.AtomicSet
+	pairs [][2]int
+}
+
+// planSets chooses the atomic sets among the shared variables and lists
+// their thread pairs: both threads access both variables, and one of them
+// can be the local thread (it accessed both in one region). Only sets of
+// selected variables are kept; the thread selection applies as for
+// single-variable models.
+func planSets(m *tracemodel.Model, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions) ([]setPlan, error) {
+	sets, err := m.AtomicSets(shared, so)
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error()}
+	}
+	byVar := map[int]tracemodel.SharedVar{}
+	for _, sv := range selected {
+		byVar[sv.Var] = sv
+	}
+	var out []setPlan
+	for _, s := range sets {
+		a, okA := byVar[s.Vars[0]]
+		b, okB := byVar[s.Vars[1]]
+		if !okA || !okB {
+			continue
+		}
+		// Threads that access both, increasing.
+		var both []int
+		for i, j := 0, 0; i < len(a.Threads) && j < len(b.Threads); {
+			switch {
+			case a.Threads[i] == b.Threads[j]:
+				both = append(both, a.Threads[i])
+				i++
+				j++
+			case a.Threads[i] < b.Threads[j]:
+				i++
+			default:
+				j++
+			}
+		}
+		sp := setPlan{set: s}
+		for i, t1 := range both {
+			for _, t2 := range both[i+1:] {
+				if (s.MayBeLocal(t1) || s.MayBeLocal(t2)) && selects(want, t1, t2) {
+					sp.pairs = append(sp.pairs, [2]int{t1, t2})
+				}
+			}
+		}
+		if len(sp.pairs) > 0 {
+			out = append(out, sp)
+		}
+	}
+	return out, nil
 }
 
 // matchAny reports whether name matches one of the globs.
@@ -286,6 +389,34 @@ func Claims(pats []ltl.Pattern) []promela.Claim {
 	return cs
 }
 
+// patternsByKind splits the patterns (defaults applied) into those of the
+// models of one variable and those of the models of atomic sets, the
+// latter in both assignments (ltl.BothAssignments); none with NoSets.
+func (o Options) patternsByKind() (single, set []ltl.Pattern) {
+	o.defaults()
+	var two []ltl.Pattern
+	for _, p := range o.Patterns {
+		if p.TwoVariable() {
+			two = append(two, p)
+		} else {
+			single = append(single, p)
+		}
+	}
+	if o.NoSets {
+		return single, nil
+	}
+	return single, ltl.BothAssignments(two)
+}
+
+// claimCount is the number of claims of the task's model.
+func (o Options) claimCount(t Task) int {
+	single, set := o.patternsByKind()
+	if t.Var2 != 0 {
+		return 2 * len(set)
+	}
+	return 2 * len(single)
+}
+
 // claimOf finds the pattern and view of a claim name.
 func claimOf(pats []ltl.Pattern, name string) (ltl.Pattern, int, bool) {
 	for _, p := range pats {
@@ -301,6 +432,9 @@ func claimOf(pats []ltl.Pattern, name string) (ltl.Pattern, int, bool) {
 func (o *Options) defaults() {
 	if len(o.Patterns) == 0 {
 		o.Patterns = ltl.Builtin()
+		if !o.NoSets {
+			o.Patterns = append(o.Patterns, ltl.BuiltinSets()...)
+		}
 	}
 	if o.Engine == "" {
 		o.Engine = EngineAuto
@@ -334,7 +468,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		return nil, err
 	}
 	checker := NewChecker(opts)
-	proj := newProjector(m, opts.Project, opts.Patterns, tasks)
+	proj := newProjector(m, opts, tasks)
 	results := make([]PairResult, len(tasks))
 	var (
 		mu   sync.Mutex
@@ -350,7 +484,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		case holds && opts.Engine != EngineSpin:
 			// Decided by the projector's native search: no claim is
 			// violated, and the native verdict is the engine's.
-			res = PairResult{Claims: 2 * len(opts.Patterns)}
+			res = PairResult{Claims: opts.claimCount(t)}
 		default:
 			res, err = checker.Check(ctx, pm)
 		}
@@ -448,7 +582,7 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 		repTasks[k] = tasks[i]
 	}
 	checker := NewChecker(opts)
-	proj := newProjector(m, opts.Project, opts.Patterns, repTasks)
+	proj := newProjector(m, opts, repTasks)
 	var (
 		mu   sync.Mutex
 		prog = Progress{Total: len(reps), Started: time.Now(), Confirming: true}
@@ -496,7 +630,7 @@ func undecided(ctx context.Context, m *tracemodel.Model, t Task, err error) (*bu
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	u := &bugs.Undecided{Var: t.VarName, Threads: [2]string{m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle}, Reason: err.Error()}
+	u := &bugs.Undecided{Var: t.Name(), Threads: [2]string{m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle}, Reason: err.Error()}
 	var tooLarge *native.TooLargeError
 	var timeout *spinrunner.TimeoutError
 	switch {

@@ -17,12 +17,12 @@ import (
 // interleavings, so the others have none either — once per variable, and
 // dropped when the last model of the variable is done.
 type projector struct {
-	m    *tracemodel.Model
-	opts tracemodel.ProjectOptions
-	pats []ltl.Pattern
-
+	m      *tracemodel.Model
+	opts   tracemodel.ProjectOptions
+	single []ltl.Pattern // the patterns of models of one variable
+	set    []ltl.Pattern // and of models of atomic sets
 	mu     sync.Mutex
-	orders map[int]*varOrder
+	orders map[[2]int]*varOrder // by variable, or set: (Var, Var2)
 }
 
 type varOrder struct {
@@ -31,46 +31,54 @@ type varOrder struct {
 	left  int // tasks of the variable not yet projected
 }
 
-func newProjector(m *tracemodel.Model, opts tracemodel.ProjectOptions, pats []ltl.Pattern, tasks []Task) *projector {
-	p := &projector{m: m, opts: opts, pats: pats, orders: map[int]*varOrder{}}
+func newProjector(m *tracemodel.Model, opts Options, tasks []Task) *projector {
+	single, set := opts.patternsByKind()
+	p := &projector{m: m, opts: opts.Project, single: single, set: set, orders: map[[2]int]*varOrder{}}
 	for _, t := range tasks {
-		vo := p.orders[t.Var]
+		vo := p.orders[orderKey(t)]
 		if vo == nil {
 			vo = &varOrder{}
-			p.orders[t.Var] = vo
+			p.orders[orderKey(t)] = vo
 		}
 		vo.left++
 	}
 	return p
 }
 
+// orderKey is what the data-flow order of a task's model depends on.
+func orderKey(t Task) [2]int { return [2]int{t.Var, t.Var2} }
+
 // project returns the PairModel of task t. holds reports that the native
 // search already decided every claim of it as holding (the prefilter of the
 // data-flow semantics), so that the model need not be searched again.
 func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairModel, holds bool, err error) {
 	if !p.opts.Dataflow || p.opts.Order != nil {
-		pm, err = p.m.Project(t.Var, t.T1, t.T2, p.opts)
+		pm, err = t.Project(p.m, p.opts)
 		return pm, false, err
 	}
 	p.mu.Lock()
-	vo := p.orders[t.Var]
+	vo := p.orders[orderKey(t)]
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
 		if vo.left--; vo.left == 0 {
-			delete(p.orders, t.Var)
+			delete(p.orders, orderKey(t))
 		}
 		p.mu.Unlock()
 	}()
 	base := p.opts
 	base.Dataflow = false
-	pm, err = p.m.Project(t.Var, t.T1, t.T2, base)
+	pm, err = t.Project(p.m, base)
 	if err != nil {
 		return nil, false, err
 	}
+	pats := p.single
+	if t.Var2 != 0 {
+		pats = p.set
+	}
 	pre := native.New(pm)
 	pre.AnyViolation = true // only "every claim holds" skips the data-flow order
-	vs, err := pre.CheckAll(ctx, p.pats)
+	vs, err := pre.CheckAll(ctx, pats)
 	var tooLarge *native.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -86,9 +94,15 @@ func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairMod
 			return pm, true, nil
 		}
 	}
-	vo.once.Do(func() { vo.order = p.m.DataflowOrder(t.Var) })
+	vo.once.Do(func() {
+		if t.Var2 != 0 {
+			vo.order = p.m.DataflowOrderSet(t.Var, t.Var2)
+		} else {
+			vo.order = p.m.DataflowOrder(t.Var)
+		}
+	})
 	df := p.opts
 	df.Order = vo.order
-	pm, err = p.m.Project(t.Var, t.T1, t.T2, df)
+	pm, err = t.Project(p.m, df)
 	return pm, false, err
 }

@@ -162,7 +162,7 @@ func lookupPattern(pats []ltl.Pattern, id string) ltl.Pattern {
 			return p
 		}
 	}
-	for _, p := range ltl.Builtin() {
+	for _, p := range ltl.AllBuiltin() {
 		if p.ID == id {
 			return p
 		}

@@ -475,9 +475,9 @@ func (s *Server) runJob(aj *activeJob) error {
 		if done[i] {
 			continue
 		}
-		pm, err := m.Project(t.Var, t.T1, t.T2, opts.Project)
+		pm, err := t.Project(m, opts.Project)
 		if err != nil {
-			return fmt.Errorf("projecting %s threads %d,%d: %w", t.VarName, t.T1, t.T2, err)
+			return fmt.Errorf("projecting %s threads %d,%d: %w", t.Name(), t.T1, t.T2, err)
 		}
 		it := &work.Item{Job: aj.id, Task: i, Spec: spec, Model: pm}
 		if q := s.cfg.Queue; q != nil {

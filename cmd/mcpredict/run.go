@@ -96,6 +96,9 @@ type checkFlags struct {
 	confirm                 string
 	maxModels               int
 	maxEvents               int
+	atomicSets              multiFlag
+	noAtomicSets            bool
+	setPartners             int
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -105,7 +108,10 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.confirm, "confirm", "one", "with --engine auto, which bugs Spin confirms: one (one model per distinct bug), all (every violating model) or none")
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
-	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1' (repeatable)")
+	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1', or over an atomic set, 'R1(x) W2(x) W2(y) R1(y)' (repeatable)")
+	fs.Var(&c.atomicSets, "atomic-set", "declare an atomic set: variables that must change together, e.g. 'range.lo,range.hi' (names or globs; repeatable); checked with M1..M6 besides the inferred sets")
+	fs.BoolVar(&c.noAtomicSets, "no-atomic-sets", false, "check no atomic set: only single-variable patterns (P1..P5 and user patterns without variables)")
+	fs.IntVar(&c.setPartners, "set-partners", tracemodel.DefaultMaxPartners, "inferred atomic sets: the most partners of one variable, strongest correlation first (0: none, only --atomic-set)")
 	c.registerSemantics(fs)
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
 	c.registerStrictSync(fs)
@@ -156,7 +162,30 @@ func (c *checkFlags) options() (predict.Options, error) {
 	if err != nil {
 		return o, err
 	}
+	sets := tracemodel.SetOptions{MaxPartners: c.setPartners}
+	switch {
+	case c.setPartners < 0:
+		return o, &predict.UsageError{Msg: fmt.Sprintf("--set-partners: %d: want 0 or a positive number", c.setPartners)}
+	case c.setPartners == 0:
+		sets.MaxPartners = -1
+	}
+	for _, a := range c.atomicSets {
+		var globs []string
+		for _, g := range strings.Split(a, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				globs = append(globs, g)
+			}
+		}
+		if len(globs) == 0 {
+			return o, &predict.UsageError{Msg: fmt.Sprintf("--atomic-set %q: want comma-separated variable names or globs", a)}
+		}
+		sets.Declared = append(sets.Declared, globs)
+	}
+	if c.noAtomicSets && len(sets.Declared) > 0 {
+		return o, &predict.UsageError{Msg: "--atomic-set and --no-atomic-sets contradict each other"}
+	}
 	o = predict.Options{
+		NoSets: c.noAtomicSets, Sets: sets,
 		Vars: c.vars, Threads: c.threads, Patterns: pats, Engine: eng, Jobs: c.jobs,
 		Project: proj, MaxInstances: c.maxInstances,
 		ExcludeVars: c.excludeVars, Confirm: confirm, MaxModels: maxModels,
@@ -257,7 +286,7 @@ func (c *checkFlags) projectOptions() (tracemodel.ProjectOptions, error) {
 // patterns, named U1, U2, ...
 func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
 	var out []ltl.Pattern
-	builtin := ltl.Builtin()
+	builtin := ltl.AllBuiltin()
 	if len(ids) == 0 && len(user) == 0 {
 		return builtin, nil
 	}
@@ -270,7 +299,7 @@ func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
 			}
 		}
 		if !found {
-			return nil, &predict.UsageError{Msg: fmt.Sprintf("--patterns: unknown pattern %q (built-ins are P1..P5; see `mcpredict patterns`)", id)}
+			return nil, &predict.UsageError{Msg: fmt.Sprintf("--patterns: unknown pattern %q (built-ins are P1..P5 and M1..M6; see `mcpredict patterns`)", id)}
 		}
 	}
 	if len(ids) == 0 {

@@ -40,7 +40,7 @@ func (p *Program) Kind() string {
 type Expectation struct {
 	Line     int      // its line in the source
 	Patterns []string // any of these patterns
-	Var      string   // one of the bug's variables
+	Var      string   // one of the bug's variables; "a+b": all of these
 	Accesses []Access // all among the bug's locations
 }
 

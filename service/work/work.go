@@ -57,7 +57,7 @@ func SpecOf(o predict.Options) Spec {
 	}
 	pats := o.Patterns
 	if len(pats) == 0 {
-		pats = ltl.Builtin()
+		pats = ltl.AllBuiltin()
 	}
 	for _, p := range pats {
 		p.Help = ""

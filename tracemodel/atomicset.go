@@ -1,0 +1,262 @@
+package tracemodel
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Atomic sets: which shared variables belong together.
+//
+// A two-variable pattern (ltl: M1..M6) can complete only where one thread
+// accesses both variables of the set in one region, the region of the
+// precise semantics: no blocking synchronization, hand-off or end of an
+// operation (scope.go) between the accesses. So the sets are inferred
+// from the trace by access correlation, in the manner of MUVI (Lu et al.,
+// SOSP 2007): two shared variables are correlated when a thread accesses
+// both in one region, and the more regions they share the stronger the
+// correlation. Each variable keeps its MaxPartners strongest partners —
+// fields of one struct object before others at equal strength — so that a
+// trace of 32,000 variables gives at most MaxPartners sets per variable,
+// not one per pair. Users add the sets the inference misses (Declared).
+
+// DefaultMaxPartners is the default of SetOptions.MaxPartners.
+const DefaultMaxPartners = 2
+
+// regionWindow bounds the distinct variables a region remembers: a
+// variable is correlated with the regionWindow variables the thread
+// accessed last in the region, so that a long region (a barrier phase over
+// an array) costs a bounded amount per access.
+const regionWindow = 8
+
+// SetOptions tune AtomicSets.
+type SetOptions struct {
+	// MaxPartners bounds the inferred partners of a variable (0:
+	// DefaultMaxPartners; negative: no inferred sets, only declared ones).
+	MaxPartners int
+	// Declared are the user's sets, each a list of variable names or
+	// path.Match globs; a set is every shared variable that one of its
+	// globs matches, checked pair by pair.
+	Declared [][]string
+}
+
+// AtomicSet is a pair of shared variables checked together.
+type AtomicSet struct {
+	Vars  [2]int    // variable ids, Vars[0] < Vars[1]
+	Names [2]string // their names
+	// Regions counts the regions in which one thread accessed both.
+	Regions int
+	// Declared marks a set the user declared.
+	Declared bool
+	// locals: threads that accessed both in one region (bit t-1, t ≤ 64);
+	// anyLocal: some thread above 64 did, or the set is declared.
+	locals   uint64
+	anyLocal bool
+}
+
+// MayBeLocal reports whether thread t can be the local thread of a
+// two-variable pattern on the set: it accessed both variables in one
+// region (any thread of a declared set).
+func (s AtomicSet) MayBeLocal(t int) bool {
+	return s.anyLocal || t <= 64 && s.locals>>(t-1)&1 != 0
+}
+
+// pairStat is the correlation of two variables.
+type pairStat struct {
+	regions  int
+	locals   uint64
+	anyLocal bool
+}
+
+// AtomicSets returns the atomic sets of the trace's shared variables
+// (shared: SharedVars), in order of their first variable, then second. A
+// glob of Declared that matches no shared variable is an error.
+func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, error) {
+	isShared := make([]bool, len(m.Vars))
+	for _, sv := range shared {
+		isShared[sv.Var] = true
+	}
+	stats := map[[2]int32]*pairStat{}
+	if opts.MaxPartners >= 0 {
+		for tid := 1; tid <= len(m.Threads); tid++ {
+			m.correlate(tid, isShared, stats)
+		}
+	}
+	k := opts.MaxPartners
+	if k == 0 {
+		k = DefaultMaxPartners
+	}
+	chosen := map[[2]int32]bool{}
+	if k > 0 {
+		partners := map[int32][][2]int32{}
+		for p := range stats {
+			partners[p[0]] = append(partners[p[0]], p)
+			partners[p[1]] = append(partners[p[1]], p)
+		}
+		for v, ps := range partners {
+			slices.SortFunc(ps, func(a, b [2]int32) int {
+				if c := cmp.Compare(stats[b].regions, stats[a].regions); c != 0 {
+					return c
+				}
+				sa, sb := m.siblings(a), m.siblings(b)
+				if sa != sb {
+					if sa {
+						return -1
+					}
+					return 1
+				}
+				return cmp.Compare(other(a, v), other(b, v))
+			})
+			for _, p := range ps[:min(k, len(ps))] {
+				chosen[p] = true
+			}
+		}
+	}
+	declared, err := m.declaredSets(shared, opts.Declared)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AtomicSet, 0, len(chosen)+len(declared))
+	for p := range chosen {
+		st := stats[p]
+		out = append(out, AtomicSet{Vars: [2]int{int(p[0]), int(p[1])}, Regions: st.regions,
+			locals: st.locals, anyLocal: st.anyLocal})
+	}
+	for p := range declared {
+		s := AtomicSet{Vars: [2]int{int(p[0]), int(p[1])}, Declared: true, anyLocal: true}
+		if st := stats[p]; st != nil {
+			s.Regions = st.regions
+		}
+		if chosen[p] {
+			for i := range out {
+				if out[i].Vars == s.Vars {
+					out[i].Declared, out[i].anyLocal = true, true
+				}
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	for i := range out {
+		out[i].Names = [2]string{m.Vars[out[i].Vars[0]].Name, m.Vars[out[i].Vars[1]].Name}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Vars[0] != out[j].Vars[0] {
+			return out[i].Vars[0] < out[j].Vars[0]
+		}
+		return out[i].Vars[1] < out[j].Vars[1]
+	})
+	return out, nil
+}
+
+func other(p [2]int32, v int32) int32 {
+	if p[0] == v {
+		return p[1]
+	}
+	return p[0]
+}
+
+// correlate adds the regions of thread tid to stats: every two shared
+// variables it accesses in one region, within the last regionWindow
+// distinct ones.
+func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat) {
+	var window []int32 // distinct variables of the current region, oldest first
+	prev := int32(0)   // position of the previous shared access
+	lastWrite := int32(0)
+	bl, ho := m.blocking[tid-1], m.handoffs[tid-1]
+	for i, ev := range m.Threads[tid-1].Events {
+		e := &m.Events[ev]
+		if e.Kind != Read && e.Kind != Write || !isShared[e.Obj] {
+			continue
+		}
+		pos := int32(i + 1)
+		if prev > 0 && (anyIn(bl, prev+1, pos) || anyIn(ho, prev+1, pos) || m.scopeBreak(tid, lastWrite, prev, pos) > 0) {
+			window, lastWrite = window[:0], 0
+		}
+		prev = pos
+		if e.Kind == Write {
+			lastWrite = pos
+		}
+		v := e.Obj
+		if j := slices.Index(window, v); j >= 0 {
+			// Most recent last.
+			copy(window[j:], window[j+1:])
+			window[len(window)-1] = v
+			continue
+		}
+		for _, u := range window {
+			p := [2]int32{min(u, v), max(u, v)}
+			st := stats[p]
+			if st == nil {
+				st = &pairStat{}
+				stats[p] = st
+			}
+			st.regions++
+			if tid <= 64 {
+				st.locals |= 1 << (tid - 1)
+			} else {
+				st.anyLocal = true
+			}
+		}
+		if len(window) == regionWindow {
+			window = append(window[:0], window[1:]...)
+		}
+		window = append(window, v)
+	}
+}
+
+// siblings reports whether the two variables of p are fields of one
+// struct object: names that differ only after their last '.'.
+func (m *Model) siblings(p [2]int32) bool {
+	a, b := structOf(m.Vars[p[0]].Name), structOf(m.Vars[p[1]].Name)
+	return a != "" && a == b
+}
+
+// structOf returns the object part of a field's name: "range" of
+// "range.lo", "node(calloc@list.c:50#4)" of "node.count(calloc@list.c:50#4)";
+// "" when the name has no field.
+func structOf(name string) string {
+	suffix := ""
+	if i := strings.IndexByte(name, '('); i > 0 {
+		name, suffix = name[:i], name[i:]
+	}
+	i := strings.LastIndexByte(name, '.')
+	if i <= 0 {
+		return ""
+	}
+	return name[:i] + suffix
+}
+
+// declaredSets returns the pairs of the user's sets.
+func (m *Model) declaredSets(shared []SharedVar, sets [][]string) (map[[2]int32]bool, error) {
+	out := map[[2]int32]bool{}
+	for _, globs := range sets {
+		var vars []int32
+		for _, g := range globs {
+			if _, err := path.Match(g, ""); err != nil {
+				return nil, fmt.Errorf("--atomic-set: bad pattern %q: %v", g, err)
+			}
+			found := false
+			for _, sv := range shared {
+				if ok, _ := path.Match(g, sv.Name); ok {
+					vars = append(vars, int32(sv.Var))
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("--atomic-set: no shared variable matches %q in %s", g, m.Name)
+			}
+		}
+		slices.Sort(vars)
+		vars = slices.Compact(vars)
+		for i, a := range vars {
+			for _, b := range vars[i+1:] {
+				out[[2]int32{a, b}] = true
+			}
+		}
+	}
+	return out, nil
+}
