@@ -101,7 +101,14 @@ func builtinDefs() []builtinDef {
 // ("Associating synchronization constraints with data in an object-oriented
 // language", POPL 2006: the problematic interleavings of a unit of work that involve
 // two locations of one atomic set), with the remote accesses generalised as in P1..P5:
-// other remote accesses may come between the two that make the scenario.
+// other remote accesses may come between the two that make the scenario,
+// and the local thread may read x back after writing it. In M5 and M6 the
+// local thread may also read y before writing it (an update such as
+// total += n), and the remote thread only reads after its read of the
+// second variable: a remote update of y there is no half-done read but a
+// lost update (P3). M3 and M4 end in a plain store of y: a local update
+// that reads y first builds on the remote value, and two counters updated
+// one after the other are no torn state.
 // Each one's two remote terms conflict with the local terms around them in
 // opposite directions, so every instance is a cycle of conflicts: no serial
 // order of the two regions produces it.
@@ -118,22 +125,22 @@ func setDefs() []builtinDef {
 			"As torn read, with the remote thread writing y before x: the local thread reads the old " +
 				"x and then the new y of one remote update. Typical fix: read both variables under the " +
 				"lock the writer holds across its update of the set.", "M1"},
-		{"M3", "torn update", "W1(x) A2* W2(x) A2* W2(y) A2* W1(y)",
+		{"M3", "torn update", "W1(x) R1(x)* A2* W2(x) A2* W2(y) A2* W1(y)",
 			"The local thread updates two variables that belong together in one operation, and the " +
 				"remote thread updates both in between: x ends with the remote value and y with the " +
 				"local one, a mixed state that neither update alone produces (an id from one writer " +
 				"and the value of the other). Typical fix: write both under one lock, held across " +
 				"both writes by every writer.", "M3"},
-		{"M4", "torn update (writes reversed)", "W1(x) A2* W2(y) A2* W2(x) A2* W1(y)",
+		{"M4", "torn update (writes reversed)", "W1(x) R1(x)* A2* W2(y) A2* W2(x) A2* W1(y)",
 			"As torn update, with the remote thread writing y before x: the set ends as a mix of the " +
 				"two updates. Typical fix: one lock across the whole update of the set, taken by every " +
 				"writer.", "M3"},
-		{"M5", "half-done update read", "W1(x) A2* R2(x) A2* R2(y) A2* W1(y)",
+		{"M5", "half-done update read", "W1(x) R1(x)* A2* R2(x) A2* R2(y) R2* R1(y)* W1(y)",
 			"The local thread updates two variables that belong together, and the remote thread reads " +
 				"both in between: the new x with the old y, a state the update never meant to show (a " +
 				"pointer already changed while its length is still the old one). Typical fix: the " +
 				"reader takes the lock that the writer holds across both writes.", "M5"},
-		{"M6", "half-done update read (reads reversed)", "W1(x) A2* R2(y) A2* R2(x) A2* W1(y)",
+		{"M6", "half-done update read (reads reversed)", "W1(x) R1(x)* A2* R2(y) A2* R2(x) R2* R1(y)* W1(y)",
 			"As half-done update read, with the remote thread reading y first: it sees the old y and " +
 				"then the new x of one local update. Typical fix: the reader takes the lock the writer " +
 				"holds across both writes.", "M5"},

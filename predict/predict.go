@@ -88,11 +88,15 @@ type Options struct {
 	Threads   []string // thread handles: one = pairs with it, several = pairs within them; empty = all
 	// Patterns are checked on the models of one variable, and the
 	// two-variable ones (ltl.Pattern.TwoVariable) in both assignments on
-	// the models of atomic sets; default: ltl.Builtin() and, unless
-	// NoSets, ltl.BuiltinSets().
+	// the models of atomic sets; default: ltl.Builtin() and, with
+	// AtomicSets, ltl.BuiltinSets().
 	Patterns []ltl.Pattern
-	// NoSets leaves out the models of atomic sets.
-	NoSets bool
+	// AtomicSets adds the models of atomic sets (pairs of variables that
+	// belong together, see tracemodel.AtomicSets) checked with the
+	// two-variable patterns. Off by default while its precision on
+	// correct programs is not yet that of the single-variable models
+	// (README, "Atomic sets").
+	AtomicSets bool
 	// Sets chooses the atomic sets (tracemodel.AtomicSets).
 	Sets    tracemodel.SetOptions
 	Project tracemodel.ProjectOptions
@@ -391,7 +395,8 @@ func Claims(pats []ltl.Pattern) []promela.Claim {
 
 // patternsByKind splits the patterns (defaults applied) into those of the
 // models of one variable and those of the models of atomic sets, the
-// latter in both assignments (ltl.BothAssignments); none with NoSets.
+// latter in both assignments (ltl.BothAssignments); none without
+// AtomicSets.
 func (o Options) patternsByKind() (single, set []ltl.Pattern) {
 	o.defaults()
 	var two []ltl.Pattern
@@ -402,7 +407,7 @@ func (o Options) patternsByKind() (single, set []ltl.Pattern) {
 			single = append(single, p)
 		}
 	}
-	if o.NoSets {
+	if !o.AtomicSets {
 		return single, nil
 	}
 	return single, ltl.BothAssignments(two)
@@ -432,7 +437,7 @@ func claimOf(pats []ltl.Pattern, name string) (ltl.Pattern, int, bool) {
 func (o *Options) defaults() {
 	if len(o.Patterns) == 0 {
 		o.Patterns = ltl.Builtin()
-		if !o.NoSets {
+		if o.AtomicSets {
 			o.Patterns = append(o.Patterns, ltl.BuiltinSets()...)
 		}
 	}

@@ -81,8 +81,14 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	}
 	stats := map[[2]int32]*pairStat{}
 	if opts.MaxPartners >= 0 {
+		inferable := slices.Clone(isShared)
+		addressed := map[[2]int32]bool{}
+		m.notInferable(inferable, addressed)
 		for tid := 1; tid <= len(m.Threads); tid++ {
-			m.correlate(tid, isShared, stats)
+			m.correlate(tid, inferable, stats)
+		}
+		for p := range addressed {
+			delete(stats, p)
 		}
 	}
 	k := opts.MaxPartners
@@ -157,6 +163,77 @@ func other(p [2]int32, v int32) int32 {
 		return p[1]
 	}
 	return p[0]
+}
+
+// notInferable clears, in inferable, the variables that are no data of an
+// invariant, and lists in addressed the pairs of which one variable
+// addresses the other:
+//
+//   - a polled flag: a thread reads it at one location and reads it there
+//     again with nothing but reads at that location and synchronization
+//     in between (a wait loop, a spin on a flag, a poll under a lock). Its reader acts on it only once it
+//     changed, so the data handed off with it is read after it, never
+//     torn (handoff_flag.c);
+//   - a counter: every write of it is a commutative update (update.go),
+//     whose order does not matter;
+//   - a pointer or index and what it selects: a steering read of p (not a
+//     DataRead) directly followed by the thread's access of an array
+//     element or a heap field q. The read of q depends on the value of p,
+//     so an interleaving where p is read stale and q fresh does not exist
+//     (a copy-on-write swap, an index into a free list).
+//
+// Declared sets are not filtered.
+func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
+	written := make([]bool, len(m.Vars))
+	counterOnly := make([]bool, len(m.Vars))
+	for i := range counterOnly {
+		counterOnly[i] = m.update != nil
+	}
+	for ti := range m.Threads {
+		// A run is a stretch of the thread's accesses that are all reads at
+		// one location (synchronization in between does not end it): a
+		// variable read twice in one run is polled.
+		type readAt struct{ run int32 }
+		lastAt := map[int32]readAt{} // variable → the run of the thread's latest read of it
+		run, runLoc := int32(0), int32(-1)
+		prevRead := int32(-1) // the previous access, if a steering read
+		for _, idx := range m.Threads[ti].Events {
+			e := &m.Events[idx]
+			if e.Kind != Read && e.Kind != Write || m.IsSyncVar(int(e.Obj)) {
+				continue
+			}
+			v := e.Obj
+			if prevRead >= 0 && m.Events[prevRead].Obj != v && strings.ContainsAny(m.Vars[v].Name, "[>") {
+				p := m.Events[prevRead].Obj
+				addressed[[2]int32{min(p, v), max(p, v)}] = true
+			}
+			prevRead = -1
+			if e.Kind == Write || e.Loc != runLoc || e.Loc == 0 {
+				run++
+				runLoc = e.Loc
+			}
+			if e.Kind == Write {
+				written[v] = true
+				if !m.isUpdate(idx) {
+					counterOnly[v] = false
+				}
+				runLoc = -1
+				continue
+			}
+			if !e.Data {
+				prevRead = idx
+			}
+			if r, ok := lastAt[v]; ok && r.run == run {
+				inferable[v] = false // polled
+			}
+			lastAt[v] = readAt{run}
+		}
+	}
+	for v := range inferable {
+		if written[v] && counterOnly[v] {
+			inferable[v] = false
+		}
+	}
 }
 
 // correlate adds the regions of thread tid to stats: every two shared

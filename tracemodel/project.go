@@ -174,6 +174,7 @@ type rawStep struct {
 	order    int8  // tie-break at equal positions (Wait: unlock, boundary, lock)
 	k        int32 // causal requirement: position in the other thread
 	src      int32 // a read's observed write: position in the other thread (0: none)
+	data     bool  // a DataRead
 }
 
 // Project builds the PairModel of variable v for threads t1 and t2 (model
@@ -318,7 +319,7 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 				k = StepWrite
 			}
 			refs[i] = m.ref(e)
-			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i]})
+			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i], data: e.Data})
 		}
 		for _, l := range common {
 			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
@@ -356,8 +357,17 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 			return cmp.Compare(a.order, b.order)
 		})
 		for i := range raw[x] {
-			raw[x][i].first = raw[x][i].pos
-			raw[x][i].k = ord.Clock(tid, raw[x][i].guardPos, tids[1-x])
+			r := &raw[x][i]
+			r.first = r.pos
+			r.k = ord.Clock(tid, r.guardPos, tids[1-x])
+			// In a set model a steering read (one whose value decided a
+			// branch or an address) stays after the write it observed in
+			// both views: its thread may be the remote one of a
+			// two-variable pattern that reads twice, and what it does after
+			// a read of another value (a flag not yet set) is not known.
+			if len(vars) == 2 && r.src > r.k && r.Kind == StepRead && !r.data {
+				r.k, r.src = r.src, 0
+			}
 		}
 	}
 

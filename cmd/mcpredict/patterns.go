@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcpredict/mcpredict/ltl"
 )
 
 const patternsDescription = `
@@ -33,6 +35,8 @@ func cmdPatterns(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return fail(stderr, "patterns", err)
 	}
+	// Every built-in, the two-variable ones too.
+	pats = append(ltl.AllBuiltin(), pats[len(ltl.Builtin()):]...)
 	for _, p := range pats {
 		fmt.Fprintf(stdout, "%s  %s\n    pattern: %s\n", p.ID, p.Name, p.Source)
 		for local := 1; local <= 2; local++ {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,7 +98,7 @@ type checkFlags struct {
 	maxModels               int
 	maxEvents               int
 	atomicSets              multiFlag
-	noAtomicSets            bool
+	atomicSetsOn            bool
 	setPartners             int
 }
 
@@ -109,8 +110,8 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1', or over an atomic set, 'R1(x) W2(x) W2(y) R1(y)' (repeatable)")
-	fs.Var(&c.atomicSets, "atomic-set", "declare an atomic set: variables that must change together, e.g. 'range.lo,range.hi' (names or globs; repeatable); checked with M1..M6 besides the inferred sets")
-	fs.BoolVar(&c.noAtomicSets, "no-atomic-sets", false, "check no atomic set: only single-variable patterns (P1..P5 and user patterns without variables)")
+	fs.BoolVar(&c.atomicSetsOn, "atomic-sets", false, "also check atomic sets — pairs of variables that belong together, inferred from the trace — with the two-variable patterns M1..M6 (experimental: may report correct hand-offs and counters)")
+	fs.Var(&c.atomicSets, "atomic-set", "declare an atomic set, variables that must change together, e.g. 'range.lo,range.hi' (names or globs; repeatable; implies --atomic-sets)")
 	fs.IntVar(&c.setPartners, "set-partners", tracemodel.DefaultMaxPartners, "inferred atomic sets: the most partners of one variable, strongest correlation first (0: none, only --atomic-set)")
 	c.registerSemantics(fs)
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
@@ -181,11 +182,15 @@ func (c *checkFlags) options() (predict.Options, error) {
 		}
 		sets.Declared = append(sets.Declared, globs)
 	}
-	if c.noAtomicSets && len(sets.Declared) > 0 {
-		return o, &predict.UsageError{Msg: "--atomic-set and --no-atomic-sets contradict each other"}
+	// A two-variable pattern (M1..M6 named with --patterns, or a user's)
+	// turns the atomic sets on; with --atomic-sets and no --patterns, the
+	// six built-in ones are checked.
+	setsOn := c.atomicSetsOn || len(sets.Declared) > 0 || slices.ContainsFunc(pats, ltl.Pattern.TwoVariable)
+	if setsOn && len(c.patterns) == 0 {
+		pats = append(pats, ltl.BuiltinSets()...)
 	}
 	o = predict.Options{
-		NoSets: c.noAtomicSets, Sets: sets,
+		AtomicSets: setsOn, Sets: sets,
 		Vars: c.vars, Threads: c.threads, Patterns: pats, Engine: eng, Jobs: c.jobs,
 		Project: proj, MaxInstances: c.maxInstances,
 		ExcludeVars: c.excludeVars, Confirm: confirm, MaxModels: maxModels,
@@ -288,7 +293,7 @@ func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
 	var out []ltl.Pattern
 	builtin := ltl.AllBuiltin()
 	if len(ids) == 0 && len(user) == 0 {
-		return builtin, nil
+		return ltl.Builtin(), nil
 	}
 	for _, id := range ids {
 		found := false
@@ -303,7 +308,7 @@ func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
 		}
 	}
 	if len(ids) == 0 {
-		out = builtin
+		out = ltl.Builtin()
 	}
 	for i, src := range user {
 		p, err := ltl.User(fmt.Sprintf("U%d", i+1), src)

@@ -57,7 +57,10 @@ func SpecOf(o predict.Options) Spec {
 	}
 	pats := o.Patterns
 	if len(pats) == 0 {
-		pats = ltl.AllBuiltin()
+		pats = ltl.Builtin()
+		if o.AtomicSets {
+			pats = ltl.AllBuiltin()
+		}
 	}
 	for _, p := range pats {
 		p.Help = ""
