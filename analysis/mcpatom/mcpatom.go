@@ -21,7 +21,10 @@ const Name = "mcpatom"
 func New(opts predict.Options) *analysis.Analyzer {
 	pats := opts.Patterns
 	if len(pats) == 0 {
-		pats = ltl.AllBuiltin()
+		pats = ltl.Builtin()
+		if opts.AtomicSets {
+			pats = ltl.AllBuiltin()
+		}
 	}
 	kinds := make([]bugs.FindingKind, 0, len(pats))
 	for _, p := range pats {
