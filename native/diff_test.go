@@ -87,6 +87,16 @@ func userPatterns(t testing.TB) []ltl.Pattern {
 	return out
 }
 
+// genTrace writes the trace of a generator configuration.
+func genTrace(t testing.TB, c gen.Config) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := gen.Write(context.Background(), &buf, c); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // userSetPattern is a two-variable user pattern with a starred local term
 // and a term without a variable.
 func userSetPattern(t testing.TB) ltl.Pattern {
@@ -354,17 +364,13 @@ func TestNativeMatchesSpin(t *testing.T) {
 	start := time.Now()
 	var set jobSet
 	for seed := int64(0); seed < int64(traces); seed++ {
-		var buf bytes.Buffer
 		c := gen.Config{Kind: gen.KindRandom, Seed: seed, Events: 6 + seed%25}
-		if _, err := gen.Write(context.Background(), &buf, c); err != nil {
-			t.Fatal(err)
-		}
+		text := genTrace(t, c)
 		pats := builtin
 		if seed%10 == 0 {
 			pats = withUser
 		}
 		name := fmt.Sprintf("random seed %d events %d", seed, c.Events)
-		text := buf.Bytes()
 		opts := []tracemodel.ProjectOptions{{}}
 		switch seed % 10 {
 		case 5:
@@ -384,13 +390,9 @@ func TestNativeMatchesSpin(t *testing.T) {
 		// The models of atomic sets, on a trace of two variables for
 		// every other seed.
 		if seed%2 == 1 {
-			var buf bytes.Buffer
 			c := gen.Config{Kind: gen.KindRandom, Seed: seed + 1_000_000, Threads: 2 + int(seed/2%2), Vars: 2, Events: 10 + seed%25}
-			if _, err := gen.Write(context.Background(), &buf, c); err != nil {
-				t.Fatal(err)
-			}
+			text := genTrace(t, c)
 			name := fmt.Sprintf("random seed %d events %d, two variables", c.Seed, c.Events)
-			text := buf.Bytes()
 			opts := []tracemodel.ProjectOptions{{}}
 			if seed%6 == 1 {
 				text, name = withLoops(text, seed), name+" with loops"

@@ -129,20 +129,15 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	for p := range chosen {
 		st := stats[p]
 		out = append(out, AtomicSet{Vars: [2]int{int(p[0]), int(p[1])}, Regions: st.regions,
-			locals: st.locals, anyLocal: st.anyLocal})
+			locals: st.locals, anyLocal: st.anyLocal || declared[p], Declared: declared[p]})
 	}
 	for p := range declared {
+		if chosen[p] {
+			continue
+		}
 		s := AtomicSet{Vars: [2]int{int(p[0]), int(p[1])}, Declared: true, anyLocal: true}
 		if st := stats[p]; st != nil {
 			s.Regions = st.regions
-		}
-		if chosen[p] {
-			for i := range out {
-				if out[i].Vars == s.Vars {
-					out[i].Declared, out[i].anyLocal = true, true
-				}
-			}
-			continue
 		}
 		out = append(out, s)
 	}
@@ -193,8 +188,7 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 		// A run is a stretch of the thread's accesses that are all reads at
 		// one location (synchronization in between does not end it): a
 		// variable read twice in one run is polled.
-		type readAt struct{ run int32 }
-		lastAt := map[int32]readAt{} // variable → the run of the thread's latest read of it
+		lastRun := map[int32]int32{} // variable → the run of the thread's latest read of it
 		run, runLoc := int32(0), int32(-1)
 		prevRead := int32(-1) // the previous access, if a steering read
 		for _, idx := range m.Threads[ti].Events {
@@ -223,10 +217,10 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 			if !e.Data {
 				prevRead = idx
 			}
-			if r, ok := lastAt[v]; ok && r.run == run {
+			if r, ok := lastRun[v]; ok && r == run {
 				inferable[v] = false // polled
 			}
-			lastAt[v] = readAt{run}
+			lastRun[v] = run
 		}
 	}
 	for v := range inferable {
