@@ -184,3 +184,24 @@ func TestUser(t *testing.T) {
 		t.Errorf("User with bad source: %v, want a SyntaxError at column 7", err)
 	}
 }
+
+// TestOnlyWrites checks which built-in patterns only order two threads'
+// writes of a variable (M3 and M4, on both variables).
+func TestOnlyWrites(t *testing.T) {
+	want := map[string][2]bool{"M1": {}, "M2": {}, "M3": {true, true}, "M4": {true, true}, "M5": {}, "M6": {}}
+	for _, p := range BuiltinSets() {
+		got := [2]bool{p.OnlyWrites(VarX), p.OnlyWrites(VarY)}
+		if got != want[p.ID] {
+			t.Errorf("%s (%s): OnlyWrites x, y = %v, want %v", p.ID, FormatTerms(p.Terms), got, want[p.ID])
+		}
+	}
+	for _, src := range []string{"W1(x) W2(x) R1(y) W2(y)", "W1(x) A2* W2(x) W1(y) W2(y)"} {
+		p, err := User("U", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.OnlyWrites(VarX) != true || p.OnlyWrites(VarY) != (src != "W1(x) W2(x) R1(y) W2(y)") {
+			t.Errorf("%s: OnlyWrites x, y = %v, %v", src, p.OnlyWrites(VarX), p.OnlyWrites(VarY))
+		}
+	}
+}

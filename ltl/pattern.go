@@ -35,6 +35,28 @@ func (p Pattern) TwoVariable() bool {
 	return false
 }
 
+// OnlyWrites reports whether the terms of a two-variable pattern that name
+// variable v and must match an access (not repeated with *) are writes of
+// both threads and nothing else, as x and y in M3 and M4: the pattern
+// orders the two threads' writes of v and no read of it. On a set whose
+// writes of v are all commutative updates (tracemodel.PairModel.OnlyUpdates)
+// the order of those writes cannot be observed, so the checker does not
+// report the pattern there: two threads that each add to both counters of
+// a pair leave the same sums in any order.
+func (p Pattern) OnlyWrites(v Variable) bool {
+	var sides [3]bool
+	for _, t := range p.Terms {
+		if t.Var != v || t.Quant == Star {
+			continue
+		}
+		if t.Access != Write {
+			return false
+		}
+		sides[t.Side] = true
+	}
+	return sides[Local] && sides[Remote]
+}
+
 // Swap returns the pattern with x and y exchanged: the claims in which a
 // set model's second variable plays x. Swapping twice gives p back.
 func (p Pattern) Swap() Pattern {

@@ -38,6 +38,40 @@ func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 		}
 		return
 	}
+	// A term of a two-variable pattern needs an access of its kind of its
+	// variable by its side: a set of which the pair writes one variable
+	// only before the threads start (a loop bound) is decided here.
+	var hasVar [3][3][3]bool // [side][access][variable]
+	for x, side := range [2]ltl.Side{ltl.Local, ltl.Remote} {
+		steps := c.pm.Steps[l]
+		if x == 1 {
+			steps = c.pm.Steps[r]
+		}
+		for _, s := range steps {
+			v := ltl.VarX
+			if s.Second {
+				v = ltl.VarY
+			}
+			switch s.Kind {
+			case tracemodel.StepRead:
+				hasVar[side][ltl.Read][v] = true
+			case tracemodel.StepWrite:
+				hasVar[side][ltl.Write][v] = true
+			}
+		}
+	}
+	for _, t := range p.Terms {
+		if t.Quant == ltl.Star || t.Var == ltl.VarAny {
+			continue
+		}
+		if t.Access == ltl.Any {
+			if !hasVar[t.Side][ltl.Read][t.Var] && !hasVar[t.Side][ltl.Write][t.Var] {
+				return true
+			}
+		} else if !hasVar[t.Side][t.Access][t.Var] {
+			return true
+		}
+	}
 	var have [3][3]int // [side][access]
 	have[ltl.Local][ltl.Read], have[ltl.Local][ltl.Write] = count(l)
 	have[ltl.Remote][ltl.Read], have[ltl.Remote][ltl.Write] = count(r)

@@ -168,6 +168,9 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 		if !ok {
 			return res, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
+		if pm.OnlyUpdates[0] && pat.OnlyWrites(ltl.VarX) || pm.OnlyUpdates[1] && pat.OnlyWrites(ltl.VarY) {
+			continue // the writes it orders commute (ltl.Pattern.OnlyWrites)
+		}
 		ws := v.Instances
 		if len(ws) == 0 {
 			ws = [][]tracemodel.StepRef{v.Witness} // Spin alone could decide the model

@@ -313,7 +313,7 @@ func planSets(m *tracemodel.Model, shared, selected []tracemodel.SharedVar, want
 		sp := setPlan{set: s}
 		for i, t1 := range both {
 			for _, t2 := range both[i+1:] {
-				if (s.MayBeLocal(t1) || s.MayBeLocal(t2)) && selects(want, t1, t2) {
+				if (s.MayBeLocal(t1) || s.MayBeLocal(t2)) && (s.WritesBoth(t1) || s.WritesBoth(t2)) && selects(want, t1, t2) {
 					sp.pairs = append(sp.pairs, [2]int{t1, t2})
 				}
 			}

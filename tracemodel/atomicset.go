@@ -55,6 +55,19 @@ type AtomicSet struct {
 	// anyLocal: some thread above 64 did, or the set is declared.
 	locals   uint64
 	anyLocal bool
+	// writers: threads that write both variables (bit t-1, t ≤ 64);
+	// anyWriter: some thread above 64 may.
+	writers   uint64
+	anyWriter bool
+}
+
+// WritesBoth reports whether thread t writes both variables of the set.
+// Every built-in two-variable pattern needs a thread of the pair that
+// does (the remote one of M1/M2, the local one of M5/M6, both in M3/M4):
+// two variables that different threads write are two races, no set's
+// violation.
+func (s AtomicSet) WritesBoth(t int) bool {
+	return s.anyWriter || t <= 64 && s.writers>>(t-1)&1 != 0
 }
 
 // MayBeLocal reports whether thread t can be the local thread of a
@@ -79,6 +92,10 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	for _, sv := range shared {
 		isShared[sv.Var] = true
 	}
+	writers, anyWriter := m.writers()
+	bothWriters := func(p [2]int32) (uint64, bool) {
+		return writers[p[0]] & writers[p[1]], anyWriter[p[0]] && anyWriter[p[1]]
+	}
 	stats := map[[2]int32]*pairStat{}
 	if opts.MaxPartners >= 0 {
 		inferable := slices.Clone(isShared)
@@ -89,6 +106,13 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		}
 		for p := range addressed {
 			delete(stats, p)
+		}
+		for p := range stats {
+			a, b := m.Vars[p[0]].Name, m.Vars[p[1]].Name
+			w, anyW := bothWriters(p)
+			if w == 0 && !anyW || pointerOf(a) == b || pointerOf(b) == a || otherInstance(a, b) {
+				delete(stats, p)
+			}
 		}
 	}
 	k := opts.MaxPartners
@@ -142,7 +166,9 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		out = append(out, s)
 	}
 	for i := range out {
-		out[i].Names = [2]string{m.Vars[out[i].Vars[0]].Name, m.Vars[out[i].Vars[1]].Name}
+		s := &out[i]
+		s.Names = [2]string{m.Vars[s.Vars[0]].Name, m.Vars[s.Vars[1]].Name}
+		s.writers, s.anyWriter = bothWriters([2]int32{int32(s.Vars[0]), int32(s.Vars[1])})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Vars[0] != out[j].Vars[0] {
@@ -169,8 +195,6 @@ func other(p [2]int32, v int32) int32 {
 //     in between (a wait loop, a spin on a flag, a poll under a lock). Its reader acts on it only once it
 //     changed, so the data handed off with it is read after it, never
 //     torn (handoff_flag.c);
-//   - a counter: every write of it is a commutative update (update.go),
-//     whose order does not matter;
 //   - a pointer or index and what it selects: a steering read of p (not a
 //     DataRead) directly followed by the thread's access of an array
 //     element or a heap field q. The read of q depends on the value of p,
@@ -179,11 +203,6 @@ func other(p [2]int32, v int32) int32 {
 //
 // Declared sets are not filtered.
 func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
-	written := make([]bool, len(m.Vars))
-	counterOnly := make([]bool, len(m.Vars))
-	for i := range counterOnly {
-		counterOnly[i] = m.update != nil
-	}
 	for ti := range m.Threads {
 		// A run is a stretch of the thread's accesses that are all reads at
 		// one location (synchronization in between does not end it): a
@@ -207,10 +226,6 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 				runLoc = e.Loc
 			}
 			if e.Kind == Write {
-				written[v] = true
-				if !m.isUpdate(idx) {
-					counterOnly[v] = false
-				}
 				runLoc = -1
 				continue
 			}
@@ -221,11 +236,6 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 				inferable[v] = false // polled
 			}
 			lastRun[v] = run
-		}
-	}
-	for v := range inferable {
-		if written[v] && counterOnly[v] {
-			inferable[v] = false
 		}
 	}
 }
@@ -278,6 +288,114 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 		window = append(window, v)
 	}
 }
+
+// writers returns, per variable, the threads that write it (bit t-1, t ≤
+// 64) and whether a thread above 64 does.
+func (m *Model) writers() ([]uint64, []bool) {
+	bits := make([]uint64, len(m.Vars))
+	above := make([]bool, len(m.Vars))
+	for v := range m.Vars {
+		for _, ev := range m.Vars[v].Accesses {
+			if e := &m.Events[ev]; e.Kind == Write {
+				if e.Thread <= 64 {
+					bits[v] |= 1 << (e.Thread - 1)
+				} else {
+					above[v] = true
+				}
+			}
+		}
+	}
+	return bits, above
+}
+
+// pointerOf returns the pointer variable through which a heap variable is
+// named ("current" of "current#21->budget_ms", "main::ctx.items" of
+// "main::ctx.items->len"), "" for other names. A pointer and what it
+// points to are no inferred set: what a thread reads through the pointer
+// depends on the pointer's value, so the pointer read stale and the field
+// read fresh is no interleaving of the program (a copy-on-write swap).
+func pointerOf(name string) string {
+	i := strings.Index(name, "->")
+	if i < 0 {
+		return ""
+	}
+	p := name[:i]
+	if j := strings.LastIndexByte(p, '#'); j > 0 {
+		p = p[:j]
+	}
+	return p
+}
+
+// otherInstance reports whether two variables belong to different objects
+// of one kind: elements of one array at different indices (hist[0].count,
+// hist[1].sum), or blocks of one allocation site or pointer (node.n(…#2),
+// node.n(…#3); buf->len, buf#2->len). Each such object is its own atomic
+// set, locked on its own (per-object locks); a thread that visits them in
+// turn correlates them, but no invariant spans them that the inference
+// can tell. Declared sets are not filtered.
+func otherInstance(a, b string) bool {
+	oa, ob := objectOf(a), objectOf(b)
+	ra, rb := rootOf(a), rootOf(b)
+	return oa != ob && instanceShape(oa) == instanceShape(ob) || ra != rb && instanceShape(ra) == instanceShape(rb)
+}
+
+// rootOf returns the variable a name starts from: "buckets[0]" of
+// "buckets[0]#4->key" and of "buckets[0]", "hist[1]" of "hist[1].sum".
+func rootOf(name string) string {
+	suffix := ""
+	if i := strings.IndexByte(name, '('); i > 0 {
+		name, suffix = name[:i], name[i:]
+	}
+	if i := strings.IndexAny(name, ".-#"); i > 0 {
+		name = name[:i]
+	}
+	return name + suffix
+}
+
+// objectOf returns the object a variable belongs to: the name up to its
+// last field ("hist[0]" of "hist[0].count", "buf#2->" of "buf#2->len",
+// "node(calloc@list.c:50#4)" of "node.n(calloc@list.c:50#4)"), the whole
+// name of an array element or a scalar.
+func objectOf(name string) string {
+	suffix := ""
+	if i := strings.IndexByte(name, '('); i > 0 {
+		name, suffix = name[:i], name[i:]
+	}
+	head, rest := "", name
+	if i := strings.LastIndex(name, "->"); i >= 0 {
+		head, rest = name[:i+2], name[i+2:]
+	}
+	if i := strings.LastIndexByte(rest, '.'); i > 0 {
+		rest = rest[:i]
+	} else if head != "" && !strings.ContainsRune(rest, '[') {
+		rest = ""
+	}
+	return head + rest + suffix
+}
+
+// instanceShape leaves out the indices and block numbers of an object's
+// name: "hist[]" of "hist[2]", "buf->" of "buf#2->" and of "buf->".
+func instanceShape(obj string) string {
+	var b strings.Builder
+	for i := 0; i < len(obj); i++ {
+		c := obj[i]
+		if c == '#' {
+			for i+1 < len(obj) && (isDigit(obj[i+1]) || obj[i+1] == 't' || obj[i+1] == '.') {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(c)
+		if c == '[' {
+			for i+1 < len(obj) && isDigit(obj[i+1]) {
+				i++
+			}
+		}
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // siblings reports whether the two variables of p are fields of one
 // struct object: names that differ only after their last '.'.

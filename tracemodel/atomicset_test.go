@@ -2,6 +2,7 @@ package tracemodel
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,100 @@ func TestAtomicSets(t *testing.T) {
 	}
 	if _, err := m.AtomicSets(m.SharedVars(), SetOptions{Declared: [][]string{{"nosuch"}}}); err == nil {
 		t.Error("a declared glob that matches nothing is accepted")
+	}
+}
+
+// TestSetNames checks the name rules of the inference: a pointer and what
+// it points to, and different objects of one kind, are no inferred set.
+func TestSetNames(t *testing.T) {
+	for _, c := range []struct {
+		a, b            string
+		pointer, others bool
+	}{
+		{"range.lo", "range.hi", false, false},
+		{"msg.len", "msg.text[6]", false, false},
+		{"hist[0].count", "hist[0].sum", false, false},
+		{"hist[0].count", "hist[1].sum", false, true},
+		{"tab[1]", "tab[2]", false, true},
+		{"buf->len", "buf->data", false, false},
+		{"buf->len", "buf#2->len", false, true},
+		{"node.n(calloc@l.c:50#4)", "node.m(calloc@l.c:50#5)", false, true},
+		{"node.n(calloc@l.c:50#4)", "node.m(calloc@l.c:50#4)", false, false},
+		{"current", "current#21->budget_ms", true, false},
+		{"main::ctx.items", "main::ctx.items->len", true, false},
+		{"a", "b", false, false},
+		{"buckets[1]", "buckets[0]#4->key", false, true},
+		{"buckets[0]->key", "buckets[0]#4->key", false, true},
+		{"buckets[0]", "buckets[0]#4->key", true, false},
+		{"main::ctx.a", "main::ctx.b", false, false},
+	} {
+		if got := pointerOf(c.b) == c.a; got != c.pointer {
+			t.Errorf("%s is the pointer of %s: %v, want %v", c.a, c.b, got, c.pointer)
+		}
+		if got := otherInstance(c.a, c.b); got != c.others {
+			t.Errorf("otherInstance(%s, %s) = %v, want %v (objects %q, %q)", c.a, c.b, got, c.others, objectOf(c.a), objectOf(c.b))
+		}
+	}
+}
+
+// TestSetModelUpdates checks the read-modify-write rule of set models: an
+// update is one write step unless it follows a plain read of the other
+// variable, and OnlyUpdates marks a variable only updated.
+func TestSetModelUpdates(t *testing.T) {
+	// 201: gen read, bytes += n (kept as read and write: it follows the
+	// read of gen); then hits++ style update of gen alone (one step).
+	// 202: gen++ and bytes = 0 under the lock.
+	const trace = `100, 1, l.c-1, Create, 201
+100, 2, l.c-2, Create, 202
+201, 3, l.c-10, Lock, L
+201, 4, l.c-11, Read, gen
+201, 5, l.c-12, Unlock, L
+201, 6, l.c-13, Lock, L
+201, 7, l.c-14, Read, bytes
+201, 8, l.c-14, Write, bytes
+201, 9, l.c-15, Unlock, L
+202, 10, l.c-20, Lock, L
+202, 11, l.c-21, Read, gen
+202, 12, l.c-21, Write, gen
+202, 13, l.c-22, Write, bytes
+202, 14, l.c-23, Unlock, L
+`
+	m, err := Parse(context.Background(), strings.NewReader(trace), "l.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := m.ProjectSet(m.VarByName("gen"), m.VarByName("bytes"), m.ThreadByHandle("201"), m.ThreadByHandle("202"), ProjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := func(steps []Step) string {
+		var b strings.Builder
+		for _, s := range steps {
+			switch s.Kind {
+			case StepRead:
+				b.WriteString("R")
+			case StepWrite:
+				b.WriteString("W")
+			default:
+				continue
+			}
+			if s.Second {
+				b.WriteString("y")
+			} else {
+				b.WriteString("x")
+			}
+			b.WriteString(fmt.Sprint(len(s.Events)))
+			b.WriteString(" ")
+		}
+		return b.String()
+	}
+	if got, want := kinds(pm.Steps[0]), "Rx1 Ry1 Wy1 "; got != want {
+		t.Errorf("thread 201 steps %q, want %q (the update of bytes follows the read of gen)", got, want)
+	}
+	if got, want := kinds(pm.Steps[1]), "Wx2 Wy1 "; got != want {
+		t.Errorf("thread 202 steps %q, want %q (gen++ is one write step)", got, want)
+	}
+	if pm.OnlyUpdates != [2]bool{true, false} {
+		t.Errorf("OnlyUpdates %v, want [true false]: gen is only updated, bytes also stored", pm.OnlyUpdates)
 	}
 }

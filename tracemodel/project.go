@@ -72,6 +72,11 @@ type PairModel struct {
 	Threads [2]ThreadRef `json:"threads"` // model thread 1 and 2 of the pair
 	Locks   []LockRef    `json:"locks"`   // the common locks the steps use
 	Steps   [2][]Step    `json:"steps"`   // per thread, program order
+	// OnlyUpdates, in a set model, marks a variable (0: Var, 1: Var2) whose
+	// every write in the model, by either thread, is a read-modify-write
+	// (see ProjectSet): its writes commute, so a pattern that only orders
+	// two threads' writes of it describes no violation (ltl.Pattern.OnlyWrites).
+	OnlyUpdates [2]bool `json:"onlyUpdates,omitempty"`
 }
 
 // StepRef identifies a step of a PairModel: Thread is 0 or 1 (model thread 1
@@ -192,6 +197,20 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 // update-return rule counts a write of either variable), read sources are
 // per variable, and the data-flow order leaves out both variables. Both
 // threads must access v or w.
+//
+// A read-modify-write — a read of a variable followed, as the thread's
+// next access of the set, by its write of it, with no synchronization and
+// no other write between (x++, x += n, tmp = x; x = tmp + 1) — is one write
+// step: its read is consumed by the update, so it starts no view of the
+// set, and a pattern's read never matches it. Only an update that directly
+// follows the thread's plain read of the other variable keeps its read, and
+// only when the other thread stores the variable other than by updates:
+// the update may then depend on the value read first (a writer that looked
+// up the log's generation adds its record's size to the bytes of that
+// generation, which a rotation resets), whereas two updates commute.
+// Assumed, as for the commutative updates of the data-flow order: an
+// update stores a commutative function of the value read
+// (PairModel.OnlyUpdates).
 func (m *Model) ProjectSet(v, w, t1, t2 int, opts ProjectOptions) (*PairModel, error) {
 	for _, x := range []int{v, w} {
 		if x <= 0 || x >= len(m.Vars) {
@@ -202,6 +221,55 @@ func (m *Model) ProjectSet(v, w, t1, t2 int, opts ProjectOptions) (*PairModel, e
 		return nil, fmt.Errorf("trace %s: an atomic set needs two variables, got %s twice", m.Name, m.Vars[v].Name)
 	}
 	return m.project([]int32{int32(v), int32(w)}, t1, t2, opts)
+}
+
+// viewOf reports whether the thread's latest access step of a set model
+// (steps so far: raw) is a plain read of the other variable than which.
+func viewOf(raw []rawStep, which int8) bool {
+	for i := len(raw) - 1; i >= 0; i-- {
+		switch s := raw[i]; s.Kind {
+		case StepRead:
+			return s.Second != (which == 1)
+		case StepWrite:
+			return false
+		}
+	}
+	return false
+}
+
+// lastInRegion reports whether the steps that follow an access in its
+// thread (rest) reach a region boundary, or the end, before another access.
+func lastInRegion(rest []rawStep) bool {
+	for _, s := range rest {
+		switch s.Kind {
+		case StepRead, StepWrite:
+			return false
+		case StepBoundary:
+			return true
+		}
+	}
+	return true
+}
+
+// readModifyWrite reports whether access i of thread tid (evs: the
+// thread's accesses of the model's variables, pos their positions, which
+// their variables) is the read of a read-modify-write: the thread's next
+// access of the model's variables writes the same variable, with no
+// synchronization and no other write of the thread between (x++;
+// tmp = x; x = tmp + 1).
+func (m *Model) readModifyWrite(tid int, evs, pos []int32, which []int8, i int) bool {
+	if i+1 >= len(evs) || which[i] != which[i+1] {
+		return false
+	}
+	if m.Events[evs[i]].Kind != Read || m.Events[evs[i+1]].Kind != Write {
+		return false
+	}
+	for p := pos[i] + 1; p < pos[i+1]; p++ {
+		if k := m.EventAt(tid, p).Kind; k.IsSync() || k == Create || k == Join || k == Write {
+			return false
+		}
+	}
+	return true
 }
 
 // setAccesses returns the accesses of the variables in trace order, with
@@ -308,17 +376,41 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 	// Raw steps.
 	lockIndex := map[int32]int{}
 	var raw [2][]rawStep
+	// In set models: rmw[x][i], access i of thread x is the read of a
+	// read-modify-write; stores[x][v], thread x writes variable v other
+	// than by one.
+	var rmw [2][]bool
+	var stores [2][2]bool
+	for x := 0; x < 2 && len(vars) == 2; x++ {
+		rmw[x] = make([]bool, len(acc[x]))
+		for i := range acc[x] {
+			switch {
+			case m.readModifyWrite(tids[x], accEv[x], acc[x], accVar[x], i):
+				rmw[x][i] = true
+			case m.Events[accEv[x][i]].Kind == Write && (i == 0 || !rmw[x][i-1]):
+				stores[x][accVar[x][i]] = true
+			}
+		}
+	}
 	for x := 0; x < 2; x++ {
 		tid := tids[x]
 		raw[x] = make([]rawStep, 0, 3*len(acc[x]))
 		refs := make([]EventRef, len(acc[x])) // one allocation for all access steps
-		for i, pos := range acc[x] {
+		for i := 0; i < len(acc[x]); i++ {
+			pos := acc[x][i]
 			e := &m.Events[accEv[x][i]]
 			k := StepRead
 			if e.Kind == Write {
 				k = StepWrite
 			}
 			refs[i] = m.ref(e)
+			if len(vars) == 2 && rmw[x][i] && !(stores[1-x][accVar[x][i]] && viewOf(raw[x], accVar[x][i])) {
+				refs[i+1] = m.ref(&m.Events[accEv[x][i+1]])
+				raw[x] = append(raw[x], rawStep{Step: Step{Kind: StepWrite, Second: accVar[x][i] == 1, Events: refs[i : i+2 : i+2]},
+					pos: acc[x][i+1], guardPos: acc[x][i+1]})
+				i++
+				continue
+			}
 			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i], data: e.Data})
 		}
 		for _, l := range common {
@@ -360,12 +452,16 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 			r := &raw[x][i]
 			r.first = r.pos
 			r.k = ord.Clock(tid, r.guardPos, tids[1-x])
-			// In a set model a steering read (one whose value decided a
-			// branch or an address) stays after the write it observed in
-			// both views: its thread may be the remote one of a
-			// two-variable pattern that reads twice, and what it does after
-			// a read of another value (a flag not yet set) is not known.
-			if len(vars) == 2 && r.src > r.k && r.Kind == StepRead && !r.data {
+			// In a set model a read that the thread follows, in its region,
+			// with another access of the set stays after the write it
+			// observed, in both views: a two-variable pattern reads twice,
+			// and what a thread does after a read of another value than
+			// recorded (a flag not yet set: it keeps waiting) is not known,
+			// whether the trace calls the read DataRead or not (the
+			// recorder's DataRead misses comparisons whose operands differ).
+			// The thread's last access of the set in its region may read
+			// another value: the pattern has then happened.
+			if len(vars) == 2 && r.src > r.k && r.Kind == StepRead && !lastInRegion(raw[x][i+1:]) {
 				r.k, r.src = r.src, 0
 			}
 		}
@@ -435,6 +531,7 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 	}
 	if len(vars) == 2 {
 		pm.Var2 = m.Vars[vars[1]].Name
+		pm.OnlyUpdates = [2]bool{!stores[0][0] && !stores[1][0], !stores[0][1] && !stores[1][1]}
 	}
 	for l, i := range lockIndex {
 		pm.Locks[i] = LockRef{Name: m.Objects[l], RW: m.rwObj[l]}

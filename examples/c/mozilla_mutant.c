@@ -19,6 +19,11 @@
  * With a stagger (second argument, microseconds) the poster runs after
  * the loop: the recorded run shows neither violation.
  *
+ * The lost wake-up is also a two-variable violation of the set
+ * { pending.count, processing }: the poster reads the drained queue and
+ * then the flag before the loop clears it (M5, half-done update read),
+ * which the atomic-set analysis reports beside P4.
+ *
  *   mcpredict cc -O1 -o mozilla_mutant mozilla_mutant.c
  *   mcpredict record -o mutant.csv -- ./mozilla_mutant 1 20000
  *   mcpredict run mutant.csv
@@ -26,6 +31,7 @@
  * mcpredict:args 1 20000
  * mcpredict:expect P4 processing local:Write@set remote:Read local:Write@clear
  * mcpredict:expect P1 processing local:Read@log-busy local:Read@decide
+ * mcpredict:allow M5|M6 pending.count+processing local:Write@drain local:Write@clear
  * mcpredict:notexhibited processing
  */
 #include <pthread.h>
@@ -65,7 +71,7 @@ __attribute__((noinline)) static void process_pending_events(void)
 	int n = pending.count;
 	for (int i = 0; i < n; i++)
 		dispatched += pending.events[i] != 0;
-	pending.count = 0;
+	pending.count = 0;              /* @drain: W */
 	pthread_mutex_unlock(&pending.lock);
 	debug_log("events processed, %s\n", processing ? "busy" : "idle"); /* @log-done: R */
 	processing = 0;                 /* @clear: W */

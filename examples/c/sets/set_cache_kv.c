@@ -6,11 +6,14 @@
  * a worker can match its key and then read the value another worker stored
  * for a different key (M1), find a key whose value is not stored yet (M5),
  * or two stores can interleave and leave one key with the other's value
- * (M3). Bug: torn read, half-done update read, torn update.
+ * (M3). Bug: torn read, half-done update read, torn update. The miss path
+ * is also a check-then-act on the key alone (P3: another worker stores its
+ * key between the lookup and the store, and loses it), allowed.
  * mcpredict:args 2 24
  * mcpredict:expect M1|M2 cache.key+cache.value local:Read@haskey local:Read@getvalue
  * mcpredict:expect M5|M6 cache.key+cache.value local:Write@setkey local:Write@setvalue
  * mcpredict:expect M3|M4 cache.key+cache.value local:Write@setkey local:Write@setvalue
+ * mcpredict:allow P3 cache.key local:Read@haskey local:Write@setkey
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -52,8 +53,10 @@ static long take_mean(int reset)
 
 static void *sampler(void *arg)
 {
-	for (int i = 0; i < rounds; i++)
+	for (int i = 0; i < rounds; i++) {
 		add_sample(100 + i % 7);
+		usleep(20); /* take the next sample */
+	}
 	return NULL;
 }
 
