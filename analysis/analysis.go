@@ -1,17 +1,35 @@
 // Package analysis is the framework that the analyses of a trace plug into,
-// in the style of golang.org/x/tools/go/analysis: an Analyzer declares its
-// name, documentation, the paper it comes from, the facts of the parsed
-// trace it needs (causal order, lock sets, thread periods, transactions)
-// and the kinds of findings it reports; a driver (Run) runs a list of
-// analyzers on one parsed trace and merges their findings into one
-// bugs.Report, with stable bug ids, so that deduplication, suppressions,
-// baselines, diff and every report format (text, JSON, SARIF, HTML) work
-// alike for all of them.
+// in the style of golang.org/x/tools/go/analysis. An Analyzer declares its
+// name, documentation, the paper it comes from, what it needs (Requires:
+// facts of the parsed trace and other analyzers, whose results it gets in
+// Pass.ResultOf), and the kinds of findings it reports. A driver (Run)
+// runs a list of analyzers on one parsed trace and merges what they found
+// into one bugs.Report, with stable bug ids, so that deduplication,
+// suppressions, baselines, diff and every report format (text, JSON, SARIF,
+// HTML) work alike for all of them.
+//
+// Analyzers are of two sorts, declared alike. A model-checked analyzer
+// (McPatom, atomic sets) has no Run: its Models say which kind of models
+// package predict plans for it and with which patterns. Run gathers the
+// models of every selected model-checked analyzer and has them checked in
+// one pass — plan, project, check, confirm, assemble — by the function
+// Options.CheckModels, so that they share Spin runs, the verdict cache and
+// --max-models; `mcpredict run` and batch check them in process
+// (predict.ModelChecker), the service distributes them to its workers.
+// Every other analyzer has a Run that reports findings (any number of
+// threads and events) through its Pass and may return a result for the
+// analyzers that require it (transactions, package analysis/txn).
+//
+// An analyzer gets exactly what it declares: Pass.ResultOf holds the
+// results of the analyzers it requires, and a Pass accessor of a fact it
+// does not require returns nil and makes Run fail with an error naming the
+// analyzer and the fact. Each fact and each required analyzer is computed
+// at most once per run.
 //
 // Analyzers are values built by functions (mcpatom.New, deadlock.New, …);
-// the list of all of them, with their options, is package analysis/all.
-// Drivers — `mcpredict run`, `batch`, `serve`/`worker` — only select
-// analyzers by name and call Run.
+// the list of the selectable ones, with their options, is package
+// analysis/all. Drivers — `mcpredict run`, `batch`, `serve`/`worker` — only
+// select analyzers by name and call Run. This package names no analysis.
 package analysis
 
 import (
@@ -21,18 +39,26 @@ import (
 	"strings"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
+
+// A Requirement is something an analyzer needs: a Fact of the trace or
+// another *Analyzer, whose result it gets.
+type Requirement interface{ requirement() }
 
 // Fact names a derived fact of the parsed trace that analyses share; each
 // is computed at most once per run, when an analysis first asks for it.
 type Fact string
 
+func (Fact) requirement() {}
+
 // The facts a Pass provides.
 const (
 	// CausalOrder is the synchronization (happens-before) order of the
 	// trace: program order, create, join, signal/wait, semaphores,
-	// barriers; locks are not causal (Pass.Order).
+	// barriers; locks are not causal (Pass.Order, and Model.Clock).
 	CausalOrder Fact = "causal-order"
 	// LockSets are the locks each thread holds at each of its events, with
 	// the acquisitions that took them (Pass.LockSets).
@@ -40,13 +66,10 @@ const (
 	// ThreadPeriods split each thread at Create, Join and BarrierWait, with
 	// the concurrency of periods (Pass.Periods).
 	ThreadPeriods Fact = "thread-periods"
-	// Transactions are the atomic regions the trace marks: Begin/End
-	// labels and Enter/Exit function invocations (Pass.Transactions).
-	Transactions Fact = "transactions"
 )
 
 // AllFacts lists every fact, in order.
-func AllFacts() []Fact { return []Fact{CausalOrder, LockSets, ThreadPeriods, Transactions} }
+func AllFacts() []Fact { return []Fact{CausalOrder, LockSets, ThreadPeriods} }
 
 // An Analyzer is one analysis of a trace.
 type Analyzer struct {
@@ -57,18 +80,77 @@ type Analyzer struct {
 	Doc string
 	// Paper cites the method: the seed paper and the section or figure.
 	Paper string
-	// Requires are the facts Run uses (documentation, and computed before
-	// Run so that its time is not charged to the first analysis that asks).
-	Requires []Fact
+	// Requires are the facts and analyzers Run uses: the facts are
+	// computed before Run (so that their time is not charged to the first
+	// analysis that asks), the analyzers run before it and their results
+	// are in Pass.ResultOf. A model-checked analyzer requires nothing.
+	Requires []Requirement
 	// Kinds are the kinds of findings it reports; a Finding's Kind is one
-	// of their ids. Each kind is one SARIF rule.
+	// of their ids. Each kind is one SARIF rule (the patterns, for a
+	// model-checked analyzer).
 	Kinds []bugs.FindingKind
-	// IDPrefix starts the stable ids of its bugs ("DL" gives DL-…).
+	// IDPrefix starts the stable ids of its findings' bugs ("DL" gives
+	// DL-…); model-checked bugs are AV-… (bugs.PatternID).
 	IDPrefix string
+	// Models make the analyzer model-checked: its bugs are the pattern
+	// instances found in the models it declares. It then has no Run.
+	Models *ModelSpec
 	// Run analyses the trace of the pass, reporting findings with
-	// pass.Report. An error ends the whole run (except that the findings
-	// reported so far are kept when the context was cancelled).
-	Run func(ctx context.Context, pass *Pass) error
+	// pass.Report, and returns its result for the analyzers that require
+	// it (nil if none do). An error ends the whole run (except that the
+	// findings reported so far are kept when the context was cancelled).
+	Run func(ctx context.Context, pass *Pass) (any, error)
+}
+
+func (*Analyzer) requirement() {}
+
+// ModelSpec declares the models of a model-checked analyzer.
+type ModelSpec struct {
+	// Kind is the kind of models package predict plans for it.
+	Kind predict.TaskKind
+	// Patterns are checked on each of them (patterns of the kind only).
+	Patterns []ltl.Pattern
+}
+
+// NewModelSpec declares the models of kind k with the patterns of pats
+// that the kind takes; nil pats: the kind's built-in patterns.
+func NewModelSpec(k predict.TaskKind, pats []ltl.Pattern) *ModelSpec {
+	if pats == nil {
+		return &ModelSpec{Kind: k, Patterns: k.Builtin()}
+	}
+	s := &ModelSpec{Kind: k, Patterns: []ltl.Pattern{}}
+	for _, p := range pats {
+		if k.Takes(p) {
+			s.Patterns = append(s.Patterns, p)
+		}
+	}
+	return s
+}
+
+// ModelsOf returns what the model-checked analyzers among as ask package
+// predict to check: one entry per analyzer, in order, named after it.
+func ModelsOf(as []*Analyzer) []predict.Models {
+	var out []predict.Models
+	for _, a := range as {
+		if a.Models != nil {
+			out = append(out, predict.Models{Kind: a.Models.Kind, Analysis: a.Name, Patterns: a.Models.Patterns})
+		}
+	}
+	return out
+}
+
+// ModelChecked reports whether any of as is model-checked (so that Spin
+// and the verdict cache may be needed).
+func ModelChecked(as []*Analyzer) bool { return len(ModelsOf(as)) > 0 }
+
+// PatternKinds returns the kinds of findings of a model-checked analyzer:
+// its patterns.
+func PatternKinds(pats []ltl.Pattern) []bugs.FindingKind {
+	kinds := make([]bugs.FindingKind, 0, len(pats))
+	for _, p := range pats {
+		kinds = append(kinds, bugs.FindingKind{ID: p.ID, Name: p.Name, Help: p.Help})
+	}
+	return kinds
 }
 
 // A Site is one event of a finding.
@@ -116,8 +198,16 @@ type Finding struct {
 
 // Options configure a run of analyzers.
 type Options struct {
-	// Version is the tool version written into the report.
+	// Version is the tool version written into a report without
+	// model-checked analyzers (theirs comes from CheckModels).
 	Version string
+	// CheckModels checks the given models of m in one pass and returns
+	// their report (package predict's: bugs, violations, statistics,
+	// undecided models, and Analyses naming each entry's analysis with its
+	// counts). Required when a model-checked analyzer is selected. On
+	// cancellation it may return the report of the models checked so far,
+	// marked Incomplete, with the error.
+	CheckModels func(ctx context.Context, m *tracemodel.Model, models []predict.Models) (*bugs.Report, error)
 }
 
 // Select returns the analyzers of all named by list, a comma-separated
@@ -178,16 +268,27 @@ func (a *Analyzer) Validate() error {
 		return fmt.Errorf("analyzer %q: the name must be a lowercase identifier", a.Name)
 	case a.Doc == "" || strings.Contains(a.Doc, "\n"):
 		return fmt.Errorf("analyzer %s: Doc must be one line", a.Name)
-	case a.Run == nil:
-		return fmt.Errorf("analyzer %s: no Run", a.Name)
+	case a.Models != nil && a.Run != nil:
+		return fmt.Errorf("analyzer %s: a model-checked analyzer has no Run", a.Name)
+	case a.Models != nil && len(a.Requires) > 0:
+		return fmt.Errorf("analyzer %s: a model-checked analyzer requires nothing", a.Name)
+	case a.Models == nil && a.Run == nil:
+		return fmt.Errorf("analyzer %s: neither Run nor Models", a.Name)
 	}
 	known := map[Fact]bool{}
 	for _, f := range AllFacts() {
 		known[f] = true
 	}
-	for _, f := range a.Requires {
-		if !known[f] {
-			return fmt.Errorf("analyzer %s: unknown fact %q", a.Name, f)
+	for _, r := range a.Requires {
+		switch r := r.(type) {
+		case Fact:
+			if !known[r] {
+				return fmt.Errorf("analyzer %s: unknown fact %q", a.Name, r)
+			}
+		case *Analyzer:
+			if r == nil || r.Models != nil {
+				return fmt.Errorf("analyzer %s: requires a model-checked or nil analyzer (model-checked results are in the report only)", a.Name)
+			}
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/all"
+	"github.com/mcpredict/mcpredict/analysis/txn"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -24,11 +25,11 @@ func TestSelect(t *testing.T) {
 	}
 	for _, tc := range []struct{ list, want, err string }{
 		{"", all.Default, ""},
-		{"all", "mcpatom,deadlock,sidetrack,block", ""},
+		{"all", "mcpatom,atomicset,deadlock,sidetrack,block", ""},
 		{"block,sidetrack", "sidetrack,block", ""},
 		{"deadlock,mcpatom,deadlock", "mcpatom,deadlock", ""},
 		{" Deadlock ", "deadlock", ""},
-		{"foo", "", `unknown analysis "foo": want a comma-separated list of mcpatom, deadlock, sidetrack, block`},
+		{"foo", "", `unknown analysis "foo": want a comma-separated list of mcpatom, atomicset, deadlock, sidetrack, block`},
 	} {
 		got, err := analysis.Select(as, tc.list, all.Default)
 		switch {
@@ -59,22 +60,30 @@ func open(t *testing.T, path string) *tracemodel.Model {
 func TestMCPatomUnchanged(t *testing.T) {
 	for _, trace := range []string{"../examples/bank.csv", "../examples/logbuf.csv", "../examples/fig5.csv"} {
 		opts := predict.Options{Engine: predict.EngineNative, Jobs: 2, Version: "test"}
-		want, err := predict.Run(context.Background(), open(t, trace), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
 		// The default list: deadlock finds nothing in these traces (the
 		// transaction analyses do, and would add bugs).
-		as, err := all.Select(all.Options{MCPatom: opts}, "")
+		as, err := all.Select(all.Options{}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := analysis.Run(context.Background(), open(t, trace), as, analysis.Options{Version: "test"})
+		direct := opts
+		direct.Models = analysis.ModelsOf(as)
+		want, err := predict.Run(context.Background(), open(t, trace), direct)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Analyses) != 2 || got.Analyses[0].Name != "mcpatom" || got.Analyses[0].Bugs != len(want.Bugs) {
+		got, err := analysis.Run(context.Background(), open(t, trace), as, analysis.Options{Version: "test", CheckModels: predict.ModelChecker(opts)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Analyses) != 2 || got.Analyses[0].Name != "mcpatom" || got.Analyses[0].Bugs != len(want.Bugs) ||
+			!got.Analyses[0].ModelChecked || got.Analyses[1].ModelChecked {
 			t.Errorf("%s: analyses %+v", trace, got.Analyses)
+		}
+		for _, b := range got.Bugs {
+			if b.Analysis != "mcpatom" || !strings.HasPrefix(b.ID, "AV-") {
+				t.Errorf("%s: bug %s of analysis %q", trace, b.ID, b.Analysis)
+			}
 		}
 		strip := func(r *bugs.Report) string {
 			c := *r
@@ -87,6 +96,51 @@ func TestMCPatomUnchanged(t *testing.T) {
 		}
 		if strip(got) != strip(want) {
 			t.Errorf("%s: the framework's McPatom report differs from predict.Run's", trace)
+		}
+	}
+}
+
+// TestAtomicSet: the analysis of atomic sets through the framework finds
+// the torn read of predict/testdata/range.csv as M1 on both variables,
+// alone or with McPatom, which finds nothing there by itself.
+func TestAtomicSet(t *testing.T) {
+	opts := predict.Options{Engine: predict.EngineNative, Jobs: 2, Version: "test"}
+	for _, tc := range []struct {
+		list     string
+		sets     bool
+		want     string // pattern and vars of the bugs
+		analyses string
+	}{
+		{"atomicset", false, "M1 lo,hi", "atomicset"},
+		{"mcpatom", true, "M1 lo,hi", "mcpatom,atomicset"},
+		{"mcpatom", false, "", "mcpatom"},
+	} {
+		as, err := all.Select(all.Options{AtomicSets: tc.sets}, tc.list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := analysis.Run(context.Background(), open(t, "../predict/testdata/range.csv"), as, analysis.Options{CheckModels: predict.ModelChecker(opts)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, names []string
+		for _, b := range rep.Bugs {
+			got = append(got, b.Pattern+" "+strings.Join(b.Vars, ","))
+			if b.Analysis != "atomicset" {
+				t.Errorf("%s: bug %s of analysis %q", tc.list, b.ID, b.Analysis)
+			}
+		}
+		for _, a := range rep.Analyses {
+			names = append(names, a.Name)
+			if !a.ModelChecked || !strings.HasSuffix(a.Summary, "claims") {
+				t.Errorf("%s: analysis %+v", tc.list, a)
+			}
+		}
+		if strings.Join(got, ";") != tc.want || strings.Join(names, ",") != tc.analyses {
+			t.Errorf("%s (sets %v): bugs %q, analyses %v; want %q, %s", tc.list, tc.sets, got, names, tc.want, tc.analyses)
+		}
+		if a := rep.AnalysisOf("atomicset"); a != nil && a.Bugs != 1 {
+			t.Errorf("%s: atomicset counts %d bugs", tc.list, a.Bugs)
 		}
 	}
 }
@@ -116,17 +170,19 @@ func TestFacts(t *testing.T) {
 		end     []analysis.HeldLock
 		conc    bool
 		ordered bool
-		txs     []analysis.Transaction
+		txs     *txn.Set
 	}
-	a := &analysis.Analyzer{Name: "probe", Doc: "probe", Requires: analysis.AllFacts(), Run: func(_ context.Context, p *analysis.Pass) error {
-		got.held = p.LockSets().Before(4) // the Write x: a (re-entrant, once) and r
-		got.end = p.LockSets().AtEnd(1)
-		per := p.Periods()
-		got.conc = per.Concurrent(per.Of(8), per.Of(11)) // thread 2's Read x and main's Write after the Join
-		got.ordered = per.Before(per.Of(0), per.Of(8))   // main before the Create, thread 2
-		got.txs = p.Transactions()
-		return nil
-	}}
+	tx := txn.New(txn.Options{})
+	a := &analysis.Analyzer{Name: "probe", Doc: "probe", Requires: []analysis.Requirement{analysis.LockSets, analysis.ThreadPeriods, tx},
+		Run: func(_ context.Context, p *analysis.Pass) (any, error) {
+			got.held = p.LockSets().Before(4) // the Write x: a (re-entrant, once) and r
+			got.end = p.LockSets().AtEnd(1)
+			per := p.Periods()
+			got.conc = per.Concurrent(per.Of(8), per.Of(11)) // thread 2's Read x and main's Write after the Join
+			got.ordered = per.Before(per.Of(0), per.Of(8))   // main before the Create, thread 2
+			got.txs = txn.Of(p, tx)
+			return nil, nil
+		}}
 	if _, err := analysis.Run(context.Background(), m, []*analysis.Analyzer{a}, analysis.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +195,55 @@ func TestFacts(t *testing.T) {
 	if got.conc || !got.ordered {
 		t.Errorf("periods: concurrent %v ordered %v", got.conc, got.ordered)
 	}
-	if len(got.txs) != 2 || got.txs[0].Name != "main" || got.txs[0].End != 12 || got.txs[1].Name != "tx" || got.txs[1].Begin != 7 || got.txs[1].End != 9 {
+	if got.txs == nil || len(got.txs.Txns) != 1 || got.txs.Name(0) != "tx" {
 		t.Errorf("transactions: %+v", got.txs)
+	}
+}
+
+// TestUndeclared: an analyzer gets only what it requires. A fact it does
+// not require is nil and fails the run; the result of an analyzer it does
+// not require is not in ResultOf; a required analyzer runs once however
+// many require it, without being listed in the report.
+func TestUndeclared(t *testing.T) {
+	m := open(t, "../examples/bank.csv")
+	probe := func(req []analysis.Requirement, use func(*analysis.Pass) any) *analysis.Analyzer {
+		return &analysis.Analyzer{Name: "probe", Doc: "probe", Requires: req,
+			Run: func(_ context.Context, p *analysis.Pass) (any, error) { return use(p), nil }}
+	}
+	var sets *analysis.LockSetIndex
+	_, err := analysis.Run(context.Background(), m, []*analysis.Analyzer{probe(nil, func(p *analysis.Pass) any {
+		sets = p.LockSets()
+		return nil
+	})}, analysis.Options{})
+	if err == nil || !strings.Contains(err.Error(), "probe: uses the fact lock-sets without requiring it") || sets != nil {
+		t.Errorf("undeclared lock sets: %v, %v", err, sets)
+	}
+	runs := 0
+	dep := &analysis.Analyzer{Name: "dep", Doc: "dep", Run: func(context.Context, *analysis.Pass) (any, error) {
+		runs++
+		return 42, nil
+	}}
+	var gotA, gotB any
+	a := probe([]analysis.Requirement{dep}, func(p *analysis.Pass) any { gotA = p.ResultOf[dep]; return nil })
+	b := probe([]analysis.Requirement{dep}, func(p *analysis.Pass) any { gotB = p.ResultOf[dep]; return nil })
+	b.Name = "probe2"
+	gotOther := any("unset")
+	other := probe(nil, func(p *analysis.Pass) any { gotOther = p.ResultOf[dep]; return nil })
+	other.Name = "other"
+	rep, err := analysis.Run(context.Background(), m, []*analysis.Analyzer{a, b, other}, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotA != 42 || gotB != 42 || runs != 1 {
+		t.Errorf("results %v, %v after %d runs; want 42 twice after one", gotA, gotB, runs)
+	}
+	if gotOther != nil {
+		t.Errorf("an analyzer that does not require dep gets its result %v", gotOther)
+	}
+	if len(rep.Analyses) != 3 {
+		t.Errorf("analyses %+v: want the three of the list", rep.Analyses)
+	}
+	if _, err := analysis.Run(context.Background(), m, []*analysis.Analyzer{{Name: "x", Doc: "x", Models: &analysis.ModelSpec{Kind: predict.VariableModels}}}, analysis.Options{}); err == nil {
+		t.Error("a model-checked analyzer ran without CheckModels")
 	}
 }

@@ -9,13 +9,11 @@ import (
 
 // facts are the shared facts of one run, each computed once.
 type facts struct {
-	m            *tracemodel.Model
-	lockOnce     sync.Once
-	locks        *LockSetIndex
-	periodOnce   sync.Once
-	periods      *Periods
-	txOnce       sync.Once
-	transactions []Transaction
+	m          *tracemodel.Model
+	lockOnce   sync.Once
+	locks      *LockSetIndex
+	periodOnce sync.Once
+	periods    *Periods
 }
 
 func (f *facts) get(fact Fact) {
@@ -24,8 +22,6 @@ func (f *facts) get(fact Fact) {
 		f.lockSets()
 	case ThreadPeriods:
 		f.threadPeriods()
-	case Transactions:
-		f.txs()
 	}
 }
 
@@ -204,67 +200,4 @@ func (f *facts) threadPeriods() *Periods {
 		f.periods = p
 	})
 	return f.periods
-}
-
-// Transaction is a region of one thread that the trace marks: a Begin/End
-// label or an Enter/Exit function invocation.
-type Transaction struct {
-	Thread int
-	Name   string // the label or function
-	// Source is tracemodel.Begin or tracemodel.Enter.
-	Source tracemodel.Kind
-	// Begin and End are event indexes of the Begin/Enter and of the
-	// End/Exit; End is the thread's last event when the region never
-	// ended.
-	Begin, End int32
-	// Depth counts the enclosing regions of the same source (0: outermost).
-	Depth int
-}
-
-func (f *facts) txs() []Transaction {
-	f.txOnce.Do(func() {
-		m := f.m
-		type open struct {
-			idx   int // index into out
-			label int32
-		}
-		var out []Transaction
-		enters := make([][]open, len(m.Threads))
-		begins := make([][]open, len(m.Threads))
-		for i := range m.Events {
-			e := &m.Events[i]
-			t := e.Thread - 1
-			switch e.Kind {
-			case tracemodel.Enter, tracemodel.Begin:
-				st := &enters[t]
-				if e.Kind == tracemodel.Begin {
-					st = &begins[t]
-				}
-				*st = append(*st, open{idx: len(out), label: e.Obj})
-				out = append(out, Transaction{Thread: int(e.Thread), Name: m.Objects[e.Obj], Source: e.Kind, Begin: int32(i), End: -1, Depth: len(*st) - 1})
-			case tracemodel.Exit:
-				if k := len(enters[t]); k > 0 {
-					out[enters[t][k-1].idx].End = int32(i)
-					enters[t] = enters[t][:k-1]
-				}
-			case tracemodel.End:
-				st := begins[t]
-				for k := len(st) - 1; k >= 0; k-- {
-					if st[k].label == e.Obj {
-						out[st[k].idx].End = int32(i)
-						begins[t] = append(st[:k:k], st[k+1:]...)
-						break
-					}
-				}
-			}
-		}
-		for i := range out {
-			if out[i].End < 0 {
-				evs := m.Threads[out[i].Thread-1].Events
-				out[i].End = evs[len(evs)-1]
-			}
-		}
-		f.transactions = out
-	})
-	return f.transactions
 }

@@ -7,32 +7,61 @@ import (
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
-// A Pass is one analyzer's view of a run: the parsed trace, the shared
-// facts (computed once per run, whichever analysis asks first), and where
-// its findings go.
+// A Pass is one analyzer's view of a run: the parsed trace, the facts and
+// the results of other analyzers it requires (computed once per run), and
+// where its findings go.
 type Pass struct {
 	Analyzer *Analyzer
 	Model    *tracemodel.Model
+	// ResultOf holds the result of each analyzer that Analyzer requires,
+	// and nothing else.
+	ResultOf map[*Analyzer]any
 
-	facts    *facts
-	findings []Finding
-	report   *bugs.Report
-	summary  string
-	byLine   map[int]int32 // EventAtLine, built on first use
+	facts      *facts
+	undeclared []Fact // facts asked for without being required
+	findings   []Finding
+	summary    string
+	byLine     map[int]int32 // EventAtLine, built on first use
 }
 
-// Order is the causal order of the trace (fact CausalOrder).
-func (p *Pass) Order() *tracemodel.Order { return p.Model.SyncOrder() }
+// requires reports whether the analyzer declared fact f, recording the
+// access otherwise: the run then fails (Run).
+func (p *Pass) requires(f Fact) bool {
+	for _, r := range p.Analyzer.Requires {
+		if r == Requirement(f) {
+			return true
+		}
+	}
+	p.undeclared = append(p.undeclared, f)
+	return false
+}
 
-// LockSets are the locks held at every event (fact LockSets).
-func (p *Pass) LockSets() *LockSetIndex { return p.facts.lockSets() }
+// Order is the causal order of the trace (fact CausalOrder); nil unless
+// the analyzer requires it.
+func (p *Pass) Order() *tracemodel.Order {
+	if !p.requires(CausalOrder) {
+		return nil
+	}
+	return p.Model.SyncOrder()
+}
 
-// Periods are the thread periods (fact ThreadPeriods).
-func (p *Pass) Periods() *Periods { return p.facts.threadPeriods() }
+// LockSets are the locks held at every event (fact LockSets); nil unless
+// the analyzer requires them.
+func (p *Pass) LockSets() *LockSetIndex {
+	if !p.requires(LockSets) {
+		return nil
+	}
+	return p.facts.lockSets()
+}
 
-// Transactions are the marked regions, in order of their start (fact
-// Transactions). The slice must not be modified.
-func (p *Pass) Transactions() []Transaction { return p.facts.txs() }
+// Periods are the thread periods (fact ThreadPeriods); nil unless the
+// analyzer requires them.
+func (p *Pass) Periods() *Periods {
+	if !p.requires(ThreadPeriods) {
+		return nil
+	}
+	return p.facts.threadPeriods()
+}
 
 // Report records a finding.
 func (p *Pass) Report(f Finding) { p.findings = append(p.findings, f) }
@@ -40,12 +69,6 @@ func (p *Pass) Report(f Finding) { p.findings = append(p.findings, f) }
 // Summarize sets the one-line account of the analysis's work shown in the
 // report's summary (sizes, limits reached).
 func (p *Pass) Summarize(format string, args ...any) { p.summary = fmt.Sprintf(format, args...) }
-
-// SetReport hands over a whole report made by the analysis itself (McPatom:
-// predict.Run): its bugs, violations, statistics and undecided models
-// become the base of the run's report, before the findings of the other
-// analyses. At most one analysis of a run may call it.
-func (p *Pass) SetReport(r *bugs.Report) { p.report = r }
 
 // violation turns a finding into the report's form.
 func (p *Pass) violation(f Finding) bugs.Violation {

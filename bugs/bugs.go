@@ -1,20 +1,23 @@
-// Package bugs turns model-checking counterexamples into violations mapped
-// back to the trace and the source, groups them into bugs with stable ids,
-// and holds the report that the output formats render.
+// Package bugs is the report schema of mcpredict (mcpredict.report/v1): the
+// Report of a run, its bugs, violations and accesses, the stable ids of
+// bugs, their grouping (Dedupe), suppressions, baselines and the
+// comparison of two reports (diff), and reading and writing the JSON form.
 //
-// It does not run any checker: it receives the executed steps of a witness
-// interleaving (from a Spin trail or the native search) and the PairModel
-// they refer to.
+// It is plain data shared by every analysis and every renderer. It runs no
+// analysis and knows none by name: model-checked analyses (package predict
+// maps their witnesses to violations) and the other analyses (package
+// analysis turns their findings into violations) fill it alike. It renders
+// only JSON; the text, SARIF and HTML renderers are package report.
 package bugs
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
-	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -35,10 +38,12 @@ type Access struct {
 	// pattern instance.
 	Instance bool `json:"instance,omitempty"`
 	// Essential marks, in a violation's accesses, those that identify its
-	// bug (see essential): their locations are the bug's.
+	// bug (Violation.EssentialAccesses): their locations are the bug's.
 	Essential bool `json:"essential,omitempty"`
-	// Object names the lock or variable of the event in findings of other
-	// analyses than McPatom (whose accesses are all on Violation.Var).
+	// Object names the lock or variable of the event when a violation
+	// involves several (a finding of an analysis that is not model-checked,
+	// a violation of an atomic set); empty when every access is on
+	// Violation.Var.
 	Object string `json:"object,omitempty"`
 }
 
@@ -47,7 +52,9 @@ func (a Access) Location() string {
 	return tracemodel.Loc{File: a.File, Line: a.Line}.String()
 }
 
-// Violation is one pattern instance found in one (variable, thread pair).
+// Violation is one instance of a bug: a pattern instance found in one
+// model of a model-checked analysis (a variable or an atomic set, and a
+// thread pair), or one finding of another analysis.
 type Violation struct {
 	Var         string               `json:"var"`
 	Local       tracemodel.ThreadRef `json:"local"`
@@ -69,16 +76,21 @@ type Violation struct {
 	Engine string `json:"engine"` // "spin" or "native"
 	BugID  string `json:"bug_id"`
 
-	// The fields below are those of findings of other analyses than McPatom
-	// (package analysis); a McPatom violation leaves them empty.
-
-	// Analysis names the analysis that found it ("" for McPatom).
+	// Analysis names the analysis that found it (Report.Analyses); empty
+	// in a report of package predict run alone, or written before every
+	// analysis named its violations.
 	Analysis string `json:"analysis,omitempty"`
+
+	// The fields below are those of violations that involve more than one
+	// variable or two threads; the others leave them empty.
+
 	// Threads are all the threads of a finding that involves any number of
 	// them (a deadlock cycle), in order; Local and Remote are its first two.
+	// Only findings of analyses that are not model-checked have them.
 	Threads []tracemodel.ThreadRef `json:"threads,omitempty"`
-	// Objects are the variables or locks of the finding (a deadlock's
-	// locks, in cycle order); Var joins them.
+	// Objects are the variables or locks of the violation (a deadlock's
+	// locks, in cycle order; an atomic set's variables, x of the pattern
+	// first); Var joins them.
 	Objects []string `json:"objects,omitempty"`
 	// Message is a one-line description of the finding.
 	Message string `json:"message,omitempty"`
@@ -87,9 +99,9 @@ type Violation struct {
 	Occurred bool `json:"occurred,omitempty"`
 }
 
-// essentialAccesses returns the accesses marked Essential (all of them in a
-// report written before the mark existed).
-func (v Violation) essentialAccesses() []Access {
+// EssentialAccesses returns the accesses marked Essential (all of them in a
+// report written before the mark existed): those that identify its bug.
+func (v Violation) EssentialAccesses() []Access {
 	var out []Access
 	for _, a := range v.Accesses {
 		if a.Essential {
@@ -100,138 +112,6 @@ func (v Violation) essentialAccesses() []Access {
 		return v.Accesses
 	}
 	return out
-}
-
-// WitnessContext is how many witness steps before an instance's first
-// access a violation's Interleaving keeps.
-const WitnessContext = 200
-
-// FromWitness builds the violation of pattern pat, seen with local thread
-// local (1 or 2), from the steps a checker executed.
-func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef, engine string) (Violation, error) {
-	obs := make([]ltl.Obs, 1, len(executed)+1)
-	cur := ltl.Obs{}
-	for _, r := range executed {
-		if r.Thread < 0 || r.Thread > 1 || r.Index < 0 || r.Index >= len(pm.Steps[r.Thread]) {
-			return Violation{}, fmt.Errorf("witness step %d/%d outside the model", r.Thread, r.Index)
-		}
-		s := pm.Steps[r.Thread][r.Index]
-		tid := int16(r.Thread + 1)
-		switch s.Kind {
-		case tracemodel.StepRead, tracemodel.StepWrite:
-			cur.V = tid
-			if s.Kind == tracemodel.StepWrite {
-				cur.V += 64
-			}
-			if s.Second {
-				cur.V += ltl.VarBit
-			}
-			cur = setFlag(cur, r.Thread, false, false)
-			cur = setFlag(cur, r.Thread, true, false)
-		case tracemodel.StepBoundary:
-			cur = setFlag(cur, r.Thread, false, true)
-		case tracemodel.StepPublish:
-			cur = setFlag(cur, r.Thread, true, true)
-		}
-		obs = append(obs, cur)
-	}
-	start, end, ok := pat.Match(local, obs)
-	if !ok {
-		return Violation{}, fmt.Errorf("model %s threads %s,%s: the witness of claim %s does not contain pattern %s (%s)",
-			pm.Var, pm.Threads[0].Handle, pm.Threads[1].Handle, pat.ClaimName(local), pat.ID, pat.Source)
-	}
-	// The match may start on a state that only repeats the value of the
-	// access that set it (another step ran in between); the instance starts
-	// at that access.
-	for start > 1 && !pm.Steps[executed[start-1].Thread][executed[start-1].Index].Kind.IsAccess() {
-		start--
-	}
-	v := Violation{
-		Var:         pm.Var,
-		Local:       pm.Threads[local-1],
-		Remote:      pm.Threads[2-local],
-		Pattern:     pat.ID,
-		PatternName: pat.Name,
-		Claim:       pat.ClaimName(local),
-		Engine:      engine,
-	}
-	// The violation of a set model lists both variables, x of the pattern
-	// first; each access names its variable.
-	varOf := func(s tracemodel.Step) string { return "" }
-	if pm.Var2 != "" {
-		v.Objects = []string{pm.Var, pm.Var2}
-		if pat.Swapped {
-			v.Objects = []string{pm.Var2, pm.Var}
-		}
-		v.Var = v.Objects[0] + ", " + v.Objects[1]
-		varOf = func(s tracemodel.Step) string {
-			if !s.Kind.IsAccess() {
-				return ""
-			}
-			if s.Second {
-				return pm.Var2
-			}
-			return pm.Var
-		}
-	}
-	// obs[i] is the state after executed[i-1]. Several steps can stand for
-	// one event (a cond Wait's release, boundary and reacquire; an unlock and
-	// its publish): each event is listed once.
-	lastLine := [2]int{-1, -1}
-	from := max(0, start-1-WitnessContext)
-	v.Elided = from
-	for i, r := range executed {
-		if i+1 > end {
-			break
-		}
-		if i < from {
-			continue
-		}
-		s := pm.Steps[r.Thread][r.Index]
-		if len(s.Events) == 1 && s.Events[0].TraceLine == lastLine[r.Thread] {
-			continue
-		}
-		if n := len(s.Events); n > 0 {
-			lastLine[r.Thread] = s.Events[n-1].TraceLine
-		}
-		inInstance := i+1 >= start && s.Kind.IsAccess()
-		role := "remote"
-		if r.Thread+1 == local {
-			role = "local"
-		}
-		for _, e := range s.Events {
-			a := Access{
-				Thread: pm.Threads[r.Thread].ID, Handle: pm.Threads[r.Thread].Handle, Role: role,
-				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine,
-				Instance: inInstance, Object: varOf(s),
-			}
-			v.Interleaving = append(v.Interleaving, a)
-			if inInstance {
-				a.Instance = false
-				v.Accesses = append(v.Accesses, a)
-			}
-		}
-	}
-	for i := range v.Accesses {
-		v.Accesses[i].Essential = isEssential(pat, v.Accesses[i])
-	}
-	v.BugID = bugID(pat, v.essentialAccesses())
-	return v, nil
-}
-
-// setFlag sets thread's brk flag, or its pub flag if pub, to b.
-func setFlag(o ltl.Obs, thread int, pub, b bool) ltl.Obs {
-	switch {
-	case thread == 0 && pub:
-		o.Pub1 = b
-	case thread == 0:
-		o.Brk1 = b
-	case pub:
-		o.Pub2 = b
-	default:
-		o.Brk2 = b
-	}
-	return o
 }
 
 // Location is a distinct source location of a bug, with its role.
@@ -286,43 +166,19 @@ func locations(ls []Location) []Location {
 	return out
 }
 
-// isEssential tells the accesses that make an instance this bug: every local
-// access (the region that should have been atomic) and the remote accesses
-// of the kinds the pattern's unstarred remote terms need (the writes of
-// P1-P3 and P5, the reads of P4). Remote accesses that a starred term only
-// allows (A2*) depend on the witness the checker happened to find; leaving
-// them out makes the same bug found twice, or by another engine, one bug.
-func isEssential(pat ltl.Pattern, a Access) bool {
-	if a.Role == "local" {
-		return true
-	}
-	for _, t := range pat.Terms {
-		if t.Side == ltl.Remote && t.Quant != ltl.Star &&
-			(t.Access == ltl.Any || (t.Access == ltl.Read) == (a.Action == "Read")) {
-			return true
-		}
-	}
-	return false
-}
-
-// bugID is a stable id: a hash of the pattern and the source locations of the
-// instance's local accesses (the region that should have been atomic),
-// independent of trace line numbers, thread handles and variable addresses,
-// so that the same bug keeps its id across runs. The remote accesses are
-// not part of it: which remote write of several an instance shows depends
-// on the interleaving the search met first, and a different recording or a
-// different engine may meet another; the bug lists the remote locations of
-// all its instances.
-func bugID(pat ltl.Pattern, as []Access) string {
+// PatternID is the stable id of a bug of a model-checked pattern: "AV-"
+// and a hash of key (the pattern's family or id, or the text of a user
+// pattern) and the distinct source locations of the local accesses of as
+// (the region that should have been atomic), independent of trace line
+// numbers, thread handles and variable addresses, so that the same bug
+// keeps its id across runs. The remote accesses are not part of it: which
+// remote write of several an instance shows depends on the interleaving
+// the search met first, and a different recording or a different engine
+// may meet another; the bug lists the remote locations of all its
+// instances.
+func PatternID(key string, as []Access) string {
 	h := sha256.New()
-	id := pat.ID
-	if pat.Family != "" {
-		id = pat.Family
-	}
-	if !ltl.IsBuiltin(id) { // user patterns: the text, not the position on the command line
-		id = pat.Source
-	}
-	fmt.Fprintf(h, "%s\n", id)
+	fmt.Fprintf(h, "%s\n", key)
 	for _, l := range locations(locationAccesses(as)) {
 		if l.Role == "local" {
 			fmt.Fprintf(h, "%s\n", l.key())
@@ -331,8 +187,8 @@ func bugID(pat ltl.Pattern, as []Access) string {
 	return "AV-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// FindingID is the stable id of a finding of another analysis than
-// McPatom: prefix, "-", and a hash of its kind and its distinct source
+// FindingID is the stable id of a finding of an analysis that is not
+// model-checked: prefix, "-", and a hash of its kind and its distinct source
 // locations (role, action, file, line), so that it is independent of trace
 // line numbers, thread handles and addresses, and of the order in which
 // the locations are given.
@@ -371,26 +227,23 @@ type Bug struct {
 	// Confirmed is set when Spin confirmed the bug: it found the pattern
 	// in a model the bug has an instance in (README, "--confirm").
 	Confirmed bool `json:"confirmed,omitempty"`
-	// Analysis names the analysis that found it ("" for McPatom).
+	// Analysis names the analysis that found it (as Violation.Analysis).
 	Analysis string `json:"analysis,omitempty"`
 	// Occurred is set when an instance happened in the recorded run.
 	Occurred bool `json:"occurred,omitempty"`
 }
 
 // Dedupe groups violations into bugs, ordered by pattern and first location.
-// It fills each violation's BugID.
+// A bug's Vars are the objects (or the variable) of its instances, sorted;
+// its Analysis is its first instance's.
 func Dedupe(vs []Violation) []Bug {
-	type bug struct {
-		Bug
-		set bool // of a set model
-	}
-	byID := map[string]*bug{}
+	byID := map[string]*Bug{}
 	var order []string
 	for i, v := range vs {
 		b := byID[v.BugID]
 		if b == nil {
-			b = &bug{Bug: Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(locationAccesses(v.essentialAccesses())),
-				Analysis: v.Analysis}, set: v.Analysis == "" && len(v.Objects) == 2}
+			b = &Bug{ID: v.BugID, Pattern: v.Pattern, PatternName: v.PatternName, Locations: locations(locationAccesses(v.EssentialAccesses())),
+				Analysis: v.Analysis}
 			byID[v.BugID] = b
 			order = append(order, v.BugID)
 		}
@@ -398,14 +251,10 @@ func Dedupe(vs []Violation) []Bug {
 		b.Instances = append(b.Instances, i)
 		b.Occurred = b.Occurred || v.Occurred
 		if b.Count > 1 {
-			b.Locations = locations(append(b.Locations, locationAccesses(v.essentialAccesses())...))
+			b.Locations = locations(append(b.Locations, locationAccesses(v.EssentialAccesses())...))
 		}
-		objs := v.Objects
-		if len(objs) == 0 {
-			objs = []string{v.Var}
-		}
-		for _, o := range objs {
-			if !contains(b.Vars, o) {
+		for _, o := range v.ObjectNames() {
+			if !slices.Contains(b.Vars, o) {
 				b.Vars = append(b.Vars, o)
 			}
 		}
@@ -413,11 +262,8 @@ func Dedupe(vs []Violation) []Bug {
 	out := make([]Bug, 0, len(order))
 	for _, id := range order {
 		b := byID[id]
-		if !b.set {
-			// A set's variables keep their order: x of the pattern first.
-			sort.Strings(b.Vars)
-		}
-		out = append(out, b.Bug)
+		sort.Strings(b.Vars)
+		out = append(out, *b)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -436,6 +282,14 @@ func Dedupe(vs []Violation) []Bug {
 	return out
 }
 
+// ObjectNames returns the variables or locks of v: its Objects, or its Var.
+func (v Violation) ObjectNames() []string {
+	if len(v.Objects) == 0 {
+		return []string{v.Var}
+	}
+	return v.Objects
+}
+
 // patternLess orders P1..P5, then M1..M6, then user patterns, numerically.
 func patternLess(a, b string) bool {
 	if a[0] != b[0] {
@@ -451,13 +305,4 @@ func patternLess(a, b string) bool {
 		return len(a) < len(b)
 	}
 	return a < b
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 )
@@ -36,7 +35,8 @@ type Report struct {
 	// were checked (Stats.Models counts those).
 	Incomplete bool `json:"incomplete,omitempty"`
 	// Analyses are the analyses that ran (package analysis), in order; a
-	// report made by McPatom alone (predict.Run) has none.
+	// report of package predict run alone lists only the model-checked
+	// analyses its models were named for (predict.Models.Analysis).
 	Analyses []AnalysisRun `json:"analyses,omitempty"`
 	// Reached holds, for the variables of the bugs that the recorder
 	// named by type and allocation site, the pointer path the program
@@ -81,6 +81,11 @@ type AnalysisRun struct {
 	Bugs int `json:"bugs"`
 	// Summary is a one-line account of its work (sizes, limits reached).
 	Summary string `json:"summary,omitempty"`
+	// ModelChecked is set for an analysis whose bugs are instances of
+	// patterns found by model checking (package predict): two threads, a
+	// pattern of the pattern language, Stats counting its models and
+	// claims. The others report findings of any number of threads.
+	ModelChecked bool `json:"model_checked,omitempty"`
 	// Elapsed is its wall time (not in JSON, which stays the same across
 	// runs and drivers but for Stats.Elapsed).
 	Elapsed time.Duration `json:"-"`
@@ -182,12 +187,6 @@ func ReadJSON(rd io.Reader, name string) (*Report, error) {
 	return &r, nil
 }
 
-// TextOptions change how WriteTextOptions renders.
-type TextOptions struct {
-	// Color marks up the text with ANSI escape sequences, for a terminal.
-	Color bool
-}
-
 // ReadJSONFile reads the JSON report in the named file.
 func ReadJSONFile(path string) (*Report, error) {
 	f, err := os.Open(path)
@@ -196,305 +195,4 @@ func ReadJSONFile(path string) (*Report, error) {
 	}
 	defer f.Close()
 	return ReadJSON(f, path)
-}
-
-// WriteText writes the human-readable report without color.
-func WriteText(w io.Writer, r *Report) error {
-	return WriteTextOptions(w, r, TextOptions{})
-}
-
-// WriteTextOptions writes the human-readable report: the active bugs grouped
-// by the source file of their first location, each with the interleaving of
-// one instance in two columns (local thread left, remote thread right), then
-// a summary. Warnings are not part of it: they are diagnostics, which the
-// caller shows where it shows diagnostics.
-func WriteTextOptions(w io.Writer, r *Report, o TextOptions) error {
-	ew := &errWriter{w: w}
-	st := styler(o.Color)
-	active := r.Active()
-	byFile := map[string][]Bug{}
-	var files []string
-	for _, b := range active {
-		f := "?"
-		if len(b.Locations) > 0 && b.Locations[0].File != "" {
-			f = b.Locations[0].File
-		}
-		if _, ok := byFile[f]; !ok {
-			files = append(files, f)
-		}
-		byFile[f] = append(byFile[f], b)
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		ew.printf("%s\n", st(styleFile, f))
-		for _, b := range byFile[f] {
-			writeTextBug(ew, st, r, b)
-		}
-		ew.printf("\n")
-	}
-	writeTextSummary(ew, r, len(active))
-	return ew.err
-}
-
-func writeTextBug(ew *errWriter, st func(style, string) string, r *Report, b Bug) {
-	if v := r.Violations[b.Instances[0]]; len(v.Threads) > 0 {
-		writeTextFinding(ew, st, b, v)
-		return
-	}
-	ew.printf("  %s  %s on %s", st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
-	confirmed := ""
-	if b.Confirmed {
-		confirmed = ", confirmed by Spin"
-	}
-	if b.Count == 1 {
-		ew.printf(" (1 instance%s)\n", confirmed)
-	} else {
-		ew.printf(" (%d instances%s)\n", b.Count, confirmed)
-	}
-	for _, name := range b.Vars {
-		if p, ok := r.Reached[name]; ok {
-			ew.printf("      %s first reached as %s\n", name, p)
-		}
-	}
-	v := r.Violations[b.Instances[0]]
-	// Two lanes: the local thread on the left, the remote one on the right.
-	// A lane whose accesses are all in one function names it in its header
-	// instead of on every line.
-	localFn, remoteFn := laneFunc(v.Accesses, "local"), laneFunc(v.Accesses, "remote")
-	left := laneHeader(v.Local.Handle, "local", localFn)
-	right := laneHeader(v.Remote.Handle, "remote", remoteFn)
-	cell := func(a Access) (string, string) {
-		fn := a.Func
-		if (a.Role == "local" && localFn != "") || (a.Role == "remote" && remoteFn != "") {
-			fn = ""
-		}
-		rest := " " + a.Location()
-		if fn != "" {
-			rest += " " + fn + "()"
-		}
-		return fmt.Sprintf("%-5s", a.Action), rest
-	}
-	width := len(left)
-	for _, a := range v.Accesses {
-		if a.Role == "local" {
-			action, rest := cell(a)
-			width = max(width, len(action)+len(rest))
-		}
-	}
-	width += 4
-	ew.printf("    %s%s%s\n", st(styleThread, left), strings.Repeat(" ", width-len(left)), st(styleThread, right))
-	for _, a := range v.Accesses {
-		action, rest := cell(a)
-		styled := st(actionStyle(a.Action), action) + rest
-		if a.Role == "local" {
-			ew.printf("    %s\n", styled)
-		} else {
-			ew.printf("    %s%s\n", strings.Repeat(" ", width), styled)
-		}
-	}
-}
-
-// writeTextFinding writes a bug of an analysis whose findings involve any
-// number of threads (a deadlock cycle): its message, then each thread's
-// events, in the order of Threads.
-func writeTextFinding(ew *errWriter, st func(style, string) string, b Bug, v Violation) {
-	ew.printf("  %s  %s on %s", st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
-	n := fmt.Sprintf("%d instances", b.Count)
-	if b.Count == 1 {
-		n = "1 instance"
-	}
-	if b.Occurred {
-		n += ", occurred in the recorded run"
-	}
-	ew.printf(" (%s)\n", n)
-	if v.Message != "" {
-		ew.printf("    %s\n", v.Message)
-	}
-	width := 0
-	for _, a := range v.Accesses {
-		width = max(width, len(a.Role))
-	}
-	for _, t := range v.Threads {
-		ew.printf("    %s\n", st(styleThread, "thread "+t.Handle))
-		for _, a := range v.Accesses {
-			if a.Thread != t.ID {
-				continue
-			}
-			rest := " " + a.Location()
-			if a.Func != "" {
-				rest += " " + a.Func + "()"
-			}
-			ew.printf("      %-*s %s %s%s\n", width, a.Role, st(actionStyle(a.Action), a.Action), a.Object, rest)
-		}
-	}
-}
-
-// laneFunc returns the function of every access of the role, or "" when
-// they are in different functions or in none known.
-func laneFunc(as []Access, role string) string {
-	fn, first := "", true
-	for _, a := range as {
-		if a.Role != role {
-			continue
-		}
-		if first {
-			fn, first = a.Func, false
-		} else if a.Func != fn {
-			return ""
-		}
-	}
-	return fn
-}
-
-func laneHeader(handle, role, fn string) string {
-	h := fmt.Sprintf("thread %s (%s)", handle, role)
-	if fn != "" {
-		h += " in " + fn + "()"
-	}
-	return h
-}
-
-func writeTextSummary(ew *errWriter, r *Report, active int) {
-	s := r.Stats
-	ew.printf("%s: %d events, %d threads, %d shared %s, %d %s, %d claims",
-		r.Trace, s.Events, s.Threads, s.SharedVars, plural(s.SharedVars, "variable", "variables"),
-		s.Models, plural(s.Models, "model", "models"), s.Claims)
-	if s.CacheHits > 0 {
-		ew.printf(" (%d models from cache)", s.CacheHits)
-	}
-	if s.Elapsed > 0 {
-		ew.printf(", %s", s.Elapsed.Round(time.Millisecond))
-	}
-	if r.Semantics != "" {
-		ew.printf(", %s semantics", r.Semantics)
-	}
-	ew.printf("\n")
-	for i, u := range r.Undecided {
-		if i == 5 {
-			ew.printf("... and %d more undecided models (see the JSON report)\n", len(r.Undecided)-5)
-			break
-		}
-		ew.printf("undecided: %s threads %s,%s: %s (%s)\n", u.Var, u.Threads[0], u.Threads[1], u.Reason, u.Hint)
-	}
-	if r.Incomplete {
-		ew.printf("INCOMPLETE: the run was interrupted; only the models above were checked\n")
-	}
-	if r.Skipped > 0 {
-		ew.printf("skipped %d malformed lines (--lenient)", r.Skipped)
-		if len(r.Problems) > 0 {
-			ew.printf("; first: %s", r.Problems[0])
-		}
-		ew.printf("\n")
-	}
-	newWord := ""
-	if r.Baseline != "" {
-		newWord = "new "
-	}
-	for _, a := range r.Analyses {
-		if a.Name == "mcpatom" {
-			continue
-		}
-		ew.printf("%s: %d %s", a.Name, a.Bugs, plural(a.Bugs, "bug", "bugs"))
-		if a.Summary != "" {
-			ew.printf(" (%s)", a.Summary)
-		}
-		ew.printf("\n")
-	}
-	what := "atomicity violation"
-	if len(r.Analyses) > 0 && r.AnalysisOf("mcpatom") == nil {
-		what = "bug"
-	}
-	if active == 0 {
-		ew.printf("no %s%s predicted", newWord, what)
-	} else {
-		instances := 0
-		for _, b := range r.Active() {
-			instances += b.Count
-		}
-		ew.printf("%d %s%s predicted from %d violation %s", active, newWord, plural(active, "bug", "bugs"),
-			instances, plural(instances, "instance", "instances"))
-	}
-	if active > 0 && s.Confirmed > 0 {
-		ew.printf(", %d confirmed by Spin", min(s.Confirmed, active))
-	}
-	if s.Suppressed > 0 {
-		ew.printf(", %d suppressed", s.Suppressed)
-	}
-	if r.Baseline != "" {
-		ew.printf(", %d known from baseline %s", s.Baseline, r.Baseline)
-	}
-	if len(r.Undecided) > 0 {
-		ew.printf(", %d %s undecided", len(r.Undecided), plural(len(r.Undecided), "model", "models"))
-	}
-	ew.printf("\n")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// style is a kind of text that color marks up.
-type style int
-
-const (
-	styleFile style = iota
-	styleID
-	stylePattern
-	styleThread
-	styleRead
-	styleWrite
-	styleOther
-)
-
-// ansiCode is the SGR sequence of a style: only bold, dim, underline and
-// the basic eight colors, which every terminal and both light and dark
-// themes render.
-func ansiCode(k style) string {
-	switch k {
-	case styleFile:
-		return "\x1b[1;4m"
-	case styleID, styleOther:
-		return "\x1b[2m"
-	case stylePattern:
-		return "\x1b[1;33m"
-	case styleThread:
-		return "\x1b[1m"
-	case styleRead:
-		return "\x1b[36m"
-	case styleWrite:
-		return "\x1b[1;31m"
-	}
-	return ""
-}
-
-func actionStyle(action string) style {
-	switch action {
-	case "Read":
-		return styleRead
-	case "Write":
-		return styleWrite
-	}
-	return styleOther
-}
-
-// styler returns a function that marks up text, or leaves it as is.
-func styler(color bool) func(style, string) string {
-	if !color {
-		return func(_ style, s string) string { return s }
-	}
-	return func(k style, s string) string { return ansiCode(k) + s + "\x1b[0m" }
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/gen"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/native"
@@ -195,7 +194,7 @@ func newDiffModel(t testing.TB, name string, trace []byte, opts tracemodel.Proje
 				t.Fatalf("%s: native %s: %v", d.name, p.ClaimName(local), err)
 			}
 			if v.Violated {
-				if _, err := bugs.FromWitness(pm, p, local, v.Witness, "native"); err != nil {
+				if _, err := predict.FromWitness(pm, p, local, v.Witness, "native"); err != nil {
 					t.Errorf("%s: native witness of %s: %v\n%s", d.name, v.Claim(), err, d.describe())
 				}
 			}
@@ -213,7 +212,7 @@ func newDiffModel(t testing.TB, name string, trace []byte, opts tracemodel.Proje
 			t.Errorf("%s: CheckAll %s violated=%v, Check says %v\n%s", d.name, v.Claim(), v.Violated, d.native[i].Violated, d.describe())
 		}
 		if v.Violated {
-			if _, err := bugs.FromWitness(pm, v.Pattern, v.Local, v.Witness, "native"); err != nil {
+			if _, err := predict.FromWitness(pm, v.Pattern, v.Local, v.Witness, "native"); err != nil {
 				t.Errorf("%s: joint witness of %s: %v\n%s", d.name, v.Claim(), err, d.describe())
 			}
 		}
@@ -332,7 +331,7 @@ func (j *spinJob) checkTrail(t testing.TB, i int, cr spinrunner.ClaimResult) {
 		steps = append(steps, ref)
 	}
 	nv := d.native[i]
-	if _, err := bugs.FromWitness(d.pm, nv.Pattern, nv.Local, steps, "spin"); err != nil {
+	if _, err := predict.FromWitness(d.pm, nv.Pattern, nv.Local, steps, "spin"); err != nil {
 		t.Errorf("%s claim %s: Spin's trail: %v\ntrail %v\n%s", d.name, cr.Claim, err, cr.Trail, d.describe())
 	}
 }

@@ -48,10 +48,9 @@ func (e *DisagreementError) Error() string {
 type Checker struct {
 	opts   Options
 	runner *spinrunner.Runner
-	// The patterns and claims of the models of one variable and of the
-	// models of atomic sets (two-variable patterns, both assignments).
-	single, set             []ltl.Pattern
-	singleClaims, setClaims []promela.Claim
+	// The patterns and claims of each kind of models.
+	pats   map[TaskKind][]ltl.Pattern
+	claims map[TaskKind][]promela.Claim
 }
 
 // NewChecker returns a Checker for the options (defaults applied).
@@ -60,17 +59,27 @@ func NewChecker(opts Options) *Checker {
 	// Each Check runs one model; parallelism comes from the caller.
 	so := opts.Spin
 	so.Jobs = 1
-	single, set := opts.patternsByKind()
-	return &Checker{opts: opts, runner: spinrunner.New(opts.Tools, so), single: single, set: set,
-		singleClaims: Claims(single), setClaims: Claims(set)}
+	c := &Checker{opts: opts, runner: spinrunner.New(opts.Tools, so),
+		pats: map[TaskKind][]ltl.Pattern{}, claims: map[TaskKind][]promela.Claim{}}
+	for _, k := range []TaskKind{VariableModels, SetModels} {
+		c.pats[k] = opts.patterns(k)
+		c.claims[k] = Claims(c.pats[k])
+	}
+	return c
+}
+
+// kindOf is the kind of a PairModel.
+func kindOf(pm *tracemodel.PairModel) TaskKind {
+	if pm.Var2 != "" {
+		return SetModels
+	}
+	return VariableModels
 }
 
 // patterns returns the patterns and claims of pm's kind of model.
 func (c *Checker) patterns(pm *tracemodel.PairModel) ([]ltl.Pattern, []promela.Claim) {
-	if pm.Var2 != "" {
-		return c.set, c.setClaims
-	}
-	return c.single, c.singleClaims
+	k := kindOf(pm)
+	return c.pats[k], c.claims[k]
 }
 
 // ModelName names a PairModel in messages.
@@ -146,7 +155,7 @@ func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
 		if !ok {
 			return fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
-		if _, err := bugs.FromWitness(pm, pat, local, spinV[i].Witness, "spin"); err != nil {
+		if _, err := FromWitness(pm, pat, local, spinV[i].Witness, "spin"); err != nil {
 			return err
 		}
 	}
@@ -176,7 +185,7 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 			ws = [][]tracemodel.StepRef{v.Witness} // Spin alone could decide the model
 		}
 		for _, w := range ws {
-			viol, err := bugs.FromWitness(pm, pat, local, w, e.Engine)
+			viol, err := FromWitness(pm, pat, local, w, e.Engine)
 			if err != nil {
 				return res, err
 			}
@@ -222,7 +231,7 @@ func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel) (cache.E
 		if e.Engine == "spin" {
 			// Spin's trail must show the pattern, even though the report
 			// lists the native instances; checked once, not on cache hits.
-			if _, err := bugs.FromWitness(pm, pat, local, v.Witness, e.Engine); err != nil {
+			if _, err := FromWitness(pm, pat, local, v.Witness, e.Engine); err != nil {
 				return e, err
 			}
 		}

@@ -1,10 +1,18 @@
-// Package predict runs the whole McPatom pipeline on a parsed trace: it plans
-// the (shared variable, thread pair) models, projects each one, decides every
-// claim (natively, with Spin, or both), and collects the violations into a
-// report.
+// Package predict is the model-checking pipeline of the model-checked
+// analyses (McPatom's models of one variable, the models of atomic sets):
+// Plan lists the models of the kinds the options name (TaskKind), each
+// model is projected from the trace and every claim of its patterns is
+// decided (Checker: natively, with Spin, or both), ConfirmBugs lets Spin
+// confirm one model per distinct bug, and Assemble collects the
+// violations — mapped back to the trace and the source by FromWitness —
+// into a report whose bugs and violations name the analysis of their kind
+// of models. Run does all of it in this process.
 //
-// It is the library behind `mcpredict run`, the batch command and the
-// service; it does not parse command lines or render output.
+// It is the library behind the model-checked analyzers of package
+// analysis, which run all their models in one pass through it (Run here;
+// the service distributes Plan's tasks to workers and assembles their
+// results). It does not parse command lines, render output, or know the
+// analyses by name: callers name them in Options.Models.
 package predict
 
 import (
@@ -86,17 +94,11 @@ type Options struct {
 	// 0 means DefaultMaxModels, negative no bound.
 	MaxModels int
 	Threads   []string // thread handles: one = pairs with it, several = pairs within them; empty = all
-	// Patterns are checked on the models of one variable, and the
-	// two-variable ones (ltl.Pattern.TwoVariable) in both assignments on
-	// the models of atomic sets; default: ltl.Builtin() and, with
-	// AtomicSets, ltl.BuiltinSets().
-	Patterns []ltl.Pattern
-	// AtomicSets adds the models of atomic sets (pairs of variables that
-	// belong together, see tracemodel.AtomicSets) checked with the
-	// two-variable patterns. Off by default while its precision on
-	// correct programs is not yet that of the single-variable models
-	// (README, "Atomic sets").
-	AtomicSets bool
+	// Models are the kinds of models to plan and check, each with its
+	// patterns and the analysis it is for, at most one entry per kind;
+	// nil: the models of one variable with the built-in patterns P1..P5,
+	// for no named analysis.
+	Models []Models
 	// Sets chooses the atomic sets (tracemodel.AtomicSets).
 	Sets    tracemodel.SetOptions
 	Project tracemodel.ProjectOptions
@@ -127,6 +129,46 @@ type Progress struct {
 	Confirming bool
 }
 
+// TaskKind is a kind of models that Plan lists.
+type TaskKind string
+
+// The kinds of models.
+const (
+	// VariableModels are the models of one shared variable and a pair of
+	// threads that access it (McPatom), checked with the single-variable
+	// patterns.
+	VariableModels TaskKind = "variable"
+	// SetModels are the models of an atomic set of two variables (inferred
+	// by tracemodel.AtomicSets or declared in Options.Sets) and a pair of
+	// threads that access both, checked with the two-variable patterns
+	// (ltl.Pattern.TwoVariable) in both assignments of the set's variables.
+	SetModels TaskKind = "set"
+)
+
+// Takes reports whether the models of kind k are checked with pattern p:
+// a two-variable pattern on set models, any other on variable models.
+func (k TaskKind) Takes(p ltl.Pattern) bool { return p.TwoVariable() == (k == SetModels) }
+
+// Builtin returns the built-in patterns of the kind: P1..P5 or M1..M6.
+func (k TaskKind) Builtin() []ltl.Pattern {
+	if k == SetModels {
+		return ltl.BuiltinSets()
+	}
+	return ltl.Builtin()
+}
+
+// Models selects one kind of models of a run.
+type Models struct {
+	Kind TaskKind `json:"kind"`
+	// Analysis names the analysis the models are checked for: it is
+	// stamped on their violations and bugs, and Assemble lists it in
+	// Report.Analyses with its bugs, models and claims. "": none.
+	Analysis string `json:"analysis,omitempty"`
+	// Patterns are checked on the models (those the kind Takes; others
+	// are left out). A kind without patterns plans no model.
+	Patterns []ltl.Pattern `json:"patterns"`
+}
+
 // Task is one (variable, thread pair) model to check, or one (atomic set,
 // thread pair) model when Var2 is set.
 type Task struct {
@@ -136,6 +178,14 @@ type Task struct {
 	// Var2 is the second variable of an atomic set {Var, Var2}; 0: none.
 	Var2     int    `json:",omitempty"`
 	Var2Name string `json:",omitempty"`
+}
+
+// Kind is the kind of the task's model.
+func (t Task) Kind() TaskKind {
+	if t.Var2 != 0 {
+		return SetModels
+	}
+	return VariableModels
 }
 
 // Name names the task's variable or set in messages.
@@ -186,6 +236,17 @@ func (e *TooManyModelsError) Error() string {
 // *TooManyModelsError, in time and memory linear in the accesses.
 func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 	opts.defaults()
+	seen := map[TaskKind]bool{}
+	for _, ms := range opts.Models {
+		if ms.Kind != VariableModels && ms.Kind != SetModels {
+			return nil, fmt.Errorf("predict: unknown kind of models %q", ms.Kind)
+		}
+		if seen[ms.Kind] {
+			return nil, fmt.Errorf("predict: the %s models are selected twice", ms.Kind)
+		}
+		seen[ms.Kind] = true
+	}
+	variables := len(opts.patterns(VariableModels)) > 0
 	shared := m.SharedVars()
 	for _, pat := range opts.ExcludeVars {
 		if _, err := path.Match(pat, ""); err != nil {
@@ -219,7 +280,7 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 		}
 		want[id] = true
 	}
-	selected := shared[:0]
+	selected := make([]tracemodel.SharedVar, 0, len(shared))
 	for _, sv := range shared {
 		if matchAny(opts.ExcludeVars, sv.Name) || len(opts.Vars) > 0 && !matchAny(opts.Vars, sv.Name) {
 			continue
@@ -229,6 +290,9 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 	// Count first: listing the pairs of 20,000 threads would not end.
 	total, tooMany := 0, &TooManyModelsError{Trace: m.Name, Max: opts.MaxModels}
 	for _, sv := range selected {
+		if !variables {
+			break
+		}
 		n := pairsWith(sv, want)
 		total += n
 		if n > tooMany.Its {
@@ -236,7 +300,7 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 		}
 	}
 	var sets []setPlan
-	if _, setPats := opts.patternsByKind(); len(setPats) > 0 {
+	if len(opts.patterns(SetModels)) > 0 {
 		var err error
 		sets, err = planSets(m, shared, selected, want, opts.Sets)
 		if err != nil {
@@ -255,6 +319,9 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 	}
 	tasks := make([]Task, 0, total)
 	for _, sv := range selected {
+		if !variables {
+			break
+		}
 		for t1, t2 := range sv.Pairs() {
 			if selects(want, t1, t2) {
 				tasks = append(tasks, Task{Var: sv.Var, VarName: sv.Name, T1: t1, T2: t2})
@@ -393,34 +460,41 @@ func Claims(pats []ltl.Pattern) []promela.Claim {
 	return cs
 }
 
-// patternsByKind splits the patterns (defaults applied) into those of the
-// models of one variable and those of the models of atomic sets, the
-// latter in both assignments (ltl.BothAssignments); none without
-// AtomicSets.
-func (o Options) patternsByKind() (single, set []ltl.Pattern) {
+// patterns returns the patterns checked on the models of kind k (defaults
+// applied): those of its Models entry that it takes, a two-variable one in
+// both assignments (ltl.BothAssignments); none when the kind is not
+// selected.
+func (o Options) patterns(k TaskKind) []ltl.Pattern {
 	o.defaults()
-	var two []ltl.Pattern
-	for _, p := range o.Patterns {
-		if p.TwoVariable() {
-			two = append(two, p)
-		} else {
-			single = append(single, p)
+	var pats []ltl.Pattern
+	for _, ms := range o.Models {
+		if ms.Kind != k {
+			continue
+		}
+		for _, p := range ms.Patterns {
+			if k.Takes(p) {
+				pats = append(pats, p)
+			}
 		}
 	}
-	if !o.AtomicSets {
-		return single, nil
+	if k == SetModels {
+		return ltl.BothAssignments(pats)
 	}
-	return single, ltl.BothAssignments(two)
+	return pats
+}
+
+// analysis returns the analysis named for the models of kind k.
+func (o Options) analysis(k TaskKind) string {
+	for _, ms := range o.Models {
+		if ms.Kind == k {
+			return ms.Analysis
+		}
+	}
+	return ""
 }
 
 // claimCount is the number of claims of the task's model.
-func (o Options) claimCount(t Task) int {
-	single, set := o.patternsByKind()
-	if t.Var2 != 0 {
-		return 2 * len(set)
-	}
-	return 2 * len(single)
-}
+func (o Options) claimCount(t Task) int { return 2 * len(o.patterns(t.Kind())) }
 
 // claimOf finds the pattern and view of a claim name.
 func claimOf(pats []ltl.Pattern, name string) (ltl.Pattern, int, bool) {
@@ -435,11 +509,8 @@ func claimOf(pats []ltl.Pattern, name string) (ltl.Pattern, int, bool) {
 }
 
 func (o *Options) defaults() {
-	if len(o.Patterns) == 0 {
-		o.Patterns = ltl.Builtin()
-		if o.AtomicSets {
-			o.Patterns = append(o.Patterns, ltl.BuiltinSets()...)
-		}
+	if o.Models == nil {
+		o.Models = []Models{{Kind: VariableModels, Patterns: ltl.Builtin()}}
 	}
 	if o.Engine == "" {
 		o.Engine = EngineAuto
@@ -516,13 +587,17 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 			return nil, err
 		}
 		// Interrupted: the report of the models checked so far.
-		var got []PairResult
+		var (
+			gotTasks []Task
+			got      []PairResult
+		)
 		for i, d := range done {
 			if d {
+				gotTasks = append(gotTasks, tasks[i])
 				got = append(got, results[i])
 			}
 		}
-		rep := Assemble(m, opts, got)
+		rep := Assemble(m, opts, gotTasks, got)
 		rep.Incomplete = true
 		rep.Stats.Elapsed = time.Since(start)
 		return rep, fmt.Errorf("interrupted after %d of %d models: %w", len(got), len(tasks), ctx.Err())
@@ -531,14 +606,26 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		if ctx.Err() == nil {
 			return nil, err
 		}
-		rep := Assemble(m, opts, results)
+		rep := Assemble(m, opts, tasks, results)
 		rep.Incomplete = true
 		rep.Stats.Elapsed = time.Since(start)
 		return rep, fmt.Errorf("interrupted while Spin confirmed the bugs: %w", ctx.Err())
 	}
-	rep := Assemble(m, opts, results)
+	rep := Assemble(m, opts, tasks, results)
 	rep.Stats.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// ModelChecker returns the function that checks the given models of a
+// trace in this process with Run and the other options of opts: the
+// model-checking step of the analyses of package analysis for `mcpredict
+// run` and batch (analysis.Options.CheckModels).
+func ModelChecker(opts Options) func(ctx context.Context, m *tracemodel.Model, models []Models) (*bugs.Report, error) {
+	return func(ctx context.Context, m *tracemodel.Model, models []Models) (*bugs.Report, error) {
+		o := opts
+		o.Models = models
+		return Run(ctx, m, o)
+	}
 }
 
 // ConfirmBugs runs Spin, with ConfirmOne and EngineAuto, on one
@@ -651,9 +738,13 @@ func undecided(ctx context.Context, m *tracemodel.Model, t Task, err error) (*bu
 	return u, true
 }
 
-// Assemble builds the report of a trace from the results of its tasks (in
-// any order; violations are sorted). Elapsed is left to the caller.
-func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Report {
+// Assemble builds the report of a trace from the results of its tasks
+// (results[i] is that of tasks[i], in any order; violations are sorted).
+// The violations and bugs of each kind of models name its analysis
+// (Models.Analysis), and each named analysis is listed in Report.Analyses
+// with its bugs and a summary of its models and claims. Elapsed is left to
+// the caller.
+func Assemble(m *tracemodel.Model, opts Options, tasks []Task, results []PairResult) *bugs.Report {
 	opts.defaults()
 	rep := &bugs.Report{
 		Schema:    bugs.SchemaVersion,
@@ -667,11 +758,25 @@ func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Rep
 	rep.Stats.Events = m.EventCount()
 	rep.Stats.Threads = len(m.Threads)
 	rep.Stats.SharedVars = len(m.SharedVars())
-	for _, p := range opts.Patterns {
-		rep.Stats.Patterns = append(rep.Stats.Patterns, p.ID)
+	for _, ms := range opts.Models {
+		for _, p := range ms.Patterns {
+			if ms.Kind.Takes(p) {
+				rep.Stats.Patterns = append(rep.Stats.Patterns, p.ID)
+			}
+		}
 	}
+	type counts struct{ models, claims int }
+	byKind := map[TaskKind]*counts{}
 	confirmed := map[string]bool{}
-	for _, r := range results {
+	for i, r := range results {
+		kind := tasks[i].Kind()
+		c := byKind[kind]
+		if c == nil {
+			c = &counts{}
+			byKind[kind] = c
+		}
+		c.models++
+		c.claims += r.Claims
 		if r.Undecided != nil {
 			rep.Undecided = append(rep.Undecided, *r.Undecided)
 		}
@@ -684,7 +789,11 @@ func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Rep
 			confirmed[id] = true
 		}
 		rep.Warnings = append(rep.Warnings, r.Warnings...)
-		rep.Violations = append(rep.Violations, r.Violations...)
+		name := opts.analysis(kind)
+		for _, v := range r.Violations {
+			v.Analysis = name
+			rep.Violations = append(rep.Violations, v)
+		}
 		rep.Stats.Claims += r.Claims
 		if r.Spin || len(r.Confirmed) > 0 {
 			rep.Stats.SpinModels++
@@ -696,12 +805,30 @@ func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Rep
 	rep.Stats.Models = len(results)
 	sortViolations(rep.Violations)
 	rep.Bugs = bugs.Dedupe(rep.Violations)
+	orderSetVars(rep)
 	rep.SetReached(m.Reached)
 	for i := range rep.Bugs {
 		if confirmed[rep.Bugs[i].ID] {
 			rep.Bugs[i].Confirmed = true
 			rep.Stats.Confirmed++
 		}
+	}
+	for _, ms := range opts.Models {
+		if ms.Analysis == "" {
+			continue
+		}
+		ar := bugs.AnalysisRun{Name: ms.Analysis, ModelChecked: true}
+		for _, b := range rep.Bugs {
+			if b.Analysis == ms.Analysis {
+				ar.Bugs++
+			}
+		}
+		var c counts
+		if bc := byKind[ms.Kind]; bc != nil {
+			c = *bc
+		}
+		ar.Summary = fmt.Sprintf("%d models, %d claims", c.models, c.claims)
+		rep.Analyses = append(rep.Analyses, ar)
 	}
 	if opts.Engine == EngineAuto {
 		rep.Tool.Confirm = string(opts.Confirm)
@@ -713,6 +840,25 @@ func Assemble(m *tracemodel.Model, opts Options, results []PairResult) *bugs.Rep
 		rep.Bugs = []bugs.Bug{}
 	}
 	return rep
+}
+
+// orderSetVars lists the variables of a bug of atomic sets as its
+// instances name them, x of the pattern first (bugs.Dedupe sorts them).
+func orderSetVars(rep *bugs.Report) {
+	for i := range rep.Bugs {
+		b := &rep.Bugs[i]
+		if len(rep.Violations[b.Instances[0]].Objects) == 0 {
+			continue // a model of one variable
+		}
+		b.Vars = b.Vars[:0]
+		for _, k := range b.Instances {
+			for _, o := range rep.Violations[k].Objects {
+				if !slices.Contains(b.Vars, o) {
+					b.Vars = append(b.Vars, o)
+				}
+			}
+		}
+	}
 }
 
 // sortViolations orders violations deterministically whatever the order in

@@ -112,17 +112,26 @@ var cases = []struct {
 	{"unlocked write then read back", "1 2 Write x\n1 5 Read x\n2 7 Write x\n", "P2", nil},
 	{"check in one critical section, use in the next", "1 1 Lock m\n1 2 Read x\n1 3 Unlock m\n1 4 Lock m\n1 5 Read x\n1 6 Unlock m\n2 7 Lock m\n2 8 Write x\n2 9 Unlock m\n", "P1", nil},
 	// Options.
-	{"--patterns selects", "1 1 Write x\n1 2 Write x\n2 5 Write x\n2 6 Read x\n", "P4", func(o *Options) { o.Patterns = pick("P4") }},
+	{"--patterns selects", "1 1 Write x\n1 2 Write x\n2 5 Write x\n2 6 Read x\n", "P4", func(o *Options) { o.Models = variableModels(pick("P4")...) }},
 	{"user pattern", "1 1 Write x\n2 2 Read x\n1 3 Write x\n", "U1", func(o *Options) {
 		p, err := ltl.User("U1", "W1 R2 W1")
 		if err != nil {
 			panic(err)
 		}
-		o.Patterns = []ltl.Pattern{p}
+		o.Models = variableModels(p)
 	}},
 	{"--vars narrows", "1 1 Read x\n1 2 Read x\n2 5 Write x\n1 6 Read y\n1 7 Write y\n2 8 Write y\n", "P3", func(o *Options) { o.Vars = []string{"y"} }},
 	{"--threads narrows", "1 1 Read x\n1 2 Read x\n2 5 Write x\n3 6 Write x\n3 7 Write x\n", "P1", func(o *Options) { o.Threads = []string{"1", "2"} }},
 }
+
+// variableModels selects the models of one variable with the patterns.
+func variableModels(pats ...ltl.Pattern) []Models {
+	return []Models{{Kind: VariableModels, Patterns: pats}}
+}
+
+// withSets selects the models of one variable and those of atomic sets
+// with the built-in patterns.
+var withSets = []Models{{Kind: VariableModels, Patterns: ltl.Builtin()}, {Kind: SetModels, Patterns: ltl.BuiltinSets()}}
 
 func pick(ids ...string) []ltl.Pattern {
 	var out []ltl.Pattern
@@ -249,7 +258,7 @@ func TestPredictedNotObserved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), m, Options{Tools: tools, Engine: EngineSpin, Patterns: pick("P3")})
+	rep, err := Run(context.Background(), m, Options{Tools: tools, Engine: EngineSpin, Models: variableModels(pick("P3")...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,12 +381,12 @@ func TestAtomicSets(t *testing.T) {
 		want bool
 	}{
 		{"off", Options{Engine: EngineNative}, false},
-		{"inferred native", Options{Engine: EngineNative, AtomicSets: true}, true},
-		{"inferred auto", Options{Engine: EngineAuto, Tools: tools, AtomicSets: true}, true},
-		{"inferred spin", Options{Engine: EngineSpin, Tools: tools, AtomicSets: true}, true},
-		{"declared only", Options{Engine: EngineNative, AtomicSets: true,
+		{"inferred native", Options{Engine: EngineNative, Models: withSets}, true},
+		{"inferred auto", Options{Engine: EngineAuto, Tools: tools, Models: withSets}, true},
+		{"inferred spin", Options{Engine: EngineSpin, Tools: tools, Models: withSets}, true},
+		{"declared only", Options{Engine: EngineNative, Models: withSets,
 			Sets: tracemodel.SetOptions{MaxPartners: -1, Declared: [][]string{{"l?", "hi"}}}}, true},
-		{"no partners", Options{Engine: EngineNative, AtomicSets: true, Sets: tracemodel.SetOptions{MaxPartners: -1}}, false},
+		{"no partners", Options{Engine: EngineNative, Models: withSets, Sets: tracemodel.SetOptions{MaxPartners: -1}}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -416,7 +425,40 @@ func TestAtomicSets(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Plan(m, Options{AtomicSets: true, Sets: tracemodel.SetOptions{Declared: [][]string{{"lo", "nosuch"}}}}); err == nil {
+	if _, err := Plan(m, Options{Models: withSets, Sets: tracemodel.SetOptions{Declared: [][]string{{"lo", "nosuch"}}}}); err == nil {
 		t.Error("a declared set with an unknown variable is accepted")
+	}
+}
+
+// TestModelsNamed: each kind of models is planned only when selected, its
+// violations and bugs carry the analysis it is named for, and the report
+// lists each named analysis with its bugs, models and claims.
+func TestModelsNamed(t *testing.T) {
+	m, err := tracemodel.Open(context.Background(), "testdata/range.csv", tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := []Models{{Kind: SetModels, Analysis: "sets", Patterns: ltl.AllBuiltin()}}
+	rep, err := Run(context.Background(), m, Options{Engine: EngineNative, Models: sets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Bugs) != 1 || rep.Bugs[0].Analysis != "sets" || rep.Violations[0].Analysis != "sets" {
+		t.Fatalf("bugs %+v", rep.Bugs)
+	}
+	if !slices.Equal(rep.Stats.Patterns, []string{"M1", "M2", "M3", "M4", "M5", "M6"}) {
+		t.Errorf("patterns %v: want the set patterns only", rep.Stats.Patterns)
+	}
+	want := fmt.Sprintf("%d models, %d claims", rep.Stats.Models, rep.Stats.Claims)
+	if len(rep.Analyses) != 1 || rep.Analyses[0].Name != "sets" || rep.Analyses[0].Bugs != 1 ||
+		!rep.Analyses[0].ModelChecked || rep.Analyses[0].Summary != want || rep.Stats.Claims != 24*rep.Stats.Models {
+		t.Errorf("analyses %+v, stats %+v", rep.Analyses, rep.Stats)
+	}
+	if _, err := Plan(m, Options{Models: append(sets, sets...)}); err == nil {
+		t.Error("a kind selected twice is accepted")
+	}
+	none, err := Plan(m, Options{Models: []Models{{Kind: VariableModels, Patterns: []ltl.Pattern{}}}})
+	if err != nil || len(none) != 0 {
+		t.Errorf("a kind without patterns plans %d models (%v)", len(none), err)
 	}
 }

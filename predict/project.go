@@ -19,8 +19,7 @@ import (
 type projector struct {
 	m      *tracemodel.Model
 	opts   tracemodel.ProjectOptions
-	single []ltl.Pattern // the patterns of models of one variable
-	set    []ltl.Pattern // and of models of atomic sets
+	pats   map[TaskKind][]ltl.Pattern // the patterns of each kind of models
 	mu     sync.Mutex
 	orders map[[2]int]*varOrder // by variable, or set: (Var, Var2)
 }
@@ -36,8 +35,8 @@ type varOrder struct {
 }
 
 func newProjector(m *tracemodel.Model, opts Options, tasks []Task) *projector {
-	single, set := opts.patternsByKind()
-	p := &projector{m: m, opts: opts.Project, single: single, set: set, orders: map[[2]int]*varOrder{}}
+	p := &projector{m: m, opts: opts.Project, orders: map[[2]int]*varOrder{},
+		pats: map[TaskKind][]ltl.Pattern{VariableModels: opts.patterns(VariableModels), SetModels: opts.patterns(SetModels)}}
 	for _, t := range tasks {
 		vo := p.orders[orderKey(t)]
 		if vo == nil {
@@ -76,10 +75,6 @@ func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairMod
 	if err != nil {
 		return nil, false, err
 	}
-	pats := p.single
-	if t.Var2 != 0 {
-		pats = p.set
-	}
 	pre := native.New(pm)
 	pre.AnyViolation = true // only "every claim holds" skips the data-flow order
 	if t.Var2 != 0 {
@@ -88,7 +83,7 @@ func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairMod
 		// budget the data-flow order (one replay) is the cheaper way.
 		pre.MaxStates = setPrefilterStates
 	}
-	vs, err := pre.CheckAll(ctx, pats)
+	vs, err := pre.CheckAll(ctx, p.pats[t.Kind()])
 	var tooLarge *native.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):

@@ -7,10 +7,15 @@ import (
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 )
 
-// isFinding reports whether a bug comes from another analysis than McPatom
-// (package analysis): any number of threads, no pattern of the pattern
-// language.
-func isFinding(b bugs.Bug) bool { return b.Analysis != "" && b.Analysis != "mcpatom" }
+// isFinding reports whether a bug of r is a finding of an analysis that is
+// not model-checked (bugs.AnalysisRun.ModelChecked): any number of
+// threads, no pattern of the pattern language. The bugs of model-checked
+// analyses, and those of a report without analyses (package predict run
+// alone, or an older report), are pattern instances of two threads.
+func isFinding(r *bugs.Report, b bugs.Bug) bool {
+	a := r.AnalysisOf(b.Analysis)
+	return a != nil && !a.ModelChecked
+}
 
 // findingRule is the SARIF rule of one kind of finding of an analysis.
 func findingRule(a bugs.AnalysisRun, k bugs.FindingKind) *sarif.ReportingDescriptor {

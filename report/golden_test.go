@@ -15,6 +15,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/all"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/predict"
@@ -28,8 +30,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // one without.
 func exampleNames() []string { return []string{"bank", "logbuf", "fig5", "condvar-handoff"} }
 
-// predictExample runs the native engine (no Spin needed, deterministic) on a
-// shipped example, with everything that depends on the machine or the clock
+// predictExample runs McPatom as `mcpredict run --analysis mcpatom` does,
+// with the native engine (no Spin needed, deterministic), on a shipped
+// example, with everything that depends on the machine or the clock
 // zeroed.
 func predictExample(t *testing.T, name string) *bugs.Report {
 	t.Helper()
@@ -40,7 +43,12 @@ func predictExample(t *testing.T, name string) *bugs.Report {
 	}
 	m.Name = "examples/" + name + ".csv"
 	precise, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
-	rep, err := predict.Run(ctx, m, predict.Options{Engine: predict.EngineNative, Jobs: 2, Version: "test", Project: precise})
+	as, err := all.Select(all.Options{}, "mcpatom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := predict.ModelChecker(predict.Options{Engine: predict.EngineNative, Jobs: 2, Version: "test", Project: precise})
+	rep, err := analysis.Run(ctx, m, as, analysis.Options{CheckModels: check})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +122,7 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rep := predictExample(t, name)
 			var text, js, sarif, html bytes.Buffer
-			if err := bugs.WriteText(&text, rep); err != nil {
+			if err := report.WriteText(&text, rep); err != nil {
 				t.Fatal(err)
 			}
 			if err := bugs.WriteJSON(&js, rep); err != nil {
@@ -401,7 +409,7 @@ func TestWriteErrors(t *testing.T) {
 	for name, write := range map[string]func(io.Writer) error{
 		"sarif": func(w io.Writer) error { return report.WriteSARIF(w, rep, report.Options{}) },
 		"html":  func(w io.Writer) error { return report.WriteHTML(w, rep, report.Options{}) },
-		"text":  func(w io.Writer) error { return bugs.WriteText(w, rep) },
+		"text":  func(w io.Writer) error { return report.WriteText(w, rep) },
 	} {
 		if err := write(failWriter{}); err == nil {
 			t.Errorf("%s: no error from a failing writer", name)
@@ -424,7 +432,7 @@ func TestReachedDetail(t *testing.T) {
 	rep.SetReached(map[string]string{v: "accounts->next->" + v})
 	want := v + " first reached as accounts->next->" + v
 	var text, page, sarif bytes.Buffer
-	if err := bugs.WriteText(&text, rep); err != nil {
+	if err := report.WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.WriteHTML(&page, rep, report.Options{}); err != nil {

@@ -37,8 +37,8 @@ type htmlBug struct {
 	Marker    string // id of the diagram's arrowhead marker
 	Snippets  []snippet
 	Instances []htmlInstance
-	// Finding is set for a bug of another analysis than McPatom (a
-	// deadlock): a table of its sites instead of the swimlane diagram.
+	// Finding is set for a bug of an analysis that is not model-checked
+	// (a deadlock): a table of its sites instead of the swimlane diagram.
 	Finding *bugs.Violation
 }
 
@@ -70,11 +70,11 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 	for _, b := range active {
 		instances += b.Count
 	}
-	// The title names atomicity violations unless another analysis (a
-	// deadlock, say) found some of the bugs.
+	// The title names atomicity violations unless an analysis that is not
+	// model-checked (deadlock, say) found some of the bugs.
 	one, many := "atomicity violation", "atomicity violations"
 	for _, b := range active {
-		if b.Analysis != "" && b.Analysis != "mcpatom" {
+		if isFinding(r, b) {
 			one, many = "bug", "bugs"
 		}
 	}
@@ -106,7 +106,7 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 			Diagram:  layoutSwimlane(v),
 			Marker:   fmt.Sprintf("arrow-%d", i+1),
 		}
-		if isFinding(b) {
+		if isFinding(r, b) {
 			hb.Finding = &hb.Example
 			hb.Source, hb.Help = "", ""
 			if a := r.AnalysisOf(b.Analysis); a != nil {

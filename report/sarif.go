@@ -85,17 +85,18 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 		addRule(id)
 	}
 	for _, b := range r.Bugs {
-		if isFinding(b) {
+		if isFinding(r, b) {
 			continue
 		}
 		addRule(b.Pattern)
 	}
-	// Other analyses: one rule per analysis and kind, "deadlock/DL".
+	// Analyses that are not model-checked: one rule per analysis and kind,
+	// "deadlock/DL". (The kinds of model-checked ones are the patterns.)
 	for _, a := range r.Analyses {
+		if a.ModelChecked {
+			continue
+		}
 		for _, k := range a.Kinds {
-			if a.Name == "mcpatom" {
-				continue
-			}
 			id := a.Name + "/" + k.ID
 			if _, ok := ruleIndex[id]; !ok {
 				ruleIndex[id] = len(driver.Rules)
@@ -105,7 +106,7 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 	}
 
 	for _, b := range r.Bugs {
-		if isFinding(b) {
+		if isFinding(r, b) {
 			id := b.Analysis + "/" + b.Pattern
 			if _, ok := ruleIndex[id]; !ok {
 				ruleIndex[id] = len(driver.Rules)
@@ -274,6 +275,9 @@ func sarifResult(r *bugs.Report, b bugs.Bug, ruleIndex int) *sarif.Result {
 
 	props := sarif.NewPropertyBag()
 	props.Add("bugId", b.ID)
+	if b.Analysis != "" {
+		props.Add("analysis", b.Analysis)
+	}
 	props.Add("variables", b.Vars)
 	if reached := reachedOf(r, b); len(reached) > 0 {
 		props.Add("reachedAs", reached)

@@ -4,55 +4,43 @@ import (
 	"context"
 
 	"github.com/mcpredict/mcpredict/analysis"
-	"github.com/mcpredict/mcpredict/analysis/all"
-	"github.com/mcpredict/mcpredict/analysis/mcpatom"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
-// jobAnalysis fills in the server's default list of analyses.
-func (s *Server) jobAnalysis(jo JobOptions) JobOptions {
+// resolve turns a job's options into those of its run: the job's list of
+// analyses (the server's default, Config.Analysis, when it names none),
+// Config.Resolve's options and analyzers, and the models of the
+// model-checked analyzers among them (analysis.ModelsOf), which the job
+// distributes as work items.
+func (s *Server) resolve(jo JobOptions) (predict.Options, []*analysis.Analyzer, error) {
 	if jo.Analysis == "" {
 		jo.Analysis = s.cfg.Analysis
 	}
-	if jo.Analysis == "" {
-		jo.Analysis = mcpatom.Name
+	opts, as, err := s.cfg.Resolve(jo)
+	if err != nil {
+		return opts, nil, err
 	}
-	return jo
+	opts.Models = analysis.ModelsOf(as)
+	return opts, as, nil
 }
 
-// extraAnalyses returns the analyses of a job besides McPatom (whose models
-// the service checks as work items); an unknown name is a
-// *predict.UsageError.
-func extraAnalyses(jo JobOptions, opts predict.Options) ([]*analysis.Analyzer, error) {
-	as, err := all.Select(all.Options{MCPatom: opts}, jo.Analysis)
-	if err != nil {
-		return nil, &predict.UsageError{Msg: "analysis: " + err.Error()}
-	}
-	var out []*analysis.Analyzer
-	for _, a := range as {
-		if a.Name != mcpatom.Name {
-			out = append(out, a)
+// analyze runs the job's analyzers on its model with analysis.Run, as
+// `mcpredict run` does, except for how the models of the model-checked
+// ones are checked: they were planned with the same options (resolve) and
+// checked by the workers, so the check function of the run lets Spin
+// confirm one model per distinct bug (predict.ConfirmBugs, here rather
+// than in the workers: only the complete results tell which models
+// represent a bug) and assembles the results with predict.Assemble.
+func analyze(ctx context.Context, m *tracemodel.Model, as []*analysis.Analyzer, opts predict.Options, tasks []predict.Task, results []predict.PairResult) (*bugs.Report, error) {
+	// models are analysis.ModelsOf(as): opts.Models (resolve), which
+	// planned the tasks.
+	check := func(ctx context.Context, m *tracemodel.Model, _ []predict.Models) (*bugs.Report, error) {
+		if err := predict.ConfirmBugs(ctx, m, opts, tasks, results); err != nil {
+			return nil, err
 		}
+		return predict.Assemble(m, opts, tasks, results), nil
 	}
-	return out, nil
-}
-
-// withAnalyses runs the job's other analyses on the model and merges their
-// findings into the assembled McPatom report *rep.
-func withAnalyses(ctx context.Context, m *tracemodel.Model, jo JobOptions, opts predict.Options, rep **bugs.Report) error {
-	extra, err := extraAnalyses(jo, opts)
-	if err != nil || len(extra) == 0 {
-		return err
-	}
-	base := *rep
-	as := append([]*analysis.Analyzer{mcpatom.FromReport(base)}, extra...)
-	merged, err := analysis.Run(ctx, m, as, analysis.Options{Version: opts.Version})
-	if err != nil {
-		return err
-	}
-	merged.Stats.Elapsed = base.Stats.Elapsed
-	*rep = merged
-	return nil
+	return analysis.Run(ctx, m, as, analysis.Options{Version: opts.Version, CheckModels: check})
 }

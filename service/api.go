@@ -256,14 +256,11 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return store.Job{}, inputError(err)
 	}
 	jo.InputFormat = format // a restart reads the trace in the same format
-	opts, err := s.cfg.Resolve(jo)
+	opts, _, err := s.resolve(jo)
 	if err != nil {
 		return store.Job{}, inputError(err)
 	}
 	if _, err := predict.Plan(m, opts); err != nil {
-		return store.Job{}, inputError(err)
-	}
-	if _, err := extraAnalyses(s.jobAnalysis(jo), opts); err != nil {
 		return store.Job{}, inputError(err)
 	}
 	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}

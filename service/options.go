@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/predict"
 )
 
@@ -32,14 +33,19 @@ type JobOptions struct {
 	// A submitted job stores the format its trace was read in.
 	InputFormat string `json:"input_format,omitempty"`
 	// Analysis lists the analyses (comma-separated names or all; "" = the
-	// server's default, Config.Analysis). McPatom's models are always
-	// checked by the service; the others run when the job completes.
+	// server's default, Config.Analysis). The models of the model-checked
+	// ones are the job's work items; the others run when the job
+	// completes.
 	Analysis string `json:"analysis,omitempty"`
 }
 
-// Resolver turns a job's options into the options of its run. It returns a
-// *predict.UsageError for options that are the client's mistake.
-type Resolver func(JobOptions) (predict.Options, error)
+// Resolver turns a job's options, its Analysis filled in with the server's
+// default, into the options of its run: the options of package predict
+// (Models is set by the server from the analyzers) and the analyzers to
+// run (`mcpredict serve` selects them from analysis/all). It returns a
+// *predict.UsageError for options that are the client's mistake, an
+// unknown analysis among them.
+type Resolver func(JobOptions) (predict.Options, []*analysis.Analyzer, error)
 
 // optionsFromQuery reads JobOptions from URL query parameters, for uploads
 // whose body is the trace itself: list parameters may be repeated or

@@ -2,14 +2,17 @@
 // submit traces, follow their jobs and fetch their reports, backed by an
 // embedded SQLite job store so that a restart loses nothing.
 //
-// A job is one trace. When it starts, its (variable, thread pair) models are
-// planned with predict.Plan and each becomes a work item (package
-// service/work). Items run on the server's own worker pool, or, when a
-// queue.Queue is configured, go to NATS JetStream where `mcpredict worker`
-// processes on any machine take them. Results come back keyed by (job, task)
-// and are stored idempotently; when every task of a job has a result the
-// report is assembled with predict.Assemble, exactly as `mcpredict run`
-// builds it, and stored.
+// A job is one trace and a list of analyses. When it starts, the models of
+// its model-checked analyses (analysis.ModelsOf: McPatom's (variable,
+// thread pair) models, the models of atomic sets) are planned with
+// predict.Plan and each becomes a work item (package service/work). Items
+// run on the server's own worker pool, or, when a queue.Queue is
+// configured, go to NATS JetStream where `mcpredict worker` processes on
+// any machine take them. Results come back keyed by (job, task) and are
+// stored idempotently; when every task of a job has a result, the job's
+// analyzers run with analysis.Run exactly as `mcpredict run` runs them,
+// the model-checking step assembling the stored results with
+// predict.Assemble, and the report is stored.
 //
 // On start the server resumes the jobs that were queued or running: it
 // re-parses their stored traces, re-plans them, and dispatches only the tasks
@@ -36,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/service/queue"
@@ -54,8 +58,8 @@ type Config struct {
 	// Resolve turns a job's options into run options (required).
 	Resolve Resolver
 	// Analysis is the list of analyses of a job that names none
-	// (JobOptions.Analysis); "" = McPatom alone. `mcpredict serve` sets the
-	// default of `mcpredict run` (analysis/all.Default).
+	// (JobOptions.Analysis); "" leaves the choice to Resolve. `mcpredict
+	// serve` sets the default of `mcpredict run` (analysis/all.Default).
 	Analysis string
 	// Formats are the report formats by name; "json" is always available.
 	Formats map[string]Renderer
@@ -129,13 +133,13 @@ type activeJob struct {
 	ctx    context.Context // cancelled when the job is cancelled or the server stops
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	model   *tracemodel.Model // nil until loaded
-	opts    predict.Options
-	tasks   []predict.Task
-	jobOpts JobOptions // as stored
-	loadErr error
-	final   bool // being or already finished: later results are ignored
+	mu        sync.Mutex
+	model     *tracemodel.Model // nil until loaded
+	opts      predict.Options
+	analyzers []*analysis.Analyzer
+	tasks     []predict.Task
+	loadErr   error
+	final     bool // being or already finished: later results are ignored
 
 	// Recovery (see supervise).
 	running  bool      // runJob is dispatching
@@ -384,13 +388,12 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 		if err != nil {
 			return err
 		}
-		aj.jobOpts = jo
 		if aj.model == nil {
 			if aj.model, _, err = s.parseStored(ctx, j.TracePath, j.Name, jo.InputFormat, s.traceOptions(jo)); err != nil {
 				return err
 			}
 		}
-		if aj.opts, err = s.cfg.Resolve(jo); err != nil {
+		if aj.opts, aj.analyzers, err = s.resolve(jo); err != nil {
 			return err
 		}
 		tasks, err := predict.Plan(aj.model, aj.opts)
@@ -641,23 +644,15 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 	if err != nil {
 		return err
 	}
-	// Spin confirms one model per distinct bug (--confirm one), here
-	// rather than in the workers: only the complete results tell which
-	// models represent a bug.
-	if err := predict.ConfirmBugs(ctx, m, opts, tasks, results); err != nil {
+	var rep *bugs.Report
+	if err := guard(func() (err error) {
+		rep, err = analyze(ctx, m, aj.analyzers, opts, tasks, results)
+		return err
+	}); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
 		_, _ = s.end(aj, store.Failed, err.Error()) // retried by the supervisor
-		return nil
-	}
-	var rep *bugs.Report
-	if err := guard(func() error { rep = predict.Assemble(m, opts, results); return nil }); err != nil {
-		_, _ = s.end(aj, store.Failed, err.Error()) // retried by the supervisor
-		return nil
-	}
-	if err := guard(func() error { return withAnalyses(ctx, m, s.jobAnalysis(aj.jobOpts), opts, &rep) }); err != nil {
-		s.end(aj, store.Failed, err.Error())
 		return nil
 	}
 	if !j.Started.IsZero() {

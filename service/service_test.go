@@ -21,9 +21,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/all"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/client"
 	"github.com/mcpredict/mcpredict/service/internal/testtrace"
@@ -34,34 +37,35 @@ import (
 )
 
 // resolve is the tests' Resolver: built-in patterns, native engine unless
-// the job asks otherwise.
-func resolve(o service.JobOptions) (predict.Options, error) {
+// the job asks otherwise, the analyses of the registry (mcpatom and
+// deadlock by default).
+func resolve(o service.JobOptions) (predict.Options, []*analysis.Analyzer, error) {
 	eng := predict.EngineNative
 	if o.Engine != "" {
 		e, err := predict.ParseEngine(o.Engine)
 		if err != nil {
-			return predict.Options{}, &predict.UsageError{Msg: err.Error()}
+			return predict.Options{}, nil, &predict.UsageError{Msg: err.Error()}
 		}
 		eng = e
 	}
-	pats := ltl.Builtin()
-	if len(o.Patterns) > 0 {
-		var sel []ltl.Pattern
-		for _, id := range o.Patterns {
-			found := false
-			for _, p := range pats {
-				if p.ID == id {
-					sel, found = append(sel, p), true
-				}
-			}
-			if !found {
-				return predict.Options{}, &predict.UsageError{Msg: fmt.Sprintf("unknown pattern %q", id)}
+	var pats []ltl.Pattern // nil: each analysis its built-in ones
+	for _, id := range o.Patterns {
+		found := false
+		for _, p := range ltl.AllBuiltin() {
+			if p.ID == id {
+				pats, found = append(pats, p), true
 			}
 		}
-		pats = sel
+		if !found {
+			return predict.Options{}, nil, &predict.UsageError{Msg: fmt.Sprintf("unknown pattern %q", id)}
+		}
 	}
-	return predict.Options{Vars: o.Vars, Threads: o.Threads, Patterns: pats, Engine: eng,
-		Project: tracemodel.ProjectOptions{NoBoundaries: o.NoBoundaries}, Version: "test"}, nil
+	as, err := all.Select(all.Options{Patterns: pats}, o.Analysis)
+	if err != nil {
+		return predict.Options{}, nil, &predict.UsageError{Msg: err.Error()}
+	}
+	return predict.Options{Vars: o.Vars, Threads: o.Threads, Engine: eng,
+		Project: tracemodel.ProjectOptions{NoBoundaries: o.NoBoundaries}, Version: "test"}, as, nil
 }
 
 type env struct {
@@ -82,7 +86,7 @@ func start(t *testing.T, cfg service.Config) *env {
 		cfg.Resolve = resolve
 	}
 	if cfg.Formats == nil {
-		cfg.Formats = map[string]service.Renderer{"text": bugs.WriteText, "json": bugs.WriteJSON}
+		cfg.Formats = map[string]service.Renderer{"text": report.WriteText, "json": bugs.WriteJSON}
 	}
 	srv, err := service.Start(context.Background(), cfg)
 	if err != nil {
@@ -108,7 +112,8 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// runReport is what `mcpredict run --engine native` reports for a trace.
+// runReport is what `mcpredict run --engine native` reports for a trace:
+// the analyses run in this process, their models checked by predict.Run.
 func runReport(t *testing.T, path, name string, o service.JobOptions) *bugs.Report {
 	t.Helper()
 	f, err := os.Open(path)
@@ -120,11 +125,11 @@ func runReport(t *testing.T, path, name string, o service.JobOptions) *bugs.Repo
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := resolve(o)
+	opts, as, err := resolve(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := predict.Run(context.Background(), m, opts)
+	rep, err := analysis.Run(context.Background(), m, as, analysis.Options{Version: opts.Version, CheckModels: predict.ModelChecker(opts)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +148,7 @@ func sameReport(t *testing.T, got, want *bugs.Report) {
 	gj, _ := json.Marshal(g)
 	wj, _ := json.Marshal(w)
 	if !bytes.Equal(gj, wj) {
-		t.Errorf("report differs from predict.Run:\n got %s\nwant %s", gj, wj)
+		t.Errorf("report differs from the CLI's:\n got %s\nwant %s", gj, wj)
 	}
 }
 
@@ -524,6 +529,60 @@ func TestNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameReport(t, rep, want)
+}
+
+// TestNATSAtomicSets: the models of atomic sets are work items like
+// McPatom's: a job that selects the analysis of atomic sets, alone or with
+// McPatom, sends its set models to NATS workers and reports what the CLI
+// reports — the torn read of range.csv as M1 on both variables.
+func TestNATSAtomicSets(t *testing.T) {
+	ctx := ctxT(t, 2*time.Minute)
+	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	e := start(t, service.Config{Queue: q})
+	w := &queue.Worker{URL: emb.URL(), Concurrency: 2, Checkers: &work.Checkers{}}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(wctx) })
+	defer func() { stop(); wg.Wait() }()
+
+	const trace = "../predict/testdata/range.csv"
+	for _, list := range []string{"atomicset", "mcpatom,atomicset,deadlock"} {
+		jo := service.JobOptions{Analysis: list}
+		before := w.Checked()
+		j, err := e.c.UploadFile(ctx, trace, jo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jv, err := e.c.Wait(ctx, j.ID, 20*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := e.c.Report(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runReport(t, trace, trace, jo)
+		sameReport(t, rep, want)
+		if len(rep.Bugs) != 1 || rep.Bugs[0].Pattern != "M1" || rep.Bugs[0].Analysis != "atomicset" ||
+			strings.Join(rep.Bugs[0].Vars, ",") != "lo,hi" {
+			t.Errorf("%s: bugs %+v, want M1 on lo, hi", list, rep.Bugs)
+		}
+		sets := rep.AnalysisOf("atomicset")
+		if checked := w.Checked() - before; jv.Done == 0 || checked != int64(jv.Done) || jv.Done != rep.Stats.Models ||
+			sets == nil || !strings.HasPrefix(sets.Summary, "3 models") {
+			t.Errorf("%s: %d models done, %d checked by the worker, report %d models, atomicset %+v; want the 3 set models among them",
+				list, jv.Done, checked, rep.Stats.Models, sets)
+		}
+	}
 }
 
 // deadItem is what deadWorker took.

@@ -1,15 +1,21 @@
-// Package all lists every analysis of mcpredict with its options: the
-// registry that drivers (`mcpredict run`, batch, serve, worker) select
-// analyses from by name.
+// Package all is the registry of mcpredict's analyses: every analysis that
+// drivers (`mcpredict run`, batch, serve, worker) select by name, with its
+// options. It is the only package besides each analysis's own that names
+// them.
 package all
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/atomicset"
 	"github.com/mcpredict/mcpredict/analysis/block"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
 	"github.com/mcpredict/mcpredict/analysis/mcpatom"
 	"github.com/mcpredict/mcpredict/analysis/sidetrack"
-	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/analysis/txn"
+	"github.com/mcpredict/mcpredict/ltl"
 )
 
 // Default is the analyses run when none are named.
@@ -17,24 +23,43 @@ const Default = "mcpatom,deadlock"
 
 // Options are the options of every analysis.
 type Options struct {
-	MCPatom   predict.Options
-	Deadlock  deadlock.Options
-	SideTrack sidetrack.Options
-	Block     block.Options
+	// Patterns are the patterns of the model-checked analyses (--patterns,
+	// --pattern): each checks those of its kind of models; nil: each its
+	// built-in ones.
+	Patterns []ltl.Pattern
+	// AtomicSets selects the analysis of atomic sets besides the list (the
+	// shorthands --atomic-sets, --atomic-set and --set-partners); a
+	// two-variable pattern among Patterns selects it too.
+	AtomicSets bool
+	Deadlock   deadlock.Options
+	// Transactions select the transactions of sidetrack and block.
+	Transactions txn.Options
+	// Block's Atomic and NotAtomic are not used (Transactions are).
+	Block block.Options
 }
 
 // Analyzers returns every analysis, in report order, configured with o.
 func Analyzers(o Options) []*analysis.Analyzer {
+	tx := txn.New(o.Transactions)
 	return []*analysis.Analyzer{
-		mcpatom.New(o.MCPatom),
+		mcpatom.New(o.Patterns),
+		atomicset.New(o.Patterns),
 		deadlock.New(o.Deadlock),
-		sidetrack.New(o.SideTrack),
-		block.New(o.Block),
+		sidetrack.New(tx),
+		block.New(o.Block, tx),
 	}
 }
 
 // Select returns the analyzers named by list (comma-separated names, "all",
-// or "" for Default); an unknown name is an error listing the known ones.
+// or "" for Default), with atomicset added when the options ask for atomic
+// sets; an unknown name is an error listing the known ones.
 func Select(o Options, list string) ([]*analysis.Analyzer, error) {
-	return analysis.Select(Analyzers(o), list, Default)
+	as := Analyzers(o)
+	if o.AtomicSets || slices.ContainsFunc(o.Patterns, ltl.Pattern.TwoVariable) {
+		if strings.TrimSpace(list) == "" {
+			list = Default
+		}
+		list += "," + atomicset.Name
+	}
+	return analysis.Select(as, list, Default)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/txn"
 	"github.com/mcpredict/mcpredict/bugs"
 )
 
@@ -13,23 +14,26 @@ const Name = "block"
 
 // New returns the block-based checker as an analysis of the framework:
 // each Violation is a finding of kind "view", "conflict" or "view-2v" whose
-// sites are its events (the block's accesses and the other thread's).
-func New(opts Options) *analysis.Analyzer {
+// sites are its events (the block's accesses and the other thread's). The
+// transactions are the result of tx (txn.New), which it requires:
+// opts.Atomic and opts.NotAtomic, which select them for Analyze, are not
+// used.
+func New(opts Options, tx *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "atomicity of transactions (Enter/Exit, Begin/End, critical sections): pairs of a transaction's accesses that a concurrent access of another thread makes unserializable, on one variable or two",
 		Paper:    "Wang's dissertation (seeds/004): ch. 5, block-based algorithm, Theorems 5.1.1 and 5.2.1",
-		Requires: []analysis.Fact{analysis.CausalOrder, analysis.LockSets, analysis.Transactions},
+		Requires: []analysis.Requirement{analysis.CausalOrder, tx},
 		Kinds: []bugs.FindingKind{
 			{ID: View, Name: "view-unserializable block", Help: "Two accesses of a transaction to one variable and another thread's access between them give a result no serial order gives (the read sees another value, or the final value is not the transaction's)."},
 			{ID: Conflict, Name: "conflict-unserializable block", Help: "Two accesses of a transaction to one variable and another thread's conflicting access between them cannot be reordered into a serial execution (view-serializable, but not conflict-serializable)."},
 			{ID: View2v, Name: "view-unserializable pair of blocks", Help: "Two transactions touch two variables in orders that no serial execution gives: one runs first on one variable, the other first on the other."},
 		},
 		IDPrefix: "BA",
-		Run: func(ctx context.Context, pass *analysis.Pass) error {
-			vs, err := Analyze(ctx, pass.Model, opts)
+		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
+			vs, err := Check(ctx, pass.Model, txn.Of(pass, tx), opts)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, v := range vs {
 				f := analysis.Finding{Kind: v.Kind, Objects: []string{v.Var}, Message: v.Message}
@@ -42,7 +46,7 @@ func New(opts Options) *analysis.Analyzer {
 				for _, r := range v.Events {
 					ev, ok := pass.EventAtLine(r.Line)
 					if !ok {
-						return fmt.Errorf("block: no event at trace line %d", r.Line)
+						return nil, fmt.Errorf("block: no event at trace line %d", r.Line)
 					}
 					f.Sites = append(f.Sites, analysis.Site{Event: ev, Role: r.Role, Essential: true})
 				}
@@ -50,7 +54,7 @@ func New(opts Options) *analysis.Analyzer {
 				pass.Report(f)
 			}
 			pass.Summarize("%d unserializable blocks", len(vs))
-			return nil
+			return nil, nil
 		},
 	}
 }

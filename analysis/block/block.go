@@ -111,6 +111,7 @@ package block
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -192,6 +193,16 @@ func Analyze(ctx context.Context, m *tracemodel.Model, opts Options) ([]Violatio
 	ts, err := txn.Extract(ctx, m, txn.Options{Atomic: opts.Atomic, NotAtomic: opts.NotAtomic})
 	if err != nil {
 		return nil, fmt.Errorf("block: %w", err)
+	}
+	return Check(ctx, m, ts, opts)
+}
+
+// Check runs the block-based checker on m with the transactions ts
+// (txn.Extract of m; opts.Atomic and opts.NotAtomic are not used), as
+// Analyze does.
+func Check(ctx context.Context, m *tracemodel.Model, ts *txn.Set, opts Options) ([]Violation, error) {
+	if ts == nil {
+		return nil, errors.New("block: no transactions")
 	}
 	b := newBuilder(m, ts)
 	if err := b.build(ctx); err != nil {

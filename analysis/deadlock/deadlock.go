@@ -69,9 +69,12 @@ type Options struct {
 	MaxOccurrences int
 }
 
+// DefaultMaxCycle is the default of Options.MaxCycle.
+const DefaultMaxCycle = 8
+
 func (o *Options) defaults() {
 	if o.MaxCycle <= 0 {
-		o.MaxCycle = 8
+		o.MaxCycle = DefaultMaxCycle
 	}
 	if o.MaxSteps <= 0 {
 		o.MaxSteps = 2_000_000
@@ -91,12 +94,12 @@ func New(opts Options) *analysis.Analyzer {
 		Name:     Name,
 		Doc:      "lock-order deadlocks: cycles of nested lock acquisitions by different threads, pruned by gate locks and happens-before; and deadlocks the recording ended in",
 		Paper:    "Wang's dissertation (seeds/004): Ch. 2 and §9.4.1, generalized Goodlock with gate locks, Figures 9.1-9.3",
-		Requires: []analysis.Fact{analysis.CausalOrder, analysis.LockSets},
+		Requires: []analysis.Requirement{analysis.CausalOrder, analysis.LockSets},
 		Kinds: []bugs.FindingKind{{ID: Kind, Name: "lock-order deadlock",
 			Help: "Threads acquire locks in a cyclic order: each holds a lock the next one acquires while it acquires the lock the previous one holds. When they run at the same time, each waits for the next one forever. No common (gate) lock keeps them apart and no causal order (create, join, barrier, signal) keeps them from running at once. Take the locks in one global order, or guard the nested acquisitions with one lock."}},
 		IDPrefix: "DL",
-		Run: func(ctx context.Context, pass *analysis.Pass) error {
-			return run(ctx, pass, opts)
+		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
+			return nil, run(ctx, pass, opts)
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/txn"
 	"github.com/mcpredict/mcpredict/bugs"
 )
 
@@ -14,23 +15,24 @@ const Name = "sidetrack"
 
 // New returns SideTrack as an analysis of the framework: each Error is a
 // finding of kind "before", "in" or "after" whose sites are the window's
-// two acquires and the culprit's.
-func New(opts Options) *analysis.Analyzer {
+// two acquires and the culprit's. The transactions are the result of tx
+// (txn.New), which it requires.
+func New(tx *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "atomicity of transactions (Enter/Exit, Begin/End): another thread's acquire that can run inside the window between two acquires of one lock by a transaction, with no false alarm",
 		Paper:    "SideTrack, Yi, Sadowski and Flanagan, PADTAD 2009 (seeds/000): §3 Figure 6, blame §4",
-		Requires: []analysis.Fact{analysis.CausalOrder, analysis.Transactions},
+		Requires: []analysis.Requirement{analysis.CausalOrder, tx},
 		Kinds: []bugs.FindingKind{
 			{ID: Before, Name: "window before-error", Help: "A transaction acquires a lock twice; another thread's acquire of that lock, observed before the window, is concurrent with its first acquire and can run between the two: the transaction is not atomic in a feasible trace."},
 			{ID: In, Name: "window in-error", Help: "Another thread acquired the lock between the transaction's two acquires of it in the recorded run: the transaction was not atomic."},
 			{ID: After, Name: "window after-error", Help: "A transaction acquires a lock twice; another thread's acquire of that lock, observed after the window, is not ordered after its second acquire and can run between the two: the transaction is not atomic in a feasible trace."},
 		},
 		IDPrefix: "ST",
-		Run: func(ctx context.Context, pass *analysis.Pass) error {
-			errs, err := Analyze(ctx, pass.Model, opts)
+		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
+			errs, err := Check(ctx, pass.Model, txn.Of(pass, tx))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, e := range errs {
 				f := analysis.Finding{Kind: e.Kind, Objects: []string{e.Var}}
@@ -44,7 +46,7 @@ func New(opts Options) *analysis.Analyzer {
 				for _, r := range e.Events {
 					ev, ok := pass.EventAtLine(r.Line)
 					if !ok {
-						return fmt.Errorf("sidetrack: no event at trace line %d", r.Line)
+						return nil, fmt.Errorf("sidetrack: no event at trace line %d", r.Line)
 					}
 					f.Sites = append(f.Sites, analysis.Site{Event: ev, Role: r.Role, Essential: true})
 				}
@@ -52,7 +54,7 @@ func New(opts Options) *analysis.Analyzer {
 				pass.Report(f)
 			}
 			pass.Summarize("%d transaction errors", len(errs))
-			return nil
+			return nil, nil
 		},
 	}
 }

@@ -66,6 +66,7 @@ package sidetrack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,6 +130,15 @@ func Analyze(ctx context.Context, m *tracemodel.Model, opts Options) ([]Error, e
 	ts, err := txn.Extract(ctx, m, txn.Options{Atomic: opts.Atomic, NotAtomic: opts.NotAtomic})
 	if err != nil {
 		return nil, fmt.Errorf("sidetrack: %w", err)
+	}
+	return Check(ctx, m, ts)
+}
+
+// Check runs SideTrack on m with the transactions ts (txn.Extract of m),
+// as Analyze does.
+func Check(ctx context.Context, m *tracemodel.Model, ts *txn.Set) ([]Error, error) {
+	if ts == nil {
+		return nil, errors.New("sidetrack: no transactions")
 	}
 	a := newAnalyzer(m, ts)
 	for i := range m.Events {

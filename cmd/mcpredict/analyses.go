@@ -12,8 +12,7 @@ import (
 	"github.com/mcpredict/mcpredict/analysis/all"
 	"github.com/mcpredict/mcpredict/analysis/block"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
-	"github.com/mcpredict/mcpredict/analysis/mcpatom"
-	"github.com/mcpredict/mcpredict/analysis/sidetrack"
+	"github.com/mcpredict/mcpredict/analysis/txn"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/service/batch"
@@ -28,59 +27,56 @@ type analysisFlags struct {
 	blockConflict     bool
 }
 
+// defaultAnalysisFlags are the flags' defaults, for commands without them
+// (serve: a job names its analyses).
+func defaultAnalysisFlags() analysisFlags {
+	return analysisFlags{list: all.Default, maxCycle: deadlock.DefaultMaxCycle}
+}
+
 func (a *analysisFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.list, "analysis", all.Default, "analyses to run: a comma-separated `LIST` of names, or all (see mcpredict analyses)")
-	fs.IntVar(&a.maxCycle, "deadlock-max-cycle", 8, "deadlock: longest lock-order cycle searched, in locks (= threads)")
+	fs.StringVar(&a.list, "analysis", all.Default, "analyses to run: a comma-separated `LIST` of names, or all (see mcpredict analyses); --atomic-sets, --atomic-set, --set-partners and a two-variable pattern add atomicset")
+	fs.IntVar(&a.maxCycle, "deadlock-max-cycle", deadlock.DefaultMaxCycle, "deadlock: longest lock-order cycle searched, in locks (= threads)")
 	fs.Var(&a.atomic, "atomic", "sidetrack, block: only these functions or Begin/End labels are transactions (comma-separated)")
 	fs.Var(&a.notAtomic, "not-atomic", "sidetrack, block: these functions or labels are never transactions (comma-separated)")
 	fs.BoolVar(&a.blockConflict, "block-conflict", false, "block: also report conflict-unserializable blocks that are view-serializable")
 }
 
-// selected returns the selected analyses configured with the McPatom
-// options; a bad list is a usage error.
-func (a *analysisFlags) selected(opts predict.Options) ([]*analysis.Analyzer, error) {
+// selected returns the analyses of list ("" for the default) configured
+// with the flags and the check flags' patterns and atomic-set shorthands;
+// a bad list or pattern is a usage error.
+func (a *analysisFlags) selected(list string, c *checkFlags) ([]*analysis.Analyzer, error) {
 	if a.maxCycle < 2 {
 		return nil, &predict.UsageError{Msg: fmt.Sprintf("--deadlock-max-cycle: %d: want at least 2", a.maxCycle)}
 	}
+	pats, err := c.checkPatterns()
+	if err != nil {
+		return nil, err
+	}
 	as, err := all.Select(all.Options{
-		MCPatom:   opts,
-		Deadlock:  deadlock.Options{MaxCycle: a.maxCycle},
-		SideTrack: sidetrack.Options{Atomic: a.atomic, NotAtomic: a.notAtomic},
-		Block:     block.Options{Atomic: a.atomic, NotAtomic: a.notAtomic, Conflict: a.blockConflict},
-	}, a.list)
+		Patterns:     pats,
+		AtomicSets:   c.atomicSetsOn || len(c.atomicSets) > 0 || c.setPartners.set,
+		Deadlock:     deadlock.Options{MaxCycle: a.maxCycle},
+		Transactions: txn.Options{Atomic: a.atomic, NotAtomic: a.notAtomic},
+		Block:        block.Options{Conflict: a.blockConflict},
+	}, list)
 	if err != nil {
 		return nil, &predict.UsageError{Msg: "--analysis: " + err.Error()}
 	}
 	return as, nil
 }
 
-// withMCPatom reports whether the list selects McPatom (so that Spin and
-// the verdict cache are needed); a bad list is left to selected.
-func (a *analysisFlags) withMCPatom() bool {
-	as, err := all.Select(all.Options{}, a.list)
-	if err != nil {
-		return true
-	}
-	for _, x := range as {
-		if x.Name == mcpatom.Name {
-			return true
-		}
-	}
-	return false
-}
-
-// run runs the selected analyses on m.
-func (a *analysisFlags) run(ctx context.Context, m *tracemodel.Model, opts predict.Options) (*bugs.Report, error) {
-	as, err := a.selected(opts)
-	if err != nil {
-		return nil, err
-	}
-	return analysis.Run(ctx, m, as, analysis.Options{Version: opts.Version})
+// run runs the analyses on m, checking the models of the model-checked
+// ones in this process with opts.
+func run(ctx context.Context, m *tracemodel.Model, as []*analysis.Analyzer, opts predict.Options) (*bugs.Report, error) {
+	return analysis.Run(ctx, m, as, analysis.Options{Version: opts.Version, CheckModels: predict.ModelChecker(opts)})
 }
 
 const analysesDescription = `
 Lists the analyses of mcpredict run --analysis: name, what it reports, and
-the paper it comes from. The default is ` + all.Default + `; all runs every one.`
+the paper it comes from. The default is ` + all.Default + `; all runs every one.
+The model-checked analyses (mcpatom, atomicset) check all their models in
+one pass; --atomic-sets, --atomic-set, --set-partners and a two-variable
+pattern add atomicset to the list.`
 
 func cmdAnalyses(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("analyses", "", analysesDescription, stderr)
@@ -110,13 +106,13 @@ func cmdAnalyses(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return exitOK
 }
 
-// localChecker checks a batch's traces here with the selected analyses.
-func (a *analysisFlags) localChecker(opts predict.Options, open func(ctx context.Context, path string) (*tracemodel.Model, error)) batch.Checker {
+// localChecker checks a batch's traces here with the analyses as.
+func localChecker(as []*analysis.Analyzer, opts predict.Options, open func(ctx context.Context, path string) (*tracemodel.Model, error)) batch.Checker {
 	return func(ctx context.Context, path string) (*bugs.Report, error) {
 		m, err := open(ctx, path)
 		if err != nil {
 			return nil, err
 		}
-		return a.run(ctx, m, opts)
+		return run(ctx, m, as, opts)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/batch"
@@ -71,10 +70,11 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "mcpredict batch: want at least one DIR or GLOB (see mcpredict batch -h)")
 		return exitUsage
 	}
-	pats, err := selectPatterns(cf.patterns, cf.userPatterns)
+	as, err := af.selected(af.list, &cf)
 	if err != nil {
 		return fail(stderr, "batch", err)
 	}
+	pats, _ := cf.checkPatterns() // checked by selected
 	all := formats(report.Options{Patterns: pats, SrcRoot: *srcRoot}, false)
 	extra := map[string]service.Renderer{}
 	for _, f := range formatList {
@@ -84,9 +84,6 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitUsage
 		}
 		extra[f] = r
-	}
-	if _, err := af.selected(predict.Options{}); err != nil {
-		return fail(stderr, "batch", err)
 	}
 	jo := cf.jobOptions()
 	jo.InputFormat = inf.format
@@ -117,7 +114,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		plugins := inf.host(stderr, "batch")
 		defer plugins.Close()
 		topts := cf.traceOptions()
-		cfg.Check = af.localChecker(opts, func(ctx context.Context, path string) (*tracemodel.Model, error) {
+		cfg.Check = localChecker(as, opts, func(ctx context.Context, path string) (*tracemodel.Model, error) {
 			m, _, err := plugins.Open(ctx, path, inf.format, topts)
 			return m, err
 		})

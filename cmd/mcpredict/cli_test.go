@@ -178,3 +178,55 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// TestAtomicSetSelection: --analysis atomicset selects the analysis of
+// atomic sets, and each shorthand adds it to the default list; without any
+// of them the torn read of range.csv is not reported.
+func TestAtomicSetSelection(t *testing.T) {
+	const trace = "../../predict/testdata/range.csv"
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		analyses string
+	}{
+		{"analysis", []string{"--analysis", "atomicset"}, "atomicset"},
+		{"--atomic-sets", []string{"--atomic-sets"}, "mcpatom,atomicset,deadlock"},
+		{"--atomic-set", []string{"--atomic-set", "lo,hi", "--set-partners", "0"}, "mcpatom,atomicset,deadlock"},
+		{"--set-partners", []string{"--set-partners", "1"}, "mcpatom,atomicset,deadlock"},
+		{"--patterns", []string{"--patterns", "M1,M2"}, "mcpatom,atomicset,deadlock"},
+		{"two-variable --pattern", []string{"--pattern", "R1(x) A2* W2(x) A2* W2(y) A2* R1(y)"}, "mcpatom,atomicset,deadlock"},
+		{"none", nil, "mcpatom,deadlock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run", "--engine", "native", "--no-cache", "--format", "json"}, tc.args...)
+			code, out, stderr := runCLI(t, append(args, trace)...)
+			var rep struct {
+				Bugs []struct {
+					Pattern, Analysis string
+					Vars              []string
+				}
+				Analyses []struct{ Name string }
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+			}
+			var names []string
+			for _, a := range rep.Analyses {
+				names = append(names, a.Name)
+			}
+			if got := strings.Join(names, ","); got != tc.analyses {
+				t.Errorf("analyses %s, want %s", got, tc.analyses)
+			}
+			wantBug := tc.analyses != "mcpatom,deadlock"
+			if wantBug != (code == 1) || wantBug != (len(rep.Bugs) > 0) {
+				t.Fatalf("exit %d, bugs %+v", code, rep.Bugs)
+			}
+			if wantBug {
+				b := rep.Bugs[0]
+				if b.Analysis != "atomicset" || strings.Join(b.Vars, ",") != "lo,hi" || (b.Pattern != "M1" && b.Pattern != "U1") {
+					t.Errorf("bug %+v, want M1 (or the user's) of atomicset on lo, hi", b)
+				}
+			}
+		})
+	}
+}

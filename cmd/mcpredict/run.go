@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/all"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/cache"
 	traceformats "github.com/mcpredict/mcpredict/formats"
@@ -32,6 +34,13 @@ every pair of threads that access it (one writing), it builds the
 partial-order model, checks the five unserializable patterns P1-P5 (and any
 --pattern) in both views, and reports each violation mapped to source lines,
 including violations that did not happen in the recorded run.
+
+--analysis chooses the analyses (mcpredict analyses; default ` + all.Default + `):
+the model-checked ones, mcpatom (the models above) and atomicset (atomic
+sets: pairs of variables that belong together, with the two-variable
+patterns M1-M6; --atomic-sets, --atomic-set, --set-partners and a
+two-variable pattern add it), have all their models checked in one pass;
+deadlock, sidetrack and block report their findings in the same report.
 
 TRACE is a Pin-style CSV trace (see README "Trace format"), or a trace in
 the format of a plugin (RAPID's STD, JSON lines, ...: mcpredict formats;
@@ -99,7 +108,23 @@ type checkFlags struct {
 	maxEvents               int
 	atomicSets              multiFlag
 	atomicSetsOn            bool
-	setPartners             int
+	setPartners             countFlag
+}
+
+// countFlag is an int flag that knows whether it was given.
+type countFlag struct {
+	n   int
+	set bool
+}
+
+func (f *countFlag) String() string { return strconv.Itoa(f.n) }
+func (f *countFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want an integer")
+	}
+	f.n, f.set = n, true
+	return nil
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -110,9 +135,10 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1', or over an atomic set, 'R1(x) W2(x) W2(y) R1(y)' (repeatable)")
-	fs.BoolVar(&c.atomicSetsOn, "atomic-sets", false, "also check atomic sets — pairs of variables that belong together, inferred from the trace — with the two-variable patterns M1..M6 (experimental: may report correct hand-offs and counters)")
+	fs.BoolVar(&c.atomicSetsOn, "atomic-sets", false, "also run the analysis atomicset (--analysis atomicset): check atomic sets — pairs of variables that belong together, inferred from the trace — with the two-variable patterns M1..M6 (experimental: may report correct hand-offs and counters)")
 	fs.Var(&c.atomicSets, "atomic-set", "declare an atomic set, variables that must change together, e.g. 'range.lo,range.hi' (names or globs; repeatable; implies --atomic-sets)")
-	fs.IntVar(&c.setPartners, "set-partners", tracemodel.DefaultMaxPartners, "inferred atomic sets: the most partners of one variable, strongest correlation first (0: none, only --atomic-set)")
+	c.setPartners.n = tracemodel.DefaultMaxPartners
+	fs.Var(&c.setPartners, "set-partners", "inferred atomic sets: the most partners of one variable, strongest correlation first (0: none, only --atomic-set; implies --atomic-sets)")
 	c.registerSemantics(fs)
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
 	c.registerStrictSync(fs)
@@ -155,19 +181,18 @@ func (c *checkFlags) options() (predict.Options, error) {
 	case maxModels == 0:
 		maxModels = -1
 	}
-	pats, err := selectPatterns(c.patterns, c.userPatterns)
-	if err != nil {
+	if _, err := c.checkPatterns(); err != nil {
 		return o, err
 	}
 	proj, err := c.projectOptions()
 	if err != nil {
 		return o, err
 	}
-	sets := tracemodel.SetOptions{MaxPartners: c.setPartners}
+	sets := tracemodel.SetOptions{MaxPartners: c.setPartners.n}
 	switch {
-	case c.setPartners < 0:
-		return o, &predict.UsageError{Msg: fmt.Sprintf("--set-partners: %d: want 0 or a positive number", c.setPartners)}
-	case c.setPartners == 0:
+	case c.setPartners.n < 0:
+		return o, &predict.UsageError{Msg: fmt.Sprintf("--set-partners: %d: want 0 or a positive number", c.setPartners.n)}
+	case c.setPartners.n == 0:
 		sets.MaxPartners = -1
 	}
 	for _, a := range c.atomicSets {
@@ -182,16 +207,11 @@ func (c *checkFlags) options() (predict.Options, error) {
 		}
 		sets.Declared = append(sets.Declared, globs)
 	}
-	// A two-variable pattern (M1..M6 named with --patterns, or a user's)
-	// turns the atomic sets on; with --atomic-sets and no --patterns, the
-	// six built-in ones are checked.
-	setsOn := c.atomicSetsOn || len(sets.Declared) > 0 || slices.ContainsFunc(pats, ltl.Pattern.TwoVariable)
-	if setsOn && len(c.patterns) == 0 {
-		pats = append(pats, ltl.BuiltinSets()...)
-	}
+	// The patterns and the kinds of models are the analyses' (Models,
+	// set by analysis.Run from the selected analyzers).
 	o = predict.Options{
-		AtomicSets: setsOn, Sets: sets,
-		Vars: c.vars, Threads: c.threads, Patterns: pats, Engine: eng, Jobs: c.jobs,
+		Sets: sets,
+		Vars: c.vars, Threads: c.threads, Engine: eng, Jobs: c.jobs,
 		Project: proj, MaxInstances: c.maxInstances,
 		ExcludeVars: c.excludeVars, Confirm: confirm, MaxModels: maxModels,
 		Spin:    spinrunner.Options{Timeout: c.timeout, KeepDir: c.keepModels, MemoryMB: c.memoryMB},
@@ -287,8 +307,24 @@ func (c *checkFlags) projectOptions() (tracemodel.ProjectOptions, error) {
 	return o, nil
 }
 
-// selectPatterns returns the chosen built-ins (all by default) and the user
-// patterns, named U1, U2, ...
+// checkPatterns are the patterns of the model-checked analyses
+// (all.Options.Patterns), each of which takes those of its kind of models:
+// the built-ins --patterns names and the --pattern ones; every built-in
+// with the --pattern ones when only they are given; nil, each analysis its
+// built-in ones, when neither is.
+func (c *checkFlags) checkPatterns() ([]ltl.Pattern, error) {
+	if len(c.patterns) == 0 && len(c.userPatterns) == 0 {
+		return nil, nil
+	}
+	pats, err := selectPatterns(c.patterns, c.userPatterns)
+	if err != nil || len(c.patterns) > 0 {
+		return pats, err
+	}
+	return append(ltl.AllBuiltin(), pats[len(ltl.Builtin()):]...), nil
+}
+
+// selectPatterns returns the chosen built-ins (P1..P5 by default) and the
+// user patterns, named U1, U2, ...
 func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
 	var out []ltl.Pattern
 	builtin := ltl.AllBuiltin()
@@ -325,7 +361,7 @@ func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
 func formats(o report.Options, color bool) map[string]func(io.Writer, *bugs.Report) error {
 	return map[string]func(io.Writer, *bugs.Report) error{
 		"text": func(w io.Writer, r *bugs.Report) error {
-			return bugs.WriteTextOptions(w, r, bugs.TextOptions{Color: color})
+			return report.WriteTextOptions(w, r, report.TextOptions{Color: color})
 		},
 		"json":  bugs.WriteJSON,
 		"sarif": func(w io.Writer, r *bugs.Report) error { return report.WriteSARIF(w, r, o) },
@@ -351,10 +387,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpredict run: want exactly one TRACE argument (see mcpredict run -h)")
 		return exitUsage
 	}
-	if _, err := af.selected(predict.Options{}); err != nil {
+	as, err := af.selected(af.list, &cf)
+	if err != nil {
 		return fail(stderr, "run", err)
 	}
-	if !af.withMCPatom() {
+	if !analysis.ModelChecked(as) {
 		cf.engine, cf.noCache = string(predict.EngineNative), true // no Spin, no verdict cache needed
 	}
 	filt, err := of.load()
@@ -372,14 +409,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var endProgress func()
 	opts.Progress, endProgress = of.progress(stderr)
-	rep, err := af.run(ctx, m, opts)
+	rep, err := run(ctx, m, as, opts)
 	endProgress()
 	if err != nil && (rep == nil || !rep.Incomplete) {
 		return fail(stderr, "run", err)
 	}
 	filt.apply(rep)
 	of.warn(stderr, "run", rep)
-	if werr := of.write(stdout, rep, opts.Patterns); werr != nil {
+	pats, _ := cf.checkPatterns() // checked by selected
+	if werr := of.write(stdout, rep, pats); werr != nil {
 		return fail(stderr, "run", fmt.Errorf("writing report: %w", werr))
 	}
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpredict/mcpredict/analysis/all"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/all"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/report"
@@ -94,7 +95,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if terr != nil {
 		tools = spinrunner.Tools{} // only native jobs can run: Resolve refuses the others
 	}
-	resolve := func(jo service.JobOptions) (predict.Options, error) {
+	af := defaultAnalysisFlags()
+	resolve := func(jo service.JobOptions) (predict.Options, []*analysis.Analyzer, error) {
 		c := cf
 		if len(jo.Vars) > 0 {
 			c.vars = jo.Vars
@@ -118,7 +120,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			c.confirm = jo.Confirm
 		}
 		c.noBoundaries = c.noBoundaries || jo.NoBoundaries
-		return c.options()
+		as, err := af.selected(jo.Analysis, &c)
+		if err != nil {
+			return predict.Options{}, nil, err
+		}
+		opts, err := c.options()
+		return opts, as, err
 	}
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fail(stderr, "serve", err)

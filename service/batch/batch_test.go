@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -149,7 +150,7 @@ func TestCompare(t *testing.T) {
 	os.WriteFile(filepath.Join(night2, "broken.csv"), []byte("1, 1, a.c-1, Frobnicate, x\n"), 0o644)
 	out2 := filepath.Join(t.TempDir(), "n2")
 	sum, err := Run(context.Background(), Config{Inputs: []string{night2}, Out: out2, Check: Local(native, tracemodel.Options{}), Previous: out1,
-		Formats: map[string]Renderer{"text": bugs.WriteText}})
+		Formats: map[string]Renderer{"text": report.WriteText}})
 	if err != nil {
 		t.Fatal(err)
 	}

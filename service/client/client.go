@@ -91,6 +91,12 @@ func query(name string, o service.JobOptions) string {
 	set("vars", o.Vars)
 	set("threads", o.Threads)
 	set("patterns", o.Patterns)
+	set("exclude_vars", o.ExcludeVars)
+	for k, v := range map[string]string{"analysis": o.Analysis, "confirm": o.Confirm, "input_format": o.InputFormat} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
 	for _, p := range o.UserPatterns {
 		q.Add("pattern", p)
 	}

@@ -1,5 +1,6 @@
-// Package work defines the unit of distributed prediction work — one
-// (trace, variable, thread pair) model — and how a worker checks it.
+// Package work defines the unit of distributed prediction work — one model
+// of a trace: (variable, thread pair) or (atomic set, thread pair) — and
+// how a worker checks it.
 //
 // An Item carries everything a worker needs (the PairModel, the patterns and
 // the engine settings), so that workers never see the trace. A Result is
@@ -31,11 +32,13 @@ import (
 )
 
 // Spec is the part of predict.Options that decides the verdicts of a
-// PairModel. Projection options are not part of it: they are applied before
-// the PairModel exists.
+// PairModel: the patterns of each kind of models, and the engine.
+// Projection options are not part of it: they are applied before the
+// PairModel exists; nor are the analyses the models are for, which the
+// server stamps on their violations when it assembles the report.
 type Spec struct {
-	Patterns []ltl.Pattern  `json:"patterns"`
-	Engine   predict.Engine `json:"engine"`
+	Models []predict.Models `json:"models"`
+	Engine predict.Engine   `json:"engine"`
 	// Confirm is the auto engine's confirmation mode; "" is ConfirmOne
 	// (omitted so that the keys of existing specs do not change).
 	Confirm predict.Confirm `json:"confirm,omitempty"`
@@ -55,16 +58,17 @@ func SpecOf(o predict.Options) Spec {
 	if s.Engine == "" {
 		s.Engine = predict.EngineAuto
 	}
-	pats := o.Patterns
-	if len(pats) == 0 {
-		pats = ltl.Builtin()
-		if o.AtomicSets {
-			pats = ltl.AllBuiltin()
-		}
+	models := o.Models
+	if models == nil {
+		models = []predict.Models{{Kind: predict.VariableModels, Patterns: ltl.Builtin()}}
 	}
-	for _, p := range pats {
-		p.Help = ""
-		s.Patterns = append(s.Patterns, p)
+	for _, ms := range models {
+		sm := predict.Models{Kind: ms.Kind, Patterns: []ltl.Pattern{}}
+		for _, p := range ms.Patterns {
+			p.Help = ""
+			sm.Patterns = append(sm.Patterns, p)
+		}
+		s.Models = append(s.Models, sm)
 	}
 	return s
 }
@@ -131,13 +135,13 @@ func (c *Checkers) For(s Spec) *predict.Checker {
 		mem = c.MemoryMB
 	}
 	ch := predict.NewChecker(predict.Options{
-		Patterns: s.Patterns,
-		Engine:   s.Engine,
-		Confirm:  s.Confirm,
-		Jobs:     1,
-		Spin:     spinrunner.Options{Timeout: s.Timeout, MemoryMB: mem, KeepDir: c.KeepDir},
-		Tools:    c.Tools,
-		Cache:    c.Cache,
+		Models:  s.Models,
+		Engine:  s.Engine,
+		Confirm: s.Confirm,
+		Jobs:    1,
+		Spin:    spinrunner.Options{Timeout: s.Timeout, MemoryMB: mem, KeepDir: c.KeepDir},
+		Tools:   c.Tools,
+		Cache:   c.Cache,
 	})
 	c.m[key] = ch
 	return ch

@@ -82,7 +82,7 @@ func TestDoEqualsRun(t *testing.T) {
 		}
 		results[i] = r.Result
 	}
-	got := predict.Assemble(m, opts, results)
+	got := predict.Assemble(m, opts, tasks, results)
 	gj, _ := json.Marshal(got.Violations)
 	wj, _ := json.Marshal(want.Violations)
 	if !bytes.Equal(gj, wj) || len(got.Bugs) != len(want.Bugs) || len(want.Bugs) == 0 {
@@ -118,7 +118,7 @@ func TestSpecKey(t *testing.T) {
 	if a.Key() != b.Key() || a.Key() == c.Key() {
 		t.Errorf("keys: %s %s %s", a.Key(), b.Key(), c.Key())
 	}
-	if len(a.Patterns) != 5 || a.Patterns[0].Help != "" {
-		t.Errorf("SpecOf patterns: %d, help %q", len(a.Patterns), a.Patterns[0].Help)
+	if len(a.Models) != 1 || len(a.Models[0].Patterns) != 5 || a.Models[0].Patterns[0].Help != "" {
+		t.Errorf("SpecOf models: %+v", a.Models)
 	}
 }

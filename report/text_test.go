@@ -1,46 +1,47 @@
-package bugs
+package report
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
 // textReport has two bugs in different files, the second with accesses in
 // two functions of the local thread.
-func textReport() *Report {
-	acc := func(h, role, action, file string, line int, fn string) Access {
-		return Access{Handle: h, Role: role, Action: action, File: file, Line: line, Func: fn}
+func textReport() *bugs.Report {
+	acc := func(h, role, action, file string, line int, fn string) bugs.Access {
+		return bugs.Access{Handle: h, Role: role, Action: action, File: file, Line: line, Func: fn}
 	}
-	v1 := Violation{
+	v1 := bugs.Violation{
 		Var: "x", Local: tracemodel.ThreadRef{ID: 1, Handle: "T1"}, Remote: tracemodel.ThreadRef{ID: 2, Handle: "T2"},
 		Pattern: "P1", PatternName: "unrepeatable read", BugID: "AV-b",
-		Accesses: []Access{
+		Accesses: []bugs.Access{
 			acc("T1", "local", "Read", "z.c", 1, "f"),
 			acc("T2", "remote", "Write", "z.c", 9, "g"),
 			acc("T1", "local", "Read", "z.c", 2, "f"),
 		},
 	}
-	v2 := Violation{
+	v2 := bugs.Violation{
 		Var: "y", Local: tracemodel.ThreadRef{ID: 1, Handle: "T1"}, Remote: tracemodel.ThreadRef{ID: 2, Handle: "T2"},
 		Pattern: "P3", PatternName: "lost update", BugID: "AV-a",
-		Accesses: []Access{
+		Accesses: []bugs.Access{
 			acc("T1", "local", "Read", "a.c", 5, "get"),
 			acc("T2", "remote", "Write", "a.c", 7, ""),
 			acc("T1", "local", "Write", "a.c", 6, "put"),
 		},
 	}
-	return &Report{
-		Schema: SchemaVersion, Trace: "t.csv",
-		Stats: Stats{Events: 10, Threads: 2, SharedVars: 2, Models: 2, Claims: 20},
-		Bugs: []Bug{
+	return &bugs.Report{
+		Schema: bugs.SchemaVersion, Trace: "t.csv",
+		Stats: bugs.Stats{Events: 10, Threads: 2, SharedVars: 2, Models: 2, Claims: 20},
+		Bugs: []bugs.Bug{
 			{ID: "AV-b", Pattern: "P1", PatternName: "unrepeatable read", Vars: []string{"x"}, Count: 1, Instances: []int{0},
-				Locations: []Location{{Role: "local", File: "z.c", Line: 1}}},
+				Locations: []bugs.Location{{Role: "local", File: "z.c", Line: 1}}},
 			{ID: "AV-a", Pattern: "P3", PatternName: "lost update", Vars: []string{"y"}, Count: 3, Instances: []int{1},
-				Locations: []Location{{Role: "local", File: "a.c", Line: 5}}},
+				Locations: []bugs.Location{{Role: "local", File: "a.c", Line: 5}}},
 		},
-		Violations: []Violation{v1, v2},
+		Violations: []bugs.Violation{v1, v2},
 	}
 }
 
@@ -74,18 +75,18 @@ t.csv: 10 events, 2 threads, 2 shared variables, 2 models, 20 claims
 func TestWriteTextSummary(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(r *Report)
+		change func(r *bugs.Report)
 		want   string
 	}{
-		{"suppressed", func(r *Report) {
+		{"suppressed", func(r *bugs.Report) {
 			r.Bugs[0].Suppressed = true
 			r.Stats.Suppressed = 1
 		}, "1 bug predicted from 3 violation instances, 1 suppressed\n"},
-		{"baseline", func(r *Report) {
+		{"baseline", func(r *bugs.Report) {
 			r.Bugs = r.Bugs[:0]
 			r.Baseline, r.Stats.Baseline = "base.json", 2
 		}, "no new atomicity violation predicted, 2 known from baseline base.json\n"},
-		{"skipped", func(r *Report) {
+		{"skipped", func(r *bugs.Report) {
 			r.Skipped, r.Problems = 2, []string{"t.csv:3: bad"}
 		}, "skipped 2 malformed lines (--lenient); first: t.csv:3: bad\n2 bugs"},
 	}

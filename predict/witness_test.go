@@ -1,4 +1,4 @@
-package bugs_test
+package predict_test
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/native"
+	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -51,17 +51,17 @@ func TestWitnessWindow(t *testing.T) {
 	if err != nil || !verdict.Violated {
 		t.Fatalf("P3 not violated: %v %+v", err, verdict)
 	}
-	v, err := bugs.FromWitness(pm, p3, 1, verdict.Witness, "native")
+	v, err := predict.FromWitness(pm, p3, 1, verdict.Witness, "native")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(verdict.Witness) < 2000 {
 		t.Fatalf("witness of %d steps: the test needs a long one", len(verdict.Witness))
 	}
-	if n := len(v.Interleaving); n > bugs.WitnessContext+3 {
-		t.Errorf("interleaving of %d accesses, want at most %d", n, bugs.WitnessContext+3)
+	if n := len(v.Interleaving); n > predict.WitnessContext+3 {
+		t.Errorf("interleaving of %d accesses, want at most %d", n, predict.WitnessContext+3)
 	}
-	if v.Elided == 0 || v.Elided+bugs.WitnessContext+3 < len(verdict.Witness) {
+	if v.Elided == 0 || v.Elided+predict.WitnessContext+3 < len(verdict.Witness) {
 		t.Errorf("%d steps elided of a witness of %d", v.Elided, len(verdict.Witness))
 	}
 	var lines []int
