@@ -42,7 +42,7 @@ bench: setup build
 # the native and the auto (Spin-confirmed) engine: a Markdown table per
 # engine; exit 1 if an expected bug is missed or anything else is reported.
 precision: setup build
-	$(GO) run ./internal/precision/cmd/precision -engine native,auto -bin $(BIN) -v examples/c
+	$(GO) run ./internal/precision/cmd/precision -engine native,auto -bin $(BIN) -v examples/c examples/c/sets
 
 # Regenerates the ANTLR parser of the pattern language (needs Node/npm).
 generate:

@@ -49,8 +49,12 @@ func writeFFT(e *emitter, r *rng, c Config) (Stats, error) {
 	}
 	names := [2][]string{make([]string, v), make([]string, v)}
 	for k := 0; k < v; k++ {
-		names[0][k] = "x0_" + strconv.Itoa(k)
-		names[1][k] = "x1_" + strconv.Itoa(k)
+		names[0][k] = "x0[" + strconv.Itoa(k) + "]"
+		names[1][k] = "x1[" + strconv.Itoa(k) + "]"
+	}
+	counters := make([]string, c.Bugs) // the seeded racy counters
+	for b := range counters {
+		counters[b] = "racy_count" + strconv.Itoa(b)
 	}
 	const mainThread = "main"
 	handles := make([]string, n)
@@ -99,7 +103,7 @@ func writeFFT(e *emitter, r *rng, c Config) (Stats, error) {
 				}
 				for b := 0; b < c.Bugs; b++ {
 					// The seeded bug: count++ with no lock, every phase.
-					ctr := "racy_count" + strconv.Itoa(b)
+					ctr := counters[b]
 					ops = append(ops,
 						op{act: "Read", obj: ctr, line: fftRacy + b},
 						op{act: "Write", obj: ctr, line: fftRacy + b})

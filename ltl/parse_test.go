@@ -205,3 +205,22 @@ func TestOnlyWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleaved checks which patterns need a remote access between two
+// local ones.
+func TestInterleaved(t *testing.T) {
+	for _, p := range AllBuiltin() {
+		if !p.Interleaved() {
+			t.Errorf("%s (%s) is not interleaved", p.ID, FormatTerms(p.Terms))
+		}
+	}
+	for src, want := range map[string]bool{"R1 A2* R1": false, "R2 W1 R1": false, "R1 W2+ R1": true, "R1(x) W2(y) R1(y) W2(x)": true, "R1 R2 R1": false, "W1 R2 R1": false, "W1 R2 W1": true} {
+		p, err := User("U", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Interleaved() != want {
+			t.Errorf("%s: Interleaved = %v, want %v", src, !want, want)
+		}
+	}
+}

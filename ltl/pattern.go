@@ -2,6 +2,7 @@ package ltl
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,6 +30,33 @@ type Pattern struct {
 func (p Pattern) TwoVariable() bool {
 	for _, t := range p.Terms {
 		if t.Var != VarAny {
+			return true
+		}
+	}
+	return false
+}
+
+// Interleaved reports whether every match of the pattern has a remote
+// access between two local ones, with a write in each of the two pairs: a
+// remote term that must match an access (not repeated with *) has, before
+// and after it, local terms that must too, and a write in each pair, as
+// all built-in patterns do (M1: W2(x) between R1(x) and R1(y); M5: R2(x)
+// between W1(x) and W1(y)).
+func (p Pattern) Interleaved() bool {
+	var occurs []Term
+	for _, t := range p.Terms {
+		if t.Quant != Star {
+			occurs = append(occurs, t)
+		}
+	}
+	conflict := func(a, b Term) bool { return a.Access == Write || b.Access == Write }
+	for j, r := range occurs {
+		if r.Side != Remote {
+			continue
+		}
+		before := slices.ContainsFunc(occurs[:j], func(t Term) bool { return t.Side == Local && conflict(t, r) })
+		after := slices.ContainsFunc(occurs[j+1:], func(t Term) bool { return t.Side == Local && conflict(r, t) })
+		if before && after {
 			return true
 		}
 	}

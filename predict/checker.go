@@ -177,9 +177,6 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 		if !ok {
 			return res, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
-		if pm.OnlyUpdates[0] && pat.OnlyWrites(ltl.VarX) || pm.OnlyUpdates[1] && pat.OnlyWrites(ltl.VarY) {
-			continue // the writes it orders commute (ltl.Pattern.OnlyWrites)
-		}
 		ws := v.Instances
 		if len(ws) == 0 {
 			ws = [][]tracemodel.StepRef{v.Witness} // Spin alone could decide the model
@@ -279,21 +276,50 @@ func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel) (cache
 // native decides all claims with the native search.
 func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
 	pats, _ := c.patterns(pm)
-	vs, err := native.New(pm).CheckAll(ctx, pats)
+	vs, err := native.New(pm).CheckAll(ctx, reportable(pm, pats))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]cache.Verdict, len(vs))
-	for i, v := range vs {
-		out[i] = cache.Verdict{Claim: v.Claim(), Violated: v.Violated, Witness: v.Witness}
+	out := make([]cache.Verdict, 0, 2*len(pats))
+	for _, p := range pats {
+		for local := 1; local <= 2; local++ {
+			v := cache.Verdict{Claim: p.ClaimName(local)}
+			if len(vs) > 0 && vs[0].Claim() == v.Claim {
+				v.Violated, v.Witness = vs[0].Violated, vs[0].Witness
+				vs = vs[1:]
+			}
+			out = append(out, v)
+		}
 	}
 	return out, nil
+}
+
+// commuting reports whether pattern p only orders writes of a variable of
+// set model pm that are all commutative updates: its violations are not
+// reported (ltl.Pattern.OnlyWrites), so the native engine does not search
+// for them.
+func commuting(pm *tracemodel.PairModel, p ltl.Pattern) bool {
+	return pm.OnlyUpdates[0] && p.OnlyWrites(ltl.VarX) || pm.OnlyUpdates[1] && p.OnlyWrites(ltl.VarY)
+}
+
+// reportable returns the patterns of pats that are not commuting on pm.
+func reportable(pm *tracemodel.PairModel, pats []ltl.Pattern) []ltl.Pattern {
+	if pm.OnlyUpdates == [2]bool{} {
+		return pats
+	}
+	out := make([]ltl.Pattern, 0, len(pats))
+	for _, p := range pats {
+		if !commuting(pm, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // spin checks pm with Spin and returns the verdict of each claim in Claims
 // order, with the trails mapped to model steps.
 func (c *Checker) spin(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
-	_, claims := c.patterns(pm)
+	pats, claims := c.patterns(pm)
 	prog := promela.Emit(pm, claims)
 	name := ModelName(pm)
 	r, err := c.runner.Check(ctx, spinrunner.Model{Name: name, Source: prog.Source, Claims: prog.Claims, Steps: prog.Statements})
@@ -303,6 +329,10 @@ func (c *Checker) spin(ctx context.Context, pm *tracemodel.PairModel) ([]cache.V
 	out := make([]cache.Verdict, len(r.Claims))
 	for i, cr := range r.Claims {
 		out[i] = cache.Verdict{Claim: cr.Claim, Violated: cr.Violated}
+		if p, _, ok := claimOf(pats, cr.Claim); ok && commuting(pm, p) {
+			out[i].Violated = false // as the native engine: not reported
+			continue
+		}
 		last := [2]int{-1, -1}
 		for _, ts := range cr.Trail {
 			ref, ok := prog.Lines[ts.Line]

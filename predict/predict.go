@@ -302,7 +302,11 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 	var sets []setPlan
 	if len(opts.patterns(SetModels)) > 0 {
 		var err error
-		sets, err = planSets(m, shared, selected, want, opts.Sets)
+		// Thread pairs whose accesses of a set the synchronization order
+		// orders completely are left out when every pattern needs a remote
+		// access between two local ones of one region (boundaries on).
+		ordered := !opts.Project.NoBoundaries && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
+		sets, err = planSets(m, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered)
 		if err != nil {
 			return nil, err
 		}
@@ -347,7 +351,7 @@ type setPlan struct {
 // can be the local thread (it accessed both in one region). Only sets of
 // selected variables are kept; the thread selection applies as for
 // single-variable models.
-func planSets(m *tracemodel.Model, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions) ([]setPlan, error) {
+func planSets(m *tracemodel.Model, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered bool) ([]setPlan, error) {
 	sets, err := m.AtomicSets(shared, so)
 	if err != nil {
 		return nil, &UsageError{Msg: err.Error()}
@@ -380,7 +384,8 @@ func planSets(m *tracemodel.Model, shared, selected []tracemodel.SharedVar, want
 		sp := setPlan{set: s}
 		for i, t1 := range both {
 			for _, t2 := range both[i+1:] {
-				if (s.MayBeLocal(t1) || s.MayBeLocal(t2)) && (s.WritesBoth(t1) || s.WritesBoth(t2)) && selects(want, t1, t2) {
+				if (usable(s, pats, t1, t2) || usable(s, pats, t2, t1)) && selects(want, t1, t2) &&
+					(!skipOrdered || m.Concurrent(s.Vars[:], t1, t2)) {
 					sp.pairs = append(sp.pairs, [2]int{t1, t2})
 				}
 			}
@@ -390,6 +395,61 @@ func planSets(m *tracemodel.Model, shared, selected []tracemodel.SharedVar, want
 		}
 	}
 	return out, nil
+}
+
+// usable reports whether some pattern of pats (both assignments of x and
+// y) can match on set s with local thread l and remote thread r, as far as
+// the accesses the pattern's terms need (those not repeated with *) show:
+// the local thread's first terms on x and on y in one region of l
+// (AtomicSet.CoAccess), each remote term's kind and variable somewhere in
+// r (AtomicSet.Uses). A torn read needs a reader of both in one
+// operation and a writer of both; a pair of counters that each thread
+// updates in its own operation needs nothing checked.
+func usable(s tracemodel.AtomicSet, pats []ltl.Pattern, l, r int) bool {
+	kinds := func(a ltl.Access) []tracemodel.Kind {
+		switch a {
+		case ltl.Read:
+			return []tracemodel.Kind{tracemodel.Read}
+		case ltl.Write:
+			return []tracemodel.Kind{tracemodel.Write}
+		}
+		return []tracemodel.Kind{tracemodel.Read, tracemodel.Write}
+	}
+	for _, p := range pats {
+		var first [3]*ltl.Term // the local thread's first term on x, y
+		ok := true
+		for i := range p.Terms {
+			t := &p.Terms[i]
+			if t.Quant == ltl.Star || t.Var == ltl.VarAny {
+				continue
+			}
+			if t.Side == ltl.Local {
+				if first[t.Var] == nil {
+					first[t.Var] = t
+				}
+				continue
+			}
+			ok = ok && slices.ContainsFunc(kinds(t.Access), func(k tracemodel.Kind) bool { return s.Uses(r, int(t.Var)-1, k) })
+		}
+		switch x, y := first[ltl.VarX], first[ltl.VarY]; {
+		case !ok:
+		case x != nil && y != nil:
+			ok = false
+			for _, kx := range kinds(x.Access) {
+				for _, ky := range kinds(y.Access) {
+					ok = ok || s.CoAccess(l, kx, ky)
+				}
+			}
+		case x != nil:
+			ok = slices.ContainsFunc(kinds(x.Access), func(k tracemodel.Kind) bool { return s.Uses(l, 0, k) })
+		case y != nil:
+			ok = slices.ContainsFunc(kinds(y.Access), func(k tracemodel.Kind) bool { return s.Uses(l, 1, k) })
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // matchAny reports whether name matches one of the globs.

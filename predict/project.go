@@ -83,7 +83,7 @@ func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairMod
 		// budget the data-flow order (one replay) is the cheaper way.
 		pre.MaxStates = setPrefilterStates
 	}
-	vs, err := pre.CheckAll(ctx, p.pats[t.Kind()])
+	vs, err := pre.CheckAll(ctx, reportable(pm, p.pats[t.Kind()]))
 	var tooLarge *native.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):

@@ -51,10 +51,15 @@ type AtomicSet struct {
 	Regions int
 	// Declared marks a set the user declared.
 	Declared bool
-	// locals: threads that accessed both in one region (bit t-1, t ≤ 64);
-	// anyLocal: some thread above 64 did, or the set is declared.
-	locals   uint64
+	// co[kx*2+ky]: threads that accessed Vars[0] with kind kx and Vars[1]
+	// with ky in one region (0 read, 1 write; bit t-1, t ≤ 64); anyLocal:
+	// some thread above 64 did, or the set is declared.
+	co       [4]uint64
 	anyLocal bool
+	// uses[i][k]: threads that access Vars[i] with kind k (0 read, 1
+	// write), anywhere; anyUse: a thread above 64 does.
+	uses   [2][2]uint64
+	anyUse bool
 	// writers: threads that write both variables (bit t-1, t ≤ 64);
 	// anyWriter: some thread above 64 may.
 	writers   uint64
@@ -70,17 +75,34 @@ func (s AtomicSet) WritesBoth(t int) bool {
 	return s.anyWriter || t <= 64 && s.writers>>(t-1)&1 != 0
 }
 
-// MayBeLocal reports whether thread t can be the local thread of a
-// two-variable pattern on the set: it accessed both variables in one
-// region (any thread of a declared set).
-func (s AtomicSet) MayBeLocal(t int) bool {
-	return s.anyLocal || t <= 64 && s.locals>>(t-1)&1 != 0
+// CoAccess reports whether thread t accessed the set's first variable with
+// kind kx and its second with ky (Read or Write) in one region, as the
+// inference saw it (within its window; any thread of a declared set): a
+// pattern's local thread must, with the kinds of its terms.
+func (s AtomicSet) CoAccess(t int, kx, ky Kind) bool {
+	return s.anyLocal || t <= 64 && s.co[kindBit(kx)*2+kindBit(ky)]>>(t-1)&1 != 0
+}
+
+// Uses reports whether thread t accesses variable i (0 or 1) of the set
+// with kind k (Read or Write).
+func (s AtomicSet) Uses(t, i int, k Kind) bool {
+	return s.anyUse || t <= 64 && s.uses[i][kindBit(k)]>>(t-1)&1 != 0
+}
+
+func kindBit(k Kind) int {
+	if k == Write {
+		return 1
+	}
+	return 0
 }
 
 // pairStat is the correlation of two variables.
 type pairStat struct {
-	regions  int
-	locals   uint64
+	regions int
+	// co[kx*2+ky]: threads that accessed the first variable with kind kx
+	// and the second with ky in one region (0 read, 1 write; bit t-1,
+	// t ≤ 64); anyLocal: a thread above 64 accessed both in one region.
+	co       [4]uint64
 	anyLocal bool
 }
 
@@ -153,7 +175,7 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	for p := range chosen {
 		st := stats[p]
 		out = append(out, AtomicSet{Vars: [2]int{int(p[0]), int(p[1])}, Regions: st.regions,
-			locals: st.locals, anyLocal: st.anyLocal || declared[p], Declared: declared[p]})
+			co: st.co, anyLocal: st.anyLocal || declared[p], Declared: declared[p]})
 	}
 	for p := range declared {
 		if chosen[p] {
@@ -169,6 +191,16 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		s := &out[i]
 		s.Names = [2]string{m.Vars[s.Vars[0]].Name, m.Vars[s.Vars[1]].Name}
 		s.writers, s.anyWriter = bothWriters([2]int32{int32(s.Vars[0]), int32(s.Vars[1])})
+		for i, v := range s.Vars {
+			for _, ev := range m.Vars[v].Accesses {
+				e := &m.Events[ev]
+				if e.Thread > 64 {
+					s.anyUse = true
+					continue
+				}
+				s.uses[i][kindBit(e.Kind)] |= 1 << (e.Thread - 1)
+			}
+		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Vars[0] != out[j].Vars[0] {
@@ -245,6 +277,7 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 // distinct ones.
 func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat) {
 	var window []int32 // distinct variables of the current region, oldest first
+	var kinds []uint8  // per variable of window: how the region accessed it (1 read, 2 write)
 	prev := int32(0)   // position of the previous shared access
 	lastWrite := int32(0)
 	bl, ho := m.blocking[tid-1], m.handoffs[tid-1]
@@ -255,37 +288,65 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 		}
 		pos := int32(i + 1)
 		if prev > 0 && (anyIn(bl, prev+1, pos) || anyIn(ho, prev+1, pos) || m.scopeBreak(tid, lastWrite, prev, pos) > 0) {
-			window, lastWrite = window[:0], 0
+			window, kinds, lastWrite = window[:0], kinds[:0], 0
 		}
 		prev = pos
 		if e.Kind == Write {
 			lastWrite = pos
 		}
 		v := e.Obj
-		if j := slices.Index(window, v); j >= 0 {
-			// Most recent last.
-			copy(window[j:], window[j+1:])
-			window[len(window)-1] = v
-			continue
+		kind := uint8(1) // bit 0: read, bit 1: write
+		if e.Kind == Write {
+			kind = 2
 		}
-		for _, u := range window {
+		j := slices.Index(window, v)
+		for i, u := range window {
+			if i == j {
+				continue
+			}
 			p := [2]int32{min(u, v), max(u, v)}
 			st := stats[p]
 			if st == nil {
+				if j >= 0 {
+					continue // evicted meanwhile
+				}
 				st = &pairStat{}
 				stats[p] = st
 			}
-			st.regions++
-			if tid <= 64 {
-				st.locals |= 1 << (tid - 1)
-			} else {
-				st.anyLocal = true
+			if j < 0 {
+				st.regions++
 			}
+			// The kinds of the two variables' accesses in the region.
+			for ku := uint8(1); ku <= 2; ku++ {
+				if kinds[i]&ku == 0 {
+					continue
+				}
+				kx, ky := ku, kind
+				if u != p[0] {
+					kx, ky = kind, ku
+				}
+				c := &st.co[(kx-1)*2+ky-1]
+				if tid <= 64 {
+					*c |= 1 << (tid - 1)
+				} else {
+					st.anyLocal = true
+				}
+			}
+		}
+		if j >= 0 {
+			// Most recent last.
+			k := kinds[j] | kind
+			copy(window[j:], window[j+1:])
+			copy(kinds[j:], kinds[j+1:])
+			window[len(window)-1], kinds[len(kinds)-1] = v, k
+			continue
 		}
 		if len(window) == regionWindow {
 			window = append(window[:0], window[1:]...)
+			kinds = append(kinds[:0], kinds[1:]...)
 		}
 		window = append(window, v)
+		kinds = append(kinds, kind)
 	}
 }
 
@@ -448,4 +509,45 @@ func (m *Model) declaredSets(shared []SharedVar, sets [][]string) (map[[2]int32]
 		}
 	}
 	return out, nil
+}
+
+// Concurrent reports whether some access of thread t1 to one of the
+// variables vs and some access of thread t2 to one of them, at least one of
+// the two a write, are not ordered by the synchronization order (Clock).
+// When every such pair is ordered, every interleaving of a model keeps
+// their recorded order, and a remote access recorded between two accesses
+// of a thread reached it through an acquisition of that thread (Wait,
+// Join, BarrierWait, SemWait), which is a region boundary: no pattern that
+// needs a remote access between two local ones of one region, with a
+// write in each pair (ltl.Pattern.Interleaved), can match.
+func (m *Model) Concurrent(vs []int, t1, t2 int) bool {
+	var all, writes [2][]int32
+	for x, t := range [2]int{t1, t2} {
+		for _, v := range vs {
+			for _, ev := range m.Vars[v].Accesses {
+				if e := &m.Events[ev]; int(e.Thread) == t {
+					all[x] = append(all[x], e.Pos)
+					if e.Kind == Write {
+						writes[x] = append(writes[x], e.Pos)
+					}
+				}
+			}
+		}
+		slices.Sort(all[x])
+		slices.Sort(writes[x])
+	}
+	// Whether an access of t2 at one of qs and one of t1 at one of ps are
+	// unordered.
+	unordered := func(ps, qs []int32) bool {
+		for _, q := range qs {
+			// The first access of t1 that is not before q: unordered with
+			// it unless it is after q.
+			i, _ := slices.BinarySearch(ps, m.Clock(t2, q, t1)+1)
+			if i < len(ps) && m.Clock(t1, ps[i], t2) < q {
+				return true
+			}
+		}
+		return false
+	}
+	return unordered(all[0], writes[1]) || unordered(writes[0], all[1])
 }

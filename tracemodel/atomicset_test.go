@@ -142,3 +142,42 @@ func TestSetModelUpdates(t *testing.T) {
 		t.Errorf("OnlyUpdates %v, want [true false]: gen is only updated, bytes also stored", pm.OnlyUpdates)
 	}
 }
+
+// TestConcurrent checks the order test of set models' thread pairs: a
+// barrier between the threads' accesses orders them, a lock does not.
+func TestConcurrent(t *testing.T) {
+	const trace = `100, 1, c.c-1, Create, 201
+100, 2, c.c-2, Create, 202
+201, 3, c.c-10, Write, a
+201, 4, c.c-11, Write, b
+201, 5, c.c-12, BarrierWait, bar
+202, 6, c.c-12, BarrierWait, bar
+202, 7, c.c-20, Read, a
+202, 8, c.c-21, Read, b
+201, 15, c.c-28, Read, d
+202, 16, c.c-29, Read, d
+202, 9, c.c-22, Lock, L
+202, 10, c.c-23, Write, c
+202, 11, c.c-24, Unlock, L
+201, 12, c.c-25, Lock, L
+201, 13, c.c-26, Write, c
+201, 14, c.c-27, Unlock, L
+`
+	m, err := Parse(context.Background(), strings.NewReader(trace), "c.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1, t2 := m.ThreadByHandle("201"), m.ThreadByHandle("202")
+	a, b, c := m.VarByName("a"), m.VarByName("b"), m.VarByName("c")
+	for _, tc := range []struct {
+		vs   []int
+		want bool
+	}{{[]int{a, b}, false}, {[]int{a, c}, true}, {[]int{c}, true}, {[]int{m.VarByName("d")}, false}} {
+		if got := m.Concurrent(tc.vs, t1, t2); got != tc.want {
+			t.Errorf("Concurrent(%v) = %v, want %v", tc.vs, got, tc.want)
+		}
+		if got := m.Concurrent(tc.vs, t2, t1); got != tc.want {
+			t.Errorf("Concurrent(%v) swapped = %v, want %v", tc.vs, got, tc.want)
+		}
+	}
+}

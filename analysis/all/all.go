@@ -19,7 +19,7 @@ import (
 )
 
 // Default is the analyses run when none are named.
-const Default = "mcpatom,deadlock"
+const Default = "mcpatom,atomicset,deadlock"
 
 // Options are the options of every analysis.
 type Options struct {

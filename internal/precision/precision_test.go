@@ -11,7 +11,23 @@ import (
 	"time"
 )
 
-const examples = "../../examples/c"
+// examples are the example programs: the single-variable idioms and bugs,
+// and the atomic sets.
+var examples = []string{"../../examples/c", "../../examples/c/sets"}
+
+// loadExamples loads every example program.
+func loadExamples(t *testing.T) []*Program {
+	t.Helper()
+	var all []*Program
+	for _, dir := range examples {
+		progs, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, progs...)
+	}
+	return all
+}
 
 func TestParse(t *testing.T) {
 	src := `/*
@@ -128,10 +144,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestLoadExamples(t *testing.T) {
-	progs, err := Load(examples)
-	if err != nil {
-		t.Fatal(err)
-	}
+	progs := loadExamples(t)
 	kinds := map[string]int{}
 	for _, p := range progs {
 		kinds[p.Kind()]++
@@ -150,10 +163,7 @@ func TestPrecision(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
-	progs, err := Load(examples)
-	if err != nil {
-		t.Fatal(err)
-	}
+	progs := loadExamples(t)
 	bin := mcpredict(t)
 	// The runtime of mcpredict cc is built once, shared with the
 	// recorder's tests (they use the same directory).

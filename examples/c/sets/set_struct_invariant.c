@@ -66,6 +66,7 @@ static void *reporter(void *arg)
 		long mean = take_mean(i % 10 == 9);
 		if (mean >= 0 && (mean < 100 || mean > 106))
 			bad_means++;
+		usleep(30); /* report now and then */
 	}
 	return NULL;
 }
