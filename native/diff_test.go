@@ -663,14 +663,14 @@ func (tr *oTrace) holds() {
 }
 
 // dataflowVC returns, per thread and event, the clock of the data-flow
-// order of variable v (README, "Observed data flow"), computed as the
+// order of the variables vs (README, "Observed data flow"), computed as the
 // closure of explicit edges in trace order: the synchronization
 // predecessors that the event's own clock names, program order, and for
-// every other non-synchronization variable u the edges write → read of
+// every non-synchronization variable u not in vs the edges write → read of
 // what it read, read → the next write of another thread, each moved to the
 // release of the earlier critical section when both accesses hold one lock
 // exclusively, where two writes are ordered too.
-func (tr *oTrace) dataflowVC(v string) [][][]int {
+func (tr *oTrace) dataflowVC(vs oVars) [][][]int {
 	n := len(tr.events)
 	out := make([][][]int, n)
 	for t := range tr.events {
@@ -703,7 +703,7 @@ func (tr *oTrace) dataflowVC(v string) [][][]int {
 	upds := map[string][][2]int{} // the writes of the updates since lastW
 	for _, g := range tr.global {
 		e := tr.events[g[0]][g[1]]
-		if (e.act != "Read" && e.act != "Write") || e.obj == v || tr.syncObj[baseObj(e.obj)] {
+		if (e.act != "Read" && e.act != "Write") || vs.has(e.obj) || tr.syncObj[baseObj(e.obj)] {
 			continue
 		}
 		w, hasW := lastW[e.obj]
@@ -958,6 +958,7 @@ const (
 
 type oStep struct {
 	kind, lock int
+	second     bool // an access of the second variable of a set model
 	need       int // events of the other thread that must have completed
 	done       int // events of this thread completed after the step
 	// src, on a read with observed reads: events of the other thread that
@@ -966,6 +967,16 @@ type oStep struct {
 	// everything before that write).
 	src int
 }
+
+// oVars are the variables of a model: one, or the two of an atomic set
+// (Model.ProjectSet), the model's Var first.
+type oVars []string
+
+// has reports whether obj is one of the model's variables.
+func (vs oVars) has(obj string) bool { return slices.Contains(vs, obj) }
+
+// isSet reports whether the model is one of an atomic set.
+func (vs oVars) isSet() bool { return len(vs) == 2 }
 
 // oSem is the semantics the oracle decides under.
 type oSem struct {
@@ -1037,12 +1048,12 @@ func (tr *oTrace) waitSites() map[string]bool {
 // scopeRepeats reports, per event of thread t, whether it repeats code
 // of its function invocation (same action, location and object; Exit
 // events and unknown locations never count) that the invocation first ran
-// no later than the code it was running at the latest access to v before
+// no later than the code it was running at the latest access to vs before
 // it (that access, or the call in the invocation that leads to it), or is
-// the Exit of an invocation that wrote v (an update that returned) or that was
-// entered from an unknown location and accessed v (a callback from code the
-// recorder does not see).
-func (tr *oTrace) scopeRepeats(v string, t int) []bool {
+// the Exit of an invocation that wrote one of vs (an update that returned)
+// or that was entered from an unknown location and accessed one (a
+// callback from code the recorder does not see).
+func (tr *oTrace) scopeRepeats(vs oVars, t int) []bool {
 	evs := tr.events[t]
 	inv := make([]int, len(evs))
 	stack, next := []int{0}, 1
@@ -1051,14 +1062,15 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 	lastAcc := -1
 	out := make([]bool, len(evs))
 	atomic := tr.atomicLocks()
-	// atomicGap: the last access to v before i is a write in a hold of a
-	// mutex-based atomic, and the thread's next access is a read of v after
-	// that hold (a helper like apr_atomic_dec, whose caller then checks the
-	// count).
+	// atomicGap: the last access to vs before i is a write in a hold of a
+	// mutex-based atomic, and the thread's next access is a read of vs
+	// after that hold (a helper like apr_atomic_dec, whose caller then
+	// checks the count).
 	atomicGap := func(i int) bool {
 		if lastAcc < 0 {
 			return false
 		}
+		v := evs[lastAcc].obj
 		for l, end := range evs[lastAcc].excl {
 			if !atomic[l] || end < 0 {
 				continue
@@ -1074,11 +1086,11 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 			if !wrote {
 				continue
 			}
-			// ... and the first access after the hold is a read of v.
+			// ... and the first access after the hold is a read of vs.
 			for j := end + 1; j < len(evs); j++ {
 				if x := evs[j]; x.act == "Read" || x.act == "Write" {
 					_, again := x.excl[l] // in another hold of the atomic
-					return x.act == "Read" && x.obj == v && !again
+					return x.act == "Read" && vs.has(x.obj) && !again
 				}
 			}
 		}
@@ -1092,10 +1104,10 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 			inv[i] = -1
 			if len(stack) > 1 {
 				// An update that returned, or a callback from unknown code
-				// (entered at "?") that accessed v, ends the operation.
+				// (entered at "?") that accessed vs, ends the operation.
 				callback := evs[enters[len(enters)-1]].loc == "?"
 				for j := enters[len(enters)-1] + 1; j < i; j++ {
-					if evs[j].act == "Write" && evs[j].obj == v && !atomicGap(i) || callback && evs[j].act == "Read" && evs[j].obj == v {
+					if evs[j].act == "Write" && vs.has(evs[j].obj) && !atomicGap(i) || callback && evs[j].act == "Read" && vs.has(evs[j].obj) {
 						out[i] = true
 					}
 				}
@@ -1133,7 +1145,7 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 			enters = append(enters, i)
 			next++
 		}
-		if (e.act == "Read" || e.act == "Write") && e.obj == v {
+		if (e.act == "Read" || e.act == "Write") && vs.has(e.obj) {
 			lastAcc = i
 		}
 	}
@@ -1141,8 +1153,10 @@ func (tr *oTrace) scopeRepeats(v string, t int) []bool {
 }
 
 // oracleSteps turns thread x of the pair into steps; vcs are the clocks of
-// its events in the model's order.
-func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]int, sem oSem, vcs [][]int) []oStep {
+// its events in the model's order. In the model of an atomic set (two
+// variables in vs) the accesses of both are steps, with the set rules of
+// setStepRules.
+func (tr *oTrace) oracleSteps(vs oVars, tids [2]int, x int, common map[string]int, sem oSem, vcs [][]int) []oStep {
 	t, other := tids[x], tids[1-x]
 	evs := tr.events[t]
 	boundaries := sem.boundaries
@@ -1153,26 +1167,32 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 	exclSince := map[string]int{} // exclusive holds: where they began; -1 shared
 	var repeats []bool
 	if sem.scope {
-		repeats = tr.scopeRepeats(v, t)
+		repeats = tr.scopeRepeats(vs, t)
 	}
+	isAcc := func(e oEvent) bool { return (e.act == "Read" || e.act == "Write") && vs.has(e.obj) }
 	first, last := 0, -1
 	for i, e := range evs {
-		if (e.act == "Read" || e.act == "Write") && e.obj == v {
+		if isAcc(e) {
 			if last < 0 {
 				first = i
 			}
 			last = i
 		}
 	}
+	var set *setRules
+	if vs.isSet() {
+		set = tr.setStepRules(vs, t, other)
+	}
+	lastObj := "" // the variable of the latest access to vs
 	needAt := func(i int) int { // requirement of event i (0-based); -1 is "before the first"
 		if i < 0 || other >= len(vcs[i]) {
 			return 0
 		}
 		return vcs[i][other]
 	}
-	accessIn := func(from, to int) bool { // an access to v at an index in (from, to)
+	accessIn := func(from, to int) bool { // an access to vs at an index in (from, to)
 		for j := from + 1; j < to; j++ {
-			if e := evs[j]; (e.act == "Read" || e.act == "Write") && e.obj == v {
+			if isAcc(evs[j]) {
 				return true
 			}
 		}
@@ -1181,19 +1201,19 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 	// A write under a mutex-based atomic, then used outside it, is not
 	// published by the atomic's unlock.
 	atomic := tr.atomicLocks()
-	wroteIn := func(from, to int) bool { // (from, to) has a write of v
+	wroteIn := func(from, to int) bool { // (from, to) has a write of vs
 		for j := from + 1; j < to; j++ {
-			if e := evs[j]; e.act == "Write" && e.obj == v {
+			if e := evs[j]; e.act == "Write" && vs.has(e.obj) {
 				return true
 			}
 		}
 		return false
 	}
-	readNext := func(i int, l string) bool { // the next access after i is a read of v outside holds of l
+	readNext := func(i int, l string) bool { // the next access after i is a read of vs outside holds of l
 		for j := i + 1; j < len(evs); j++ {
 			if e := evs[j]; e.act == "Read" || e.act == "Write" {
 				_, again := e.excl[l]
-				return e.act == "Read" && e.obj == v && !again
+				return e.act == "Read" && vs.has(e.obj) && !again
 			}
 		}
 		return false
@@ -1209,7 +1229,7 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 			out = append(out, oStep{kind: oBoundary, need: pre, done: i})
 		}
 		l, isCommon := common[e.obj]
-		// The release of a hold whose critical section accessed v,
+		// The release of a hold whose critical section accessed vs,
 		// between the first and the last access, publishes the access.
 		publish := false
 		switch e.act {
@@ -1225,8 +1245,10 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 			if held[e.obj]--; held[e.obj] == 0 {
 				publish = blockingHere && accessIn(since[e.obj], i) && !(atomic[e.obj] && wroteIn(since[e.obj], i) && readNext(i, e.obj))
 				if sem.waitCond && blockingHere && exclSince[e.obj] >= 0 {
+					// The critical section accesses the variable of the
+					// thread's last access at a wait site.
 					for j := exclSince[e.obj] + 1; j < i; j++ {
-						if a := evs[j]; (a.act == "Read" || a.act == "Write") && a.obj == v && sites[v+"|"+e.obj+"|"+a.loc] {
+						if a := evs[j]; (a.act == "Read" || a.act == "Write") && a.obj == lastObj && sites[lastObj+"|"+e.obj+"|"+a.loc] {
 							out = append(out, oStep{kind: oBoundary, need: pre, done: i})
 							break
 						}
@@ -1242,15 +1264,21 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 		switch e.act {
 		case "Read", "Write":
 			k := oNop
-			if e.obj == v {
+			second := false
+			if isAcc(e) {
 				k = oRead
 				if e.act == "Write" {
 					k = oWrite
 				}
+				second = vs.isSet() && e.obj == vs[1]
+				if set != nil && set.mergedRead(i, second, out) {
+					k = oNop // the read of a read-modify-write: its write is the step
+				}
+				lastObj = e.obj
 			}
-			st := oStep{kind: k, need: need, done: i + 1}
+			st := oStep{kind: k, second: second, need: need, done: i + 1}
 			if k == oRead && sem.reads {
-				st.src = tr.observedWriter(v, t, i, other)
+				st.src = tr.observedWriter(e.obj, t, i, other)
 			}
 			out = append(out, st)
 			continue
@@ -1300,15 +1328,20 @@ func (tr *oTrace) oracleSteps(v string, tids [2]int, x int, common map[string]in
 			out = append(out, oStep{kind: oPublish, need: need, done: i + 1})
 		}
 	}
+	if set != nil {
+		pinReads(out)
+	}
 	return out
 }
 
 // oracleVerdicts decides every claim of the pair (tids are 0-based, in
-// model order) by a search over the full event sequences.
-func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, sem oSem) []bool {
+// model order) of the variable, or atomic set, vs by a search over the full
+// event sequences. Single-variable patterns are matched with their
+// ltl.Automaton, two-variable ones with the oracle's own matcher (oMatch).
+func (tr *oTrace) oracleVerdicts(vs oVars, tids [2]int, pats []ltl.Pattern, sem oSem) []bool {
 	var dvc [][][]int
 	if sem.dataflow {
-		dvc = tr.dataflowVC(v)
+		dvc = tr.dataflowVC(vs)
 	}
 	common := map[string]int{}
 	for l, users := range tr.lockUsers {
@@ -1328,7 +1361,7 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, sem 
 				vcs[i] = dvc[tids[x]][i]
 			}
 		}
-		steps[x] = tr.oracleSteps(v, tids, x, common, sem, vcs)
+		steps[x] = tr.oracleSteps(vs, tids, x, common, sem, vcs)
 		cur := make([]int, len(common))
 		hold[x] = append(hold[x], append([]int(nil), cur...))
 		brk[x] = append(brk[x], false)
@@ -1382,13 +1415,16 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, sem 
 	type state struct {
 		pc [2]int
 		v  int16
-		a  ltl.StateSet
+		a  uint64 // the matcher's state
 	}
 	var out []bool
-	seen := make([][]ltl.StateSet, (len(steps[0])+1)*(len(steps[1])+1)*5)
+	seen := make([][]uint64, (len(steps[0])+1)*(len(steps[1])+1)*9)
 	for _, p := range pats {
 		for local := 1; local <= 2; local++ {
-			aut := p.Automaton(local)
+			var aut oMatcher = automatonMatcher{p.Automaton(local)}
+			if p.TwoVariable() && os.Getenv("DBGAUT") == "" {
+				aut = newOMatch(p, local)
+			}
 			obs := func(s state) ltl.Obs {
 				return ltl.Obs{V: s.v, Brk1: brk[0][s.pc[0]], Brk2: brk[1][s.pc[1]], Pub1: pub[0][s.pc[0]], Pub2: pub[1][s.pc[1]]}
 			}
@@ -1396,19 +1432,23 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, sem 
 			// automaton states seen with each: a map of states made
 			// this test several times slower.
 			vIndex := func(v int16) int {
+				y := 0
+				if v&ltl.VarBit != 0 {
+					v, y = v&^ltl.VarBit, 4
+				}
 				switch v {
 				case 0:
 					return 0
 				case 1, 2:
-					return int(v)
+					return int(v) + y
 				}
-				return int(v) - 62 // 65, 66 -> 3, 4
+				return int(v) - 62 + y // 65, 66 -> 3, 4
 			}
 			for i := range seen {
 				seen[i] = seen[i][:0]
 			}
 			visit := func(s state) bool { // reports whether s is new
-				k := ((s.pc[0]*(len(steps[1])+1))+s.pc[1])*5 + vIndex(s.v)
+				k := ((s.pc[0]*(len(steps[1])+1))+s.pc[1])*9 + vIndex(s.v)
 				for _, a := range seen[k] {
 					if a == s.a {
 						return false
@@ -1430,11 +1470,15 @@ func (tr *oTrace) oracleVerdicts(v string, tids [2]int, pats []ltl.Pattern, sem 
 						continue
 					}
 					nx := cur
-					switch steps[x][cur.pc[x]].kind {
-					case oRead:
+					switch s := steps[x][cur.pc[x]]; s.kind {
+					case oRead, oWrite:
 						nx.v = int16(x + 1)
-					case oWrite:
-						nx.v = int16(64 + x + 1)
+						if s.kind == oWrite {
+							nx.v += 64
+						}
+						if s.second {
+							nx.v += ltl.VarBit
+						}
 					}
 					nx.pc[x]++
 					nx.a = aut.Step(cur.a, obs(nx))
@@ -1541,7 +1585,7 @@ func compareWithOracle(t *testing.T, name string, text []byte, pats []ltl.Patter
 			if err != nil {
 				t.Fatal(err)
 			}
-			oracle := tr.oracleVerdicts(task.VarName, [2]int{task.T1 - 1, task.T2 - 1}, pats, sem)
+			oracle := tr.oracleVerdicts(oVars{task.VarName}, [2]int{task.T1 - 1, task.T2 - 1}, pats, sem)
 			checker := native.New(pm)
 			i := 0
 			for _, p := range pats {

@@ -30,7 +30,7 @@ func New(pats []ltl.Pattern) *analysis.Analyzer {
 	spec := analysis.NewModelSpec(predict.SetModels, pats)
 	return &analysis.Analyzer{
 		Name:     Name,
-		Doc:      "atomicity violations of atomic sets: the six two-variable unserializable patterns of every (pair of variables that belong together, thread pair), model-checked with Spin or natively (experimental)",
+		Doc:      "atomicity violations of atomic sets: the six two-variable unserializable patterns of every (pair of variables that belong together, thread pair), model-checked with Spin or natively",
 		Paper:    "Vaziri, Tip and Dolby, POPL 2006 (the six two-variable scenarios); sets inferred by access correlation as in MUVI, Lu et al., SOSP 2007",
 		Kinds:    analysis.PatternKinds(spec.Patterns),
 		IDPrefix: "AV",

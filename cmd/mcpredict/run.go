@@ -135,7 +135,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1', or over an atomic set, 'R1(x) W2(x) W2(y) R1(y)' (repeatable)")
-	fs.BoolVar(&c.atomicSetsOn, "atomic-sets", false, "also run the analysis atomicset (--analysis atomicset): check atomic sets — pairs of variables that belong together, inferred from the trace — with the two-variable patterns M1..M6 (experimental: may report correct hand-offs and counters)")
+	fs.BoolVar(&c.atomicSetsOn, "atomic-sets", false, "also run the analysis atomicset (--analysis atomicset): check atomic sets — pairs of variables that belong together, inferred from the trace — with the two-variable patterns M1..M6 (on by default; this adds it to an --analysis list without it)")
 	fs.Var(&c.atomicSets, "atomic-set", "declare an atomic set, variables that must change together, e.g. 'range.lo,range.hi' (names or globs; repeatable; implies --atomic-sets)")
 	c.setPartners.n = tracemodel.DefaultMaxPartners
 	fs.Var(&c.setPartners, "set-partners", "inferred atomic sets: the most partners of one variable, strongest correlation first (0: none, only --atomic-set; implies --atomic-sets)")
