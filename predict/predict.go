@@ -887,7 +887,7 @@ func Assemble(m *tracemodel.Model, opts Options, tasks []Task, results []PairRes
 		if bc := byKind[ms.Kind]; bc != nil {
 			c = *bc
 		}
-		ar.Summary = fmt.Sprintf("%d models, %d claims", c.models, c.claims)
+		ar.Summary = fmt.Sprintf("%d %s, %d %s", c.models, plural(c.models, "model", "models"), c.claims, plural(c.claims, "claim", "claims"))
 		rep.Analyses = append(rep.Analyses, ar)
 	}
 	if opts.Engine == EngineAuto {
@@ -937,4 +937,12 @@ func sortViolations(vs []bugs.Violation) {
 		}
 		return a.Claim < b.Claim
 	})
+}
+
+// plural returns one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -26,11 +26,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// examples are the shipped traces with golden reports: three with bugs and
-// one without.
-func exampleNames() []string { return []string{"bank", "logbuf", "fig5", "condvar-handoff"} }
+// examples are the shipped traces with golden reports: three with bugs of
+// one variable, one without bugs, and one with a bug of an atomic set.
+func exampleNames() []string { return []string{"bank", "logbuf", "fig5", "condvar-handoff", "range"} }
 
-// predictExample runs McPatom as `mcpredict run --analysis mcpatom` does,
+// predictExample runs the model-checked analyses as `mcpredict run
+// --analysis mcpatom,atomicset` does,
 // with the native engine (no Spin needed, deterministic), on a shipped
 // example, with everything that depends on the machine or the clock
 // zeroed.
@@ -43,7 +44,7 @@ func predictExample(t *testing.T, name string) *bugs.Report {
 	}
 	m.Name = "examples/" + name + ".csv"
 	precise, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
-	as, err := all.Select(all.Options{}, "mcpatom")
+	as, err := all.Select(all.Options{}, "mcpatom,atomicset")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,6 +202,9 @@ func stepLabels(a bugs.Access, varName string, withFunc bool) (label, sub string
 		sub += " · " + a.Func + "()"
 	}
 	if a.Action == "Read" || a.Action == "Write" {
+		if a.Object != "" {
+			varName = a.Object // an access of an atomic set names its variable
+		}
 		return a.Action + " " + varName, sub
 	}
 	return a.Action + "  " + sub, ""

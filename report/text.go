@@ -87,6 +87,9 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, 
 			fn = ""
 		}
 		rest := " " + a.Location()
+		if len(v.Objects) > 1 && a.Object != "" {
+			rest = " " + a.Object + rest // a set: which variable
+		}
 		if fn != "" {
 			rest += " " + fn + "()"
 		}

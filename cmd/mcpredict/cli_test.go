@@ -179,9 +179,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestAtomicSetSelection: --analysis atomicset selects the analysis of
-// atomic sets, and each shorthand adds it to the default list; without any
-// of them the torn read of range.csv is not reported.
+// TestAtomicSetSelection: atomicset is in the default list, --analysis
+// selects it alone or leaves it out, and each shorthand adds it to a list
+// without it; without it the torn read of range.csv is not reported.
 func TestAtomicSetSelection(t *testing.T) {
 	const trace = "../../predict/testdata/range.csv"
 	for _, tc := range []struct {
@@ -190,12 +190,13 @@ func TestAtomicSetSelection(t *testing.T) {
 		analyses string
 	}{
 		{"analysis", []string{"--analysis", "atomicset"}, "atomicset"},
-		{"--atomic-sets", []string{"--atomic-sets"}, "mcpatom,atomicset,deadlock"},
+		{"--atomic-sets", []string{"--analysis", "mcpatom", "--atomic-sets"}, "mcpatom,atomicset"},
 		{"--atomic-set", []string{"--atomic-set", "lo,hi", "--set-partners", "0"}, "mcpatom,atomicset,deadlock"},
 		{"--set-partners", []string{"--set-partners", "1"}, "mcpatom,atomicset,deadlock"},
 		{"--patterns", []string{"--patterns", "M1,M2"}, "mcpatom,atomicset,deadlock"},
 		{"two-variable --pattern", []string{"--pattern", "R1(x) A2* W2(x) A2* W2(y) A2* R1(y)"}, "mcpatom,atomicset,deadlock"},
-		{"none", nil, "mcpatom,deadlock"},
+		{"default", nil, "mcpatom,atomicset,deadlock"},
+		{"without", []string{"--analysis", "mcpatom,deadlock"}, "mcpatom,deadlock"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"run", "--engine", "native", "--no-cache", "--format", "json"}, tc.args...)
