@@ -107,7 +107,7 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 		writing := map[int]bool{} // rwlocks held for writing
 		for i, s := range pm.Steps[x] {
 			w.lines[w.line] = tracemodel.StepRef{Thread: x, Index: i}
-			w.printf("  %s /* %s */\n", statement(tid, s, writing, sources), describe(s))
+			w.printf("  %s /* %s */\n", statement(tid, s, writing, sources), describe(pm, s))
 			stmts++
 		}
 		w.printf("}\n")
@@ -195,10 +195,18 @@ func statement(tid int, s tracemodel.Step, writing map[int]bool, sources bool) s
 	return body + ";"
 }
 
-// describe is the comment of a step: its action and source locations.
-func describe(s tracemodel.Step) string {
+// describe is the comment of a step: its action, in a set model its
+// variable, and source locations.
+func describe(pm *tracemodel.PairModel, s tracemodel.Step) string {
 	var b strings.Builder
 	b.WriteString(s.Kind.String())
+	if pm.Var2 != "" && (s.Kind == tracemodel.StepRead || s.Kind == tracemodel.StepWrite) {
+		v := pm.Var
+		if s.Second {
+			v = pm.Var2
+		}
+		b.WriteString(" " + commentSafe(v)) // which variable of the set
+	}
 	for i, e := range s.Events {
 		if i == maxListed {
 			fmt.Fprintf(&b, ", and %d more", len(s.Events)-maxListed)

@@ -231,3 +231,24 @@ func TestAtomicSetSelection(t *testing.T) {
 		})
 	}
 }
+
+// TestModelOfSet: mcpredict model --var2 prints the model of an atomic set
+// with the 24 claims of M1..M6 and the variable of each access.
+func TestModelOfSet(t *testing.T) {
+	const trace = "../../examples/range.csv"
+	code, out, stderr := runCLI(t, "model", trace, "--var", "lo", "--var2", "hi", "--threads", "201,202")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(out, "\nltl M"); n != 24 {
+		t.Errorf("%d claims of M patterns, want 24", n)
+	}
+	for _, want := range []string{"/* Read lo range.c:29", "/* Read hi range.c:37", "/* Write hi range.c:22"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("model lacks %q", want)
+		}
+	}
+	if code, _, stderr := runCLI(t, "model", trace, "--var", "lo", "--var2", "nosuch", "--threads", "201,202"); code != exitUsage || !strings.Contains(stderr, `no variable "nosuch"`) {
+		t.Errorf("unknown --var2: exit %d, %s", code, stderr)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
+	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/promela"
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -14,12 +16,15 @@ import (
 const modelDescription = `
 Prints the Promela model of one (shared variable, thread pair) of the trace,
 with its LTL claims, exactly as it is given to Spin. Every statement carries
-the source location and trace line it comes from. --format json prints the
-PairModel (the projection) instead.`
+the source location and trace line it comes from. With --var2, the model of
+the atomic set {var, var2} with the two-variable claims (M1..M6 in both
+assignments, or the two-variable --patterns and --pattern). --format json
+prints the PairModel (the projection) instead.`
 
 func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("model", "TRACE --var V --threads A,B [flags]", modelDescription, stderr)
 	varName := fs.String("var", "", "the shared `variable` (required)")
+	var2Name := fs.String("var2", "", "a second shared `variable`: the model of the atomic set {var, var2}")
 	var threads, patterns listFlag
 	var user multiFlag
 	fs.Var(&threads, "threads", "the two thread handles `A,B` (required)")
@@ -67,7 +72,27 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, "model", err)
 	}
-	pm, err := m.Project(v, tids[0], tids[1], popts)
+	var pm *tracemodel.PairModel
+	if *var2Name != "" {
+		w := m.VarByName(*var2Name)
+		if w == 0 {
+			return fail(stderr, "model", &predict.UsageError{Msg: fmt.Sprintf("no variable %q in %s", *var2Name, m.Name)})
+		}
+		if len(patterns) == 0 && len(user) == 0 {
+			pats = predict.SetModels.Builtin()
+		}
+		pats = ltl.BothAssignments(slices.DeleteFunc(pats, func(p ltl.Pattern) bool { return !p.TwoVariable() }))
+		if len(pats) == 0 {
+			return fail(stderr, "model", &predict.UsageError{Msg: "--var2: no two-variable pattern selected (M1..M6 or a --pattern naming x and y)"})
+		}
+		pm, err = m.ProjectSet(v, w, tids[0], tids[1], popts)
+	} else {
+		pats = slices.DeleteFunc(pats, ltl.Pattern.TwoVariable)
+		if len(pats) == 0 {
+			return fail(stderr, "model", &predict.UsageError{Msg: "no one-variable pattern selected (P1..P5 or a --pattern without x and y; --var2 for a set)"})
+		}
+		pm, err = m.Project(v, tids[0], tids[1], popts)
+	}
 	if err != nil {
 		return fail(stderr, "model", &predict.UsageError{Msg: err.Error()})
 	}
