@@ -181,3 +181,44 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestSetModelInitStore: a store that happens before every access of the
+// other thread (an initialization before pthread_create) does not keep an
+// update's read: it falls in no view.
+func TestSetModelInitStore(t *testing.T) {
+	const trace = `100, 1, i.c-1, Create, 202
+202, 2, i.c-5, Write, bytes
+202, 3, i.c-6, Create, 201
+201, 4, i.c-10, Read, gen
+201, 5, i.c-11, Lock, L
+201, 6, i.c-12, Read, bytes
+201, 7, i.c-12, Write, bytes
+201, 8, i.c-13, Unlock, L
+202, 9, i.c-20, Lock, L
+202, 10, i.c-21, Read, gen
+202, 11, i.c-21, Write, gen
+202, 12, i.c-22, Read, bytes
+202, 13, i.c-22, Write, bytes
+202, 14, i.c-23, Unlock, L
+`
+	m, err := Parse(context.Background(), strings.NewReader(trace), "i.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := m.ProjectSet(m.VarByName("gen"), m.VarByName("bytes"), m.ThreadByHandle("201"), m.ThreadByHandle("202"), ProjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, s := range pm.Steps[0] {
+		if s.Kind == StepRead || s.Kind == StepWrite {
+			kinds = append(kinds, fmt.Sprintf("%v/%d", s.Kind, len(s.Events)))
+		}
+	}
+	if got, want := strings.Join(kinds, " "), fmt.Sprintf("%v/1 %v/2", StepRead, StepWrite); got != want {
+		t.Errorf("thread 201 steps %s, want %s (the update of bytes is one step)", got, want)
+	}
+	if pm.OnlyUpdates != [2]bool{true, true} {
+		t.Errorf("OnlyUpdates %v, want both: the initial store is before 201", pm.OnlyUpdates)
+	}
+}

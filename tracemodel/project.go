@@ -387,7 +387,10 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 			switch {
 			case m.readModifyWrite(tids[x], accEv[x], acc[x], accVar[x], i):
 				rmw[x][i] = true
-			case m.Events[accEv[x][i]].Kind == Write && (i == 0 || !rmw[x][i-1]):
+			case m.Events[accEv[x][i]].Kind == Write && (i == 0 || !rmw[x][i-1]) &&
+				ord.Clock(tids[1-x], acc[1-x][0], tids[x]) < acc[x][i]:
+				// A store that happens before every access of the other
+				// thread (an initialization) falls in no view of it.
 				stores[x][accVar[x][i]] = true
 			}
 		}
