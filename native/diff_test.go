@@ -473,7 +473,8 @@ func TestNativeMatchesSpin(t *testing.T) {
 // ltl.Pattern.PublishBreaks: between a thread's first and last access, the
 // release of a lock whose critical section accessed the variable (not the
 // implicit release of a cond wait) sets the thread's pub flag until its next
-// access.
+// access. Its functions take the model's variables (oVars): with two, they
+// build the models of atomic sets (oracle_set_test.go).
 
 // oEvent is an event as the oracle reads it.
 type oEvent struct {
@@ -958,7 +959,6 @@ const (
 
 type oStep struct {
 	kind, lock int
-	second     bool // an access of the second variable of a set model
 	need       int // events of the other thread that must have completed
 	done       int // events of this thread completed after the step
 	// src, on a read with observed reads: events of the other thread that
@@ -966,6 +966,8 @@ type oStep struct {
 	// observed write, the last write of v before it in the trace, and
 	// everything before that write).
 	src int
+	// second marks an access of the second variable of a set model.
+	second bool
 }
 
 // oVars are the variables of a model: one, or the two of an atomic set
@@ -1183,7 +1185,8 @@ func (tr *oTrace) oracleSteps(vs oVars, tids [2]int, x int, common map[string]in
 	if vs.isSet() {
 		set = tr.setStepRules(vs, t, other)
 	}
-	lastObj := "" // the variable of the latest access to vs
+	// lastObj is the variable of the latest access to vs.
+	lastObj := ""
 	needAt := func(i int) int { // requirement of event i (0-based); -1 is "before the first"
 		if i < 0 || other >= len(vcs[i]) {
 			return 0
@@ -1422,7 +1425,7 @@ func (tr *oTrace) oracleVerdicts(vs oVars, tids [2]int, pats []ltl.Pattern, sem 
 	for _, p := range pats {
 		for local := 1; local <= 2; local++ {
 			var aut oMatcher = automatonMatcher{p.Automaton(local)}
-			if p.TwoVariable() && os.Getenv("DBGAUT") == "" {
+			if p.TwoVariable() {
 				aut = newOMatch(p, local)
 			}
 			obs := func(s state) ltl.Obs {

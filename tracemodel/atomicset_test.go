@@ -1,7 +1,6 @@
 package tracemodel
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -22,10 +21,7 @@ func TestAtomicSets(t *testing.T) {
 202, 8, h.c-21, Read, data
 202, 9, h.c-22, Read, len
 `
-	m, err := Parse(context.Background(), strings.NewReader(trace), "h.csv", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := parse(t, trace)
 	names := func(opts SetOptions) []string {
 		sets, err := m.AtomicSets(m.SharedVars(), opts)
 		if err != nil {
@@ -103,39 +99,12 @@ func TestSetModelUpdates(t *testing.T) {
 202, 13, l.c-22, Write, bytes
 202, 14, l.c-23, Unlock, L
 `
-	m, err := Parse(context.Background(), strings.NewReader(trace), "l.csv", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pm, err := m.ProjectSet(m.VarByName("gen"), m.VarByName("bytes"), m.ThreadByHandle("201"), m.ThreadByHandle("202"), ProjectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := func(steps []Step) string {
-		var b strings.Builder
-		for _, s := range steps {
-			switch s.Kind {
-			case StepRead:
-				b.WriteString("R")
-			case StepWrite:
-				b.WriteString("W")
-			default:
-				continue
-			}
-			if s.Second {
-				b.WriteString("y")
-			} else {
-				b.WriteString("x")
-			}
-			b.WriteString(fmt.Sprint(len(s.Events)))
-			b.WriteString(" ")
-		}
-		return b.String()
-	}
-	if got, want := kinds(pm.Steps[0]), "Rx1 Ry1 Wy1 "; got != want {
+	m := parse(t, trace)
+	pm := genBytesModel(t, m)
+	if got, want := accessSteps(pm.Steps[0]), "Rx1 Ry1 Wy1"; got != want {
 		t.Errorf("thread 201 steps %q, want %q (the update of bytes follows the read of gen)", got, want)
 	}
-	if got, want := kinds(pm.Steps[1]), "Wx2 Wy1 "; got != want {
+	if got, want := accessSteps(pm.Steps[1]), "Wx2 Wy1"; got != want {
 		t.Errorf("thread 202 steps %q, want %q (gen++ is one write step)", got, want)
 	}
 	if pm.OnlyUpdates != [2]bool{true, false} {
@@ -163,10 +132,7 @@ func TestConcurrent(t *testing.T) {
 201, 13, c.c-26, Write, c
 201, 14, c.c-27, Unlock, L
 `
-	m, err := Parse(context.Background(), strings.NewReader(trace), "c.csv", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := parse(t, trace)
 	t1, t2 := m.ThreadByHandle("201"), m.ThreadByHandle("202")
 	a, b, c := m.VarByName("a"), m.VarByName("b"), m.VarByName("c")
 	for _, tc := range []struct {
@@ -201,24 +167,42 @@ func TestSetModelInitStore(t *testing.T) {
 202, 13, i.c-22, Write, bytes
 202, 14, i.c-23, Unlock, L
 `
-	m, err := Parse(context.Background(), strings.NewReader(trace), "i.csv", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pm, err := m.ProjectSet(m.VarByName("gen"), m.VarByName("bytes"), m.ThreadByHandle("201"), m.ThreadByHandle("202"), ProjectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kinds []string
-	for _, s := range pm.Steps[0] {
-		if s.Kind == StepRead || s.Kind == StepWrite {
-			kinds = append(kinds, fmt.Sprintf("%v/%d", s.Kind, len(s.Events)))
-		}
-	}
-	if got, want := strings.Join(kinds, " "), fmt.Sprintf("%v/1 %v/2", StepRead, StepWrite); got != want {
+	m := parse(t, trace)
+	pm := genBytesModel(t, m)
+	if got, want := accessSteps(pm.Steps[0]), "Rx1 Wy2"; got != want {
 		t.Errorf("thread 201 steps %s, want %s (the update of bytes is one step)", got, want)
 	}
 	if pm.OnlyUpdates != [2]bool{true, true} {
 		t.Errorf("OnlyUpdates %v, want both: the initial store is before 201", pm.OnlyUpdates)
 	}
+}
+
+// genBytesModel is the model of the set {gen, bytes} of threads 201, 202.
+func genBytesModel(t *testing.T, m *Model) *PairModel {
+	t.Helper()
+	pm, err := m.ProjectSet(m.VarByName("gen"), m.VarByName("bytes"), m.ThreadByHandle("201"), m.ThreadByHandle("202"), ProjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pm
+}
+
+// accessSteps writes the access steps of a set model's thread: R or W, x
+// or y, and the number of events ("Rx1 Wy2": a read of x, an update of y).
+func accessSteps(steps []Step) string {
+	var out []string
+	for _, s := range steps {
+		if s.Kind != StepRead && s.Kind != StepWrite {
+			continue
+		}
+		k, v := "R", "x"
+		if s.Kind == StepWrite {
+			k = "W"
+		}
+		if s.Second {
+			v = "y"
+		}
+		out = append(out, fmt.Sprintf("%s%s%d", k, v, len(s.Events)))
+	}
+	return strings.Join(out, " ")
 }
