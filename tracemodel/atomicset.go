@@ -26,6 +26,9 @@ import (
 // DefaultMaxPartners is the default of SetOptions.MaxPartners.
 const DefaultMaxPartners = 2
 
+// DefaultMinConfidence is the default of SetOptions.MinConfidence.
+const DefaultMinConfidence = 0.75
+
 // regionWindow bounds the distinct variables a region remembers: a
 // variable is correlated with the regionWindow variables the thread
 // accessed last in the region, so that a long region (a barrier phase over
@@ -37,6 +40,11 @@ type SetOptions struct {
 	// MaxPartners bounds the inferred partners of a variable (0:
 	// DefaultMaxPartners; negative: no inferred sets, only declared ones).
 	MaxPartners int
+	// MinConfidence is the least AtomicSet.Confidence of an inferred set,
+	// as MUVI's: two variables that are often accessed apart are no set
+	// even when some operation accesses both (a loop that polls a stop flag
+	// and a request counter). 0: DefaultMinConfidence; negative: none.
+	MinConfidence float64
 	// Declared are the user's sets, each a list of variable names or
 	// path.Match globs; a set is every shared variable that one of its
 	// globs matches, checked pair by pair.
@@ -49,6 +57,9 @@ type AtomicSet struct {
 	Names [2]string // their names
 	// Regions counts the regions in which one thread accessed both.
 	Regions int
+	// Confidence is Regions over the regions of the less accessed of the
+	// two variables: 1 when one is never accessed without the other.
+	Confidence float64
 	// Declared marks a set the user declared.
 	Declared bool
 	// co[kx*2+ky]: threads that accessed Vars[0] with kind kx and Vars[1]
@@ -118,13 +129,18 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	bothWriters := func(p [2]int32) (uint64, bool) {
 		return writers[p[0]] & writers[p[1]], anyWriter[p[0]] && anyWriter[p[1]]
 	}
+	minConf := opts.MinConfidence
+	if minConf == 0 {
+		minConf = DefaultMinConfidence
+	}
 	stats := map[[2]int32]*pairStat{}
+	varRegions := make([]int, len(m.Vars)) // regions in which each variable is accessed
 	if opts.MaxPartners >= 0 {
 		inferable := slices.Clone(isShared)
 		addressed := map[[2]int32]bool{}
 		m.notInferable(inferable, addressed)
 		for tid := 1; tid <= len(m.Threads); tid++ {
-			m.correlate(tid, inferable, stats)
+			m.correlate(tid, inferable, stats, varRegions)
 		}
 		for p := range addressed {
 			delete(stats, p)
@@ -132,7 +148,8 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		for p := range stats {
 			a, b := m.Vars[p[0]].Name, m.Vars[p[1]].Name
 			w, anyW := bothWriters(p)
-			if w == 0 && !anyW || pointerOf(a) == b || pointerOf(b) == a || otherInstance(a, b) {
+			if w == 0 && !anyW || pointerOf(a) == b || pointerOf(b) == a || otherInstance(a, b) ||
+				confidence(stats[p].regions, varRegions, p) < minConf {
 				delete(stats, p)
 			}
 		}
@@ -189,6 +206,7 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	}
 	for i := range out {
 		s := &out[i]
+		s.Confidence = confidence(s.Regions, varRegions, [2]int32{int32(s.Vars[0]), int32(s.Vars[1])})
 		s.Names = [2]string{m.Vars[s.Vars[0]].Name, m.Vars[s.Vars[1]].Name}
 		s.writers, s.anyWriter = bothWriters([2]int32{int32(s.Vars[0]), int32(s.Vars[1])})
 		for i, v := range s.Vars {
@@ -275,7 +293,7 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 // correlate adds the regions of thread tid to stats: every two shared
 // variables it accesses in one region, within the last regionWindow
 // distinct ones.
-func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat) {
+func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat, varRegions []int) {
 	var window []int32 // distinct variables of the current region, oldest first
 	var kinds []uint8  // per variable of window: how the region accessed it (1 read, 2 write)
 	prev := int32(0)   // position of the previous shared access
@@ -341,6 +359,7 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 			window[len(window)-1], kinds[len(kinds)-1] = v, k
 			continue
 		}
+		varRegions[v]++
 		if len(window) == regionWindow {
 			window = append(window[:0], window[1:]...)
 			kinds = append(kinds[:0], kinds[1:]...)
@@ -348,6 +367,16 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 		window = append(window, v)
 		kinds = append(kinds, kind)
 	}
+}
+
+// confidence is the share of the regions of the less accessed variable of
+// p in which both are accessed (varRegions: regions per variable).
+func confidence(regions int, varRegions []int, p [2]int32) float64 {
+	n := min(varRegions[p[0]], varRegions[p[1]])
+	if n == 0 {
+		return 0
+	}
+	return min(1, float64(regions)/float64(n))
 }
 
 // writers returns, per variable, the threads that write it (bit t-1, t ≤

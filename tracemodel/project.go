@@ -179,7 +179,8 @@ type rawStep struct {
 	order    int8  // tie-break at equal positions (Wait: unlock, boundary, lock)
 	k        int32 // causal requirement: position in the other thread
 	src      int32 // a read's observed write: position in the other thread (0: none)
-	data     bool  // a DataRead
+	pin      int32 // set models: the other thread's last write of a read's variable before it (0: none)
+	update   bool  // set models: the read of a read-modify-write kept as a read
 }
 
 // Project builds the PairModel of variable v for threads t1 and t2 (model
@@ -237,12 +238,25 @@ func viewOf(raw []rawStep, which int8) bool {
 	return false
 }
 
+// at returns xs[i], 0 when xs is empty (the pins of a one-variable model).
+func at(xs []int32, i int) int32 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return xs[i]
+}
+
 // lastInRegion reports whether the steps that follow an access in its
-// thread (rest) reach a region boundary, or the end, before another access.
-func lastInRegion(rest []rawStep) bool {
+// thread (rest) reach a region boundary, or the end, before another access
+// (other than the write of the update whose read it is, with update).
+func lastInRegion(rest []rawStep, update bool) bool {
 	for _, s := range rest {
 		switch s.Kind {
 		case StepRead, StepWrite:
+			if update && s.Kind == StepWrite {
+				update = false // the update's own write: its read flows there
+				continue
+			}
 			return false
 		case StepBoundary:
 			return true
@@ -310,8 +324,12 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 	var accEv [2][]int32
 	var accVar [2][]int8 // per access: index in vars of its variable
 	var src [2][]int32   // per access: position of a read's observed write in the other thread
-	// Per variable, the last two writes so far.
+	// In set models, per access: position of the other thread's last write
+	// of the variable before a read (0: none), the steering reads' pin.
+	var pin [2][]int32
+	// Per variable, the last two writes so far, and each thread's last.
 	lastWrite, prevWrite := [2]int32{-1, -1}, [2]int32{-1, -1}
+	var lastBy [2][2]int32
 	evs, which := m.setAccesses(vars)
 	for k, ev := range evs {
 		e := &m.Events[ev]
@@ -331,6 +349,16 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 					s = m.Position(lw)
 				}
 				src[x] = append(src[x], s)
+				if len(vars) == 2 {
+					p := int32(0)
+					if e.Kind == Read {
+						p = lastBy[vi][1-x]
+					}
+					pin[x] = append(pin[x], p)
+				}
+				if e.Kind == Write {
+					lastBy[vi][x] = m.Position(ev)
+				}
 			}
 		}
 		if e.Kind == Write {
@@ -414,7 +442,8 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 				i++
 				continue
 			}
-			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i], data: e.Data})
+			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i], pin: at(pin[x], i),
+				update: len(vars) == 2 && rmw[x][i]})
 		}
 		for _, l := range common {
 			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
@@ -456,16 +485,18 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 			r.first = r.pos
 			r.k = ord.Clock(tid, r.guardPos, tids[1-x])
 			// In a set model a read that the thread follows, in its region,
-			// with another access of the set stays after the write it
-			// observed, in both views: a two-variable pattern reads twice,
-			// and what a thread does after a read of another value than
-			// recorded (a flag not yet set: it keeps waiting) is not known,
-			// whether the trace calls the read DataRead or not (the
-			// recorder's DataRead misses comparisons whose operands differ).
-			// The thread's last access of the set in its region may read
-			// another value: the pattern has then happened.
-			if len(vars) == 2 && r.src > r.k && r.Kind == StepRead && !lastInRegion(raw[x][i+1:]) {
-				r.k, r.src = r.src, 0
+			// with another access of the set stays after the other thread's
+			// last write of its variable before it (the write it observed,
+			// or one a third thread's overwrote), in both views: a
+			// two-variable pattern reads twice, and what a thread does after
+			// a read of another value than recorded (a flag not yet set: it
+			// keeps waiting) is not known, whether the trace calls the read
+			// DataRead or not (the recorder's DataRead misses comparisons
+			// whose operands differ). The thread's last access of the set in
+			// its region may read another value: the pattern has then
+			// happened.
+			if len(vars) == 2 && r.Kind == StepRead && r.pin > 0 && !lastInRegion(raw[x][i+1:], r.update) {
+				r.k, r.src = max(r.k, r.pin), 0
 			}
 		}
 	}

@@ -109,6 +109,7 @@ type checkFlags struct {
 	atomicSets              multiFlag
 	atomicSetsOn            bool
 	setPartners             countFlag
+	setConfidence           float64
 }
 
 // countFlag is an int flag that knows whether it was given.
@@ -138,6 +139,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.atomicSetsOn, "atomic-sets", false, "also run the analysis atomicset (--analysis atomicset): check atomic sets — pairs of variables that belong together, inferred from the trace — with the two-variable patterns M1..M6 (on by default; this adds it to an --analysis list without it)")
 	fs.Var(&c.atomicSets, "atomic-set", "declare an atomic set, variables that must change together, e.g. 'range.lo,range.hi' (names or globs; repeatable; implies --atomic-sets)")
 	c.setPartners.n = tracemodel.DefaultMaxPartners
+	fs.Float64Var(&c.setConfidence, "set-confidence", tracemodel.DefaultMinConfidence, "inferred atomic sets: the least share of the less accessed variable's regions in which both are accessed (0 to 1)")
 	fs.Var(&c.setPartners, "set-partners", "inferred atomic sets: the most partners of one variable, strongest correlation first (0: none, only --atomic-set; implies --atomic-sets)")
 	c.registerSemantics(fs)
 	fs.BoolVar(&c.lenient, "lenient", false, "skip malformed trace lines (counted in the report) instead of failing")
@@ -188,7 +190,13 @@ func (c *checkFlags) options() (predict.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	sets := tracemodel.SetOptions{MaxPartners: c.setPartners.n}
+	sets := tracemodel.SetOptions{MaxPartners: c.setPartners.n, MinConfidence: c.setConfidence}
+	switch {
+	case c.setConfidence < 0 || c.setConfidence > 1:
+		return o, &predict.UsageError{Msg: fmt.Sprintf("--set-confidence: %g: want a number from 0 to 1", c.setConfidence)}
+	case c.setConfidence == 0:
+		sets.MinConfidence = -1 // every correlated pair
+	}
 	switch {
 	case c.setPartners.n < 0:
 		return o, &predict.UsageError{Msg: fmt.Sprintf("--set-partners: %d: want 0 or a positive number", c.setPartners.n)}

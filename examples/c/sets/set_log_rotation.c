@@ -35,6 +35,7 @@ static void log_write(const char *who, int seq)
 
 	int n = snprintf(line, sizeof line, "app.log.%d: %s request %d done\n", gen, who, seq);
 	fputs(line, sink);
+	usleep(20); /* the write reaches the disk */
 
 	pthread_mutex_lock(&log_lock);
 	logfile.bytes += n; /* @bytes */
