@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 static const char texts[][32] = {
@@ -56,16 +57,20 @@ static unsigned send_status(void)
 
 static void *updater(void *arg)
 {
-	for (int i = 1; i <= rounds; i++)
+	for (int i = 1; i <= rounds; i++) {
 		set_status(texts[i % 4]);
+		usleep(20); /* the next status change */
+	}
 	return NULL;
 }
 
 static void *sender(void *arg)
 {
 	unsigned sum = 0;
-	for (int i = 0; i < rounds; i++)
+	for (int i = 0; i < rounds; i++) {
 		sum ^= send_status();
+		usleep(30); /* the next send */
+	}
 	return (void *)(long)sum;
 }
 

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static int lo = 0, hi = 10;
@@ -46,14 +47,17 @@ static void *checker(void *a)
 		int h = get_hi();
 		if (h - l != 10)
 			torn++;
+		usleep(30); /* the next check */
 	}
 	return NULL;
 }
 
 static void *setter(void *a)
 {
-	for (int i = 1; i <= rounds; i++)
+	for (int i = 1; i <= rounds; i++) {
 		set_range(i * 10, i * 10 + 10);
+		usleep(20); /* the next reconfiguration */
+	}
 	return NULL;
 }
 

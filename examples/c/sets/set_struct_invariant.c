@@ -55,7 +55,7 @@ static void *sampler(void *arg)
 {
 	for (int i = 0; i < rounds; i++) {
 		add_sample(100 + i % 7);
-		usleep(20); /* take the next sample */
+		usleep(30); /* take the next sample */
 	}
 	return NULL;
 }
@@ -63,7 +63,7 @@ static void *sampler(void *arg)
 static void *reporter(void *arg)
 {
 	for (int i = 0; i < rounds; i++) {
-		long mean = take_mean(i % 10 == 9);
+		long mean = take_mean(i % 5 == 4);
 		if (mean >= 0 && (mean < 100 || mean > 106))
 			bad_means++;
 		usleep(30); /* report now and then */

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define TOTAL 10000
 
@@ -50,8 +51,10 @@ static long get_savings(void)
 
 static void *teller(void *arg)
 {
-	for (int i = 0; i < rounds; i++)
+	for (int i = 0; i < rounds; i++) {
 		transfer(10);
+		usleep(20); /* the next customer */
+	}
 	return NULL;
 }
 
@@ -62,6 +65,7 @@ static void *auditor(void *arg)
 		long s = get_savings();
 		if (c + s != TOTAL)
 			mismatches++;
+		usleep(30); /* the next audit */
 	}
 	return NULL;
 }

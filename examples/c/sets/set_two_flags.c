@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -68,6 +69,7 @@ static void *manager(void *arg)
 	for (int i = 0; i < rounds; i++) {
 		conn_shutdown();
 		conn_reopen();
+		usleep(20); /* serve a while */
 	}
 	return NULL;
 }
@@ -82,6 +84,7 @@ static void *monitor(void *arg)
 		const char *state = names[r != 0][c != 0];
 		if (state[0] == 'i')
 			invalid++;
+		usleep(30); /* the next health check */
 	}
 	return (void *)(long)invalid;
 }
