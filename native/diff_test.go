@@ -1183,7 +1183,7 @@ func (tr *oTrace) oracleSteps(vs oVars, tids [2]int, x int, common map[string]in
 	}
 	var set *setRules
 	if vs.isSet() {
-		set = tr.setStepRules(vs, t, other)
+		set = tr.setStepRules(vs, t, other, vcs, first)
 	}
 	// lastObj is the variable of the latest access to vs.
 	lastObj := ""
@@ -1332,7 +1332,7 @@ func (tr *oTrace) oracleSteps(vs oVars, tids [2]int, x int, common map[string]in
 		}
 	}
 	if set != nil {
-		pinReads(out)
+		set.pinReads(tr, t, other, out)
 	}
 	return out
 }

@@ -163,7 +163,8 @@ type gap struct {
 
 // gaps lists the gaps of p. The local access just before a gap matches the
 // local term before it, or an earlier one if that term is starred (it may
-// match nothing); likewise after. Terms are blocks of accesses of one side
+// match nothing: remote terms before it then join the gap); likewise
+// after. A gap with no unstarred local term on one side is no gap. Terms are blocks of accesses of one side
 // and kind (the formulas are stutter invariant), so these are the kinds of
 // the local accesses around the remote ones.
 func gaps(p ltl.Pattern) []gap {
@@ -195,19 +196,25 @@ func gaps(p ltl.Pattern) []gap {
 			case ltl.Write:
 				g.want = tracemodel.StepWrite
 			}
-			for k := i - 1; k >= 0; k-- {
-				kinds(ts[k], &g.before)
-				if ts[k].Quant != ltl.Star {
-					break
+			// Remote terms before or after starred local ones join the
+			// gap: the starred terms may match nothing. With no unstarred
+			// local term on a side, no local access bounds the gap there.
+			bounded := [2]bool{}
+			for k := i - 1; k >= 0 && !bounded[0]; k-- {
+				if ts[k].Side == ltl.Local {
+					kinds(ts[k], &g.before)
+					bounded[0] = ts[k].Quant != ltl.Star
 				}
 			}
-			for k := j; k < len(ts); k++ {
-				kinds(ts[k], &g.after)
-				if ts[k].Quant != ltl.Star {
-					break
+			for k := j; k < len(ts) && !bounded[1]; k++ {
+				if ts[k].Side == ltl.Local {
+					kinds(ts[k], &g.after)
+					bounded[1] = ts[k].Quant != ltl.Star
 				}
 			}
-			out = append(out, g)
+			if bounded[0] && bounded[1] {
+				out = append(out, g)
+			}
 		}
 		i = j
 	}

@@ -108,6 +108,18 @@ func TestImpossibleLockExclusion(t *testing.T) {
 1, 2, a.c-3, Write, x
 2, 3, a.c-10, Read, x
 `, "P4", false, true},
+		// Remote runs bordered by starred local terms: the starred terms may
+		// match nothing, so the runs join, or no local access bounds them.
+		{"remote run after a starred local term", `
+1, 1, a.c-1, Write, x
+2, 2, a.c-2, Read, x
+2, 3, a.c-3, Write, x
+`, "W1 A2+ R1* W2", false, true},
+		{"remote runs around a starred local term", `
+1, 1, a.c-1, Write, x
+2, 2, a.c-2, Read, x
+1, 3, a.c-3, Write, x
+`, "W1 R2 R1* A2 W1", false, true},
 	}
 	pats := map[string]ltl.Pattern{}
 	for _, p := range ltl.Builtin() {
@@ -124,7 +136,12 @@ func TestImpossibleLockExclusion(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := native.New(pm)
-			p := pats[tt.pattern]
+			p, ok := pats[tt.pattern]
+			if !ok {
+				if p, err = ltl.User("U", tt.pattern); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if got := c.Impossible(p, 1); got != tt.impossible {
 				t.Errorf("Impossible(%s, 1) = %v, want %v", p.ID, got, tt.impossible)
 			}
