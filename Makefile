@@ -30,7 +30,8 @@ test: setup build
 	$(GO) test -race -short -timeout 20m ./...
 	# The differential tests at full size, without the race detector (they
 	# are single-goroutine; -race made them 10x slower): native vs Spin
-	# on 250 random traces, native vs the brute-force oracle on 5,000.
+	# on 250 random traces, native vs the brute-force oracle on 5,000
+	# (models of one variable) and 2,000 (models of atomic sets).
 	$(GO) test -count=1 -timeout 20m -run 'TestNativeMatches' ./native
 	# The hostile-input suite at full size (a million threads).
 	$(GO) test -count=1 -timeout 10m -run 'TestHostileInput' ./cmd/mcpredict
