@@ -449,7 +449,7 @@ func TestModelsNamed(t *testing.T) {
 	if !slices.Equal(rep.Stats.Patterns, []string{"M1", "M2", "M3", "M4", "M5", "M6"}) {
 		t.Errorf("patterns %v: want the set patterns only", rep.Stats.Patterns)
 	}
-	want := fmt.Sprintf("%d models, %d claims", rep.Stats.Models, rep.Stats.Claims)
+	want := fmt.Sprintf("%d %s, %d claims", rep.Stats.Models, plural(rep.Stats.Models, "model", "models"), rep.Stats.Claims)
 	if len(rep.Analyses) != 1 || rep.Analyses[0].Name != "sets" || rep.Analyses[0].Bugs != 1 ||
 		!rep.Analyses[0].ModelChecked || rep.Analyses[0].Summary != want || rep.Stats.Claims != 24*rep.Stats.Models {
 		t.Errorf("analyses %+v, stats %+v", rep.Analyses, rep.Stats)

@@ -205,8 +205,8 @@ func TestSARIFContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := log.Runs[0]
-	if got := len(run.Tool.Driver.Rules); got != 5 {
-		t.Fatalf("%d rules, want P1..P5", got)
+	if got := len(run.Tool.Driver.Rules); got != 11 {
+		t.Fatalf("%d rules, want P1..P5 and M1..M6", got)
 	}
 	for _, r := range run.Tool.Driver.Rules {
 		if !strings.Contains(r.Help.Text, "Typical fix") {

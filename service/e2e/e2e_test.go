@@ -101,7 +101,8 @@ func TestFaults(t *testing.T) {
 	wa := startWorker(t, "wa", srv.nats, "--jobs", "1", "-v")
 	wb := startWorker(t, "wb", srv.nats, "--jobs", "1", "-v")
 	c := &client.Client{Base: srv.url}
-	opts := service.JobOptions{Engine: "spin"}
+	// McPatom's models, which testtrace counts.
+	opts := service.JobOptions{Engine: "spin", Analysis: "mcpatom,deadlock"}
 	ids := submitAll(t, ctx, c, traces, opts)
 	progress := func(c *client.Client) int {
 		n := 0
@@ -138,7 +139,7 @@ func TestFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameReport(t, traces[i], rep, runReport(t, traces[i], "--engine", "spin"))
+		sameReport(t, traces[i], rep, runReport(t, traces[i], "--engine", "spin", "--analysis", "mcpatom,deadlock"))
 	}
 	jobs, err := c2.Jobs(ctx, 0)
 	if err != nil || len(jobs) != len(traces) {
