@@ -71,19 +71,6 @@ type AtomicSet struct {
 	// write), anywhere; anyUse: a thread above 64 does.
 	uses   [2][2]uint64
 	anyUse bool
-	// writers: threads that write both variables (bit t-1, t ≤ 64);
-	// anyWriter: some thread above 64 may.
-	writers   uint64
-	anyWriter bool
-}
-
-// WritesBoth reports whether thread t writes both variables of the set.
-// Every built-in two-variable pattern needs a thread of the pair that
-// does (the remote one of M1/M2, the local one of M5/M6, both in M3/M4):
-// two variables that different threads write are two races, no set's
-// violation.
-func (s AtomicSet) WritesBoth(t int) bool {
-	return s.anyWriter || t <= 64 && s.writers>>(t-1)&1 != 0
 }
 
 // CoAccess reports whether thread t accessed the set's first variable with
@@ -147,6 +134,9 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		}
 		for p := range stats {
 			a, b := m.Vars[p[0]].Name, m.Vars[p[1]].Name
+			// Every built-in pattern needs a thread that writes both (the
+			// remote one of M1/M2, the local one of M5/M6, both in M3/M4):
+			// two variables that different threads write are two races.
 			w, anyW := bothWriters(p)
 			if w == 0 && !anyW || pointerOf(a) == b || pointerOf(b) == a || otherInstance(a, b) ||
 				confidence(stats[p].regions, varRegions, p) < minConf {
@@ -208,7 +198,6 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		s := &out[i]
 		s.Confidence = confidence(s.Regions, varRegions, [2]int32{int32(s.Vars[0]), int32(s.Vars[1])})
 		s.Names = [2]string{m.Vars[s.Vars[0]].Name, m.Vars[s.Vars[1]].Name}
-		s.writers, s.anyWriter = bothWriters([2]int32{int32(s.Vars[0]), int32(s.Vars[1])})
 		for i, v := range s.Vars {
 			for _, ev := range m.Vars[v].Accesses {
 				e := &m.Events[ev]
