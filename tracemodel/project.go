@@ -205,8 +205,9 @@ func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) 
 // step: its read is consumed by the update, so it starts no view of the
 // set, and a pattern's read never matches it. Only an update that directly
 // follows the thread's plain read of the other variable keeps its read, and
-// only when the other thread stores the variable other than by updates:
-// the update may then depend on the value read first (a writer that looked
+// only when the other thread stores the variable other than by updates (a
+// store before all of the first thread's accesses, an initialization, does
+// not count): the update may then depend on the value read first (a writer that looked
 // up the log's generation adds its record's size to the bytes of that
 // generation, which a rotation resets), whereas two updates commute.
 // Assumed, as for the commutative updates of the data-flow order: an
