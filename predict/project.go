@@ -26,7 +26,7 @@ type projector struct {
 
 // setPrefilterStates bounds the search of a set model under the
 // synchronization order, per claim.
-const setPrefilterStates = 200_000
+const setPrefilterStates = 2_000
 
 type varOrder struct {
 	once  sync.Once
