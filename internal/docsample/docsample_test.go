@@ -205,7 +205,7 @@ func check(t *testing.T, s *Sample, work, bin string) []Replacement {
 			reps = append(reps, Replacement{Command: c, Indent: s.Block.Indent, Output: OutputLines(outs[i])})
 			continue
 		}
-		t.Errorf("%s:%d: sample %q differs (- document, + output; go test ./internal/docsample -update rewrites it):\n%s",
+		t.Errorf("%s:%d: sample %q differs:\n%s(- document, + output; go test ./internal/docsample -update rewrites it)",
 			s.Block.File, c.Line, c.Text, Diff(want, got))
 	}
 	return reps
