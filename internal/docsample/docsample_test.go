@@ -61,15 +61,16 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// markdownFiles returns the repository's Markdown files (slash-separated,
-// relative to root), with their blocks and samples.
+// A markdownFile is a Markdown file of the repository and its blocks.
 type markdownFile struct {
-	name    string
+	name    string // slash-separated, relative to the repository root
 	data    []byte
 	blocks  []*Block
 	samples []*Sample
 }
 
+// markdownFiles returns the repository's Markdown files, but for those
+// under bin, node_modules and hidden directories.
 func markdownFiles(t *testing.T, root string) []*markdownFile {
 	t.Helper()
 	var files []*markdownFile
