@@ -55,8 +55,20 @@ func TestCompose(t *testing.T) {
 		check      func(t *testing.T, s types.ServiceConfig)
 	}{
 		{"nats", "", func(t *testing.T, s types.ServiceConfig) {
-			if !strings.HasPrefix(s.Image, "nats:") || !strings.Contains(strings.Join(s.Command, " "), "--jetstream") {
-				t.Errorf("nats: image %q command %v, want JetStream", s.Image, s.Command)
+			// The configuration file is mounted from deploy/ and turns
+			// JetStream on, with the volume as its store.
+			if !strings.HasPrefix(s.Image, "nats:") || !slices.Equal(s.Command, []string{"--config", "/etc/nats/mcpredict.conf"}) {
+				t.Errorf("nats: image %q command %v, want --config /etc/nats/mcpredict.conf", s.Image, s.Command)
+			}
+			conf := ""
+			for _, v := range s.Volumes {
+				if v.Target == "/etc/nats/mcpredict.conf" && v.ReadOnly {
+					conf = v.Source
+				}
+			}
+			b, err := os.ReadFile(conf)
+			if err != nil || !strings.Contains(string(b), "jetstream") || !strings.Contains(string(b), "store_dir: /data") {
+				t.Errorf("nats configuration %q: %v, want JetStream stored in /data", conf, err)
 			}
 		}},
 		{"server", "serve.sh", func(t *testing.T, s types.ServiceConfig) {
@@ -135,14 +147,23 @@ func TestDockerfile(t *testing.T) {
 	defer f.Close()
 	var from []string
 	var text strings.Builder
+	args := map[string]string{} // ARG defaults before the first FROM
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		text.WriteString(line + "\n")
-		if fields := strings.Fields(line); len(fields) > 1 && strings.EqualFold(fields[0], "FROM") {
-			from = append(from, fields[1])
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) == 2 && fields[0] == "ARG" && len(from) == 0:
+			if name, def, ok := strings.Cut(fields[1], "="); ok {
+				args[name] = def
+			}
+		case len(fields) > 1 && strings.EqualFold(fields[0], "FROM"):
+			from = append(from, os.Expand(fields[1], func(k string) string { return args[k] }))
 		}
 	}
+	// The official images by default (scripts/docker-images.sh passes
+	// local stand-ins as build arguments).
 	if len(from) != 2 || !strings.HasPrefix(from[0], "golang:1.26") || from[1] != "debian:bookworm-slim" {
 		t.Errorf("stages %v, want golang:1.26 then debian:bookworm-slim", from)
 	}
