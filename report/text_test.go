@@ -199,3 +199,41 @@ func TestWriteTextGroup(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteHTMLGroup checks the HTML of a group: one summary row, its first
+// FirstShown bugs in view and the others behind a disclosure, or all in
+// view when expanded; a swimlane for every bug either way.
+func TestWriteHTMLGroup(t *testing.T) {
+	for _, expand := range []bool{false, true} {
+		var b strings.Builder
+		if err := WriteHTML(&b, groupedReport(20), Options{Expand: expand}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if n := strings.Count(page, `<a class="mono" href="#GR-`); n != 1 {
+			t.Errorf("expand %v: %d summary rows, want 1", expand, n)
+		}
+		if n := strings.Count(page, `<svg class="swimlane"`); n != 21 {
+			t.Errorf("expand %v: %d diagrams, want 21", expand, n)
+		}
+		if !strings.Contains(page, "21 bugs in 1 group predicted from 21 violation instances.") {
+			t.Errorf("expand %v: no summary of bugs and groups", expand)
+		}
+		before, rest, found := strings.Cut(page, `<details class="more">`)
+		if found == expand {
+			t.Errorf("expand %v: disclosure of the other bugs: %v", expand, found)
+		}
+		if !found {
+			continue
+		}
+		if n := strings.Count(before, `<section class="bug"`); n != FirstShown {
+			t.Errorf("%d bugs before the disclosure, want %d", n, FirstShown)
+		}
+		if n := strings.Count(rest, `<section class="bug"`); n != 21-FirstShown {
+			t.Errorf("%d bugs in the disclosure, want %d", n, 21-FirstShown)
+		}
+		if !strings.Contains(rest, "<summary>… and 18 more bugs in this group</summary>") {
+			t.Errorf("the disclosure does not say how many bugs it has")
+		}
+	}
+}
