@@ -63,9 +63,14 @@ func TestHTMLInChromium(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
 	svgRE := regexp.MustCompile(`<svg class="swimlane"[^>]*data-bug="([^"]+)"`)
-	for _, name := range exampleNames() {
+	for _, name := range append(exampleNames(), "racy_counter_100") {
 		t.Run(name, func(t *testing.T) {
-			rep := predictExample(t, name)
+			var rep *bugs.Report
+			if name == "racy_counter_100" { // one group of hundreds of bugs
+				rep = predictTrace(t, racyCounter, racyCounter)
+			} else {
+				rep = predictExample(t, name)
+			}
 			page := filepath.Join(dir, name+".html")
 			f, err := os.Create(page)
 			if err != nil {
@@ -116,6 +121,15 @@ func TestHTMLInChromium(t *testing.T) {
 			}
 			if rows := strings.Count(dom, `<a class="mono" href="#GR-`); rows != len(groups) {
 				t.Errorf("summary table has %d rows, want one per group (%d)", rows, len(groups))
+			}
+			more := 0 // disclosures of the bugs of a group after the first
+			for _, g := range groups {
+				if len(g.Members) > report.FirstShown {
+					more++
+				}
+			}
+			if n := strings.Count(dom, `<details class="more">`); n != more {
+				t.Errorf("%d disclosures of more bugs, want %d", n, more)
 			}
 
 			shot := filepath.Join(dir, name+".png")

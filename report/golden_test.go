@@ -40,12 +40,22 @@ func exampleNames() []string { return []string{"bank", "logbuf", "fig5", "condva
 // zeroed.
 func predictExample(t *testing.T, name string) *bugs.Report {
 	t.Helper()
+	return predictTrace(t, filepath.Join("..", "examples", name+".csv"), "examples/"+name+".csv")
+}
+
+// racyCounter is the trace of examples/c/racy_counter_100.c, recorded with
+// mcpredict record: hundreds of bugs of one counter in one function.
+const racyCounter = "testdata/racy_counter_100.csv"
+
+// predictTrace is predictExample of the trace at path, named name.
+func predictTrace(t *testing.T, path, name string) *bugs.Report {
+	t.Helper()
 	ctx := context.Background()
-	m, err := tracemodel.Open(ctx, filepath.Join("..", "examples", name+".csv"), tracemodel.Options{})
+	m, err := tracemodel.Open(ctx, path, tracemodel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Name = "examples/" + name + ".csv"
+	m.Name = name
 	precise, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
 	as, err := all.Select(all.Options{}, "mcpatom,atomicset")
 	if err != nil {
@@ -321,6 +331,47 @@ type sarifLoc struct {
 		Name string `json:"name"`
 		Kind string `json:"kind"`
 	} `json:"logicalLocations"`
+}
+
+// TestSARIFGrouped checks the SARIF log of a report whose hundreds of bugs
+// are one group: valid, one result, one location per access of its
+// example instance, and its related locations within the schema's limits.
+func TestSARIFGrouped(t *testing.T) {
+	rep := predictTrace(t, racyCounter, racyCounter)
+	var buf bytes.Buffer
+	if err := report.WriteSARIF(&buf, rep, report.Options{Patterns: ltl.Builtin(), SrcRoot: "testdata/src"}); err != nil {
+		t.Fatal(err)
+	}
+	validateSARIF(t, sarifSchema(t), buf.Bytes())
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Message struct {
+					Text string `json:"text"`
+				} `json:"message"`
+				Locations        []sarifLoc `json:"locations"`
+				RelatedLocations []sarifLoc `json:"relatedLocations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	groups := bugs.Groups(rep.Bugs)
+	if len(groups) != 1 || len(log.Runs[0].Results) != 1 {
+		t.Fatalf("%d groups, %d results; want one", len(groups), len(log.Runs[0].Results))
+	}
+	res, g := log.Runs[0].Results[0], groups[0]
+	ex := rep.Violations[g.Members[0].Instances[0]]
+	if len(res.Locations) != len(ex.Accesses) {
+		t.Errorf("%d locations, want the %d accesses of the example", len(res.Locations), len(ex.Accesses))
+	}
+	if got, want := relatedLines(res.RelatedLocations), groupLines(g); !reflect.DeepEqual(got, want) {
+		t.Errorf("related locations %v, want %v", got, want)
+	}
+	if want := fmt.Sprintf("%d bugs on counter, local thread in bump_all() (mcpatom, ", len(rep.Bugs)); !strings.HasPrefix(res.Message.Text, want) {
+		t.Errorf("message %q, want it to start with %q", res.Message.Text, want)
+	}
 }
 
 // TestSARIFSchemaRejects makes sure the validation has teeth: broken logs
