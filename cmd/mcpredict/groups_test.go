@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -156,5 +157,32 @@ func TestRacyCounter100(t *testing.T) {
 	sort.Ints(want)
 	if !slices.Equal(related, want) {
 		t.Errorf("SARIF: related lines %v, want every line of every bug once %v", related, want)
+	}
+}
+
+// TestBatchExpand checks that batch writes grouped text reports, every bug
+// with --expand, and counts groups in its summary.
+func TestBatchExpand(t *testing.T) {
+	for _, expand := range []bool{false, true} {
+		out := t.TempDir()
+		args := []string{"batch", "--engine", "native", "--no-cache", "-q", "--out", out, "--formats", "text"}
+		if expand {
+			args = append(args, "--expand")
+		}
+		code, stdout, stderr := cli(t, append(args, racyCounter100)...)
+		if code != exitViolation {
+			t.Fatalf("batch %v: exit %d; %s%s", args, code, stdout, stderr)
+		}
+		text, err := os.ReadFile(filepath.Join(out, "reports", "racy_counter_100.csv.text"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if more := strings.Contains(string(text), "more bugs in this group (--expand to list them)"); more == expand {
+			t.Errorf("expand %v: the text report says how many more bugs: %v", expand, more)
+		}
+		summary, err := os.ReadFile(filepath.Join(out, "summary.txt"))
+		if err != nil || !regexp.MustCompile(`\d+ distinct bugs in 1 groups?`).Match(summary) {
+			t.Errorf("summary.txt: %v\n%s", err, summary)
+		}
 	}
 }

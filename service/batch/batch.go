@@ -371,8 +371,8 @@ func checkOne(ctx context.Context, cfg Config, t Trace) Trace {
 	if len(active) > 0 {
 		t.Status = StatusViolations
 	}
-	logf(cfg.Log, "%s: %d events, %d shared variables, %d models, %d bugs in %d groups, %s\n",
-		t.Path, t.Events, t.SharedVars, t.Models, t.Bugs, t.Groups, t.Elapsed.Round(time.Millisecond))
+	logf(cfg.Log, "%s: %d events, %d shared variables, %d models, %d bugs in %s, %s\n",
+		t.Path, t.Events, t.SharedVars, t.Models, t.Bugs, groupCount(t.Groups), t.Elapsed.Round(time.Millisecond))
 	return t
 }
 
@@ -633,8 +633,8 @@ func WriteText(w io.Writer, s *Summary) error {
 	if to.Pending > 0 {
 		notChecked = fmt.Sprintf(", %d not checked (interrupted)", to.Pending)
 	}
-	fmt.Fprintf(&buf, "\n%d traces (%d checked now, %d from an earlier run%s), %d errors; %d events, %d models, %d distinct bugs in %d groups, %d violation instances; %s\n",
-		to.Traces, to.Checked, to.Resumed, notChecked, to.Errors, to.Events, to.Models, to.Bugs, to.Groups, to.Violations, to.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&buf, "\n%d traces (%d checked now, %d from an earlier run%s), %d errors; %d events, %d models, %d distinct bugs in %s, %d violation instances; %s\n",
+		to.Traces, to.Checked, to.Resumed, notChecked, to.Errors, to.Events, to.Models, to.Bugs, groupCount(to.Groups), to.Violations, to.Elapsed.Round(time.Millisecond))
 	if c := s.Compare; c != nil {
 		fmt.Fprintf(&buf, "\ncompared with %s: %d new, %d fixed, %d unchanged\n", c.Previous, len(c.New), len(c.Fixed), c.Unchanged)
 		for _, b := range c.New {
@@ -649,6 +649,14 @@ func WriteText(w io.Writer, s *Summary) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// groupCount is "1 group" or "n groups".
+func groupCount(n int) string {
+	if n == 1 {
+		return "1 group"
+	}
+	return fmt.Sprintf("%d groups", n)
 }
 
 func firstLine(s string) string {
