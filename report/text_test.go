@@ -107,11 +107,18 @@ func TestWriteTextSummary(t *testing.T) {
 }
 
 func TestWriteTextColor(t *testing.T) {
+	for _, r := range []*bugs.Report{textReport(), groupedReport(5)} {
+		testWriteTextColor(t, r)
+	}
+}
+
+func testWriteTextColor(t *testing.T, r *bugs.Report) {
+	t.Helper()
 	var plain, color strings.Builder
-	if err := WriteTextOptions(&plain, textReport(), TextOptions{}); err != nil {
+	if err := WriteTextOptions(&plain, r, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteTextOptions(&color, textReport(), TextOptions{Color: true}); err != nil {
+	if err := WriteTextOptions(&color, r, TextOptions{Color: true}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(plain.String(), "\x1b[") {
