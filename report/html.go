@@ -60,9 +60,9 @@ type htmlInstance struct {
 
 // WriteHTML writes the report as one self-contained HTML page: no script,
 // no external style sheet, font or image. It has a summary table of the
-// groups of the active bugs (bugs.Groups) and, per group, a heading and
-// its bugs: the first FirstShown in view, the others in a disclosure
-// (unless o.Expand). Each bug has its pattern's explanation, a swimlane
+// groups of the active bugs (bugs.Groups) and, per group, a heading (for
+// a group of several bugs) and its bugs: the first FirstShown in view, the
+// others in a disclosure (unless o.Expand). Each bug has its pattern's explanation, a swimlane
 // diagram (inline SVG) of one instance's interleaving with the instance's
 // accesses numbered and highlighted, the list of instances and, when
 // o.SrcRoot is set, the source lines of the interleaving.

@@ -75,7 +75,7 @@ func writeTextGroup(ew *errWriter, st func(style, string) string, r *bugs.Report
 	ew.printf("  %s  %s\n", st(styleID, g.ID), GroupHeading(g))
 	ew.printf("    %s", st(stylePattern, GroupPatterns(g)))
 	if len(g.RemoteFuncs) > 0 {
-		ew.printf("; remote %s in %s", plural(len(g.RemoteFuncs), "thread", "threads"), funcList(g.RemoteFuncs))
+		ew.printf("; remote accesses in %s", funcList(g.RemoteFuncs))
 	}
 	ew.printf("\n")
 	shown := g.Members

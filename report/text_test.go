@@ -188,7 +188,7 @@ func TestWriteTextGroup(t *testing.T) {
 			out := b.String()
 			g := bugs.Groups(groupedReport(tt.n).Bugs)[0]
 			head := fmt.Sprintf("c.c\n  %s  %d bugs on x, local thread in bump() (mcpatom, %d instances)\n"+
-				"    P1 unrepeatable read: 1, P3 lost update: %d; remote thread in bump()\n"+
+				"    P1 unrepeatable read: 1, P3 lost update: %d; remote accesses in bump()\n"+
 				"    AV-p1  P1 unrepeatable read on x (1 instance)\n", g.ID, tt.n+1, tt.n+1, tt.n)
 			if !strings.HasPrefix(out, head) {
 				t.Errorf("got:\n%s\nwant it to start with:\n%s", out, head)
