@@ -20,9 +20,11 @@ type Group struct {
 	// analysis, the variable names (without the generation suffix "#g" of
 	// a reused address) and the local function, independent of line
 	// numbers, thread handles and of which bugs the group has.
-	ID       string   `json:"id"`
-	Analysis string   `json:"analysis,omitempty"`
-	Vars     []string `json:"vars"` // sorted
+	ID       string `json:"id"`
+	Analysis string `json:"analysis,omitempty"`
+	// Vars are the variables of its bugs: its first bug's, in their order
+	// (an atomic set's x first), then those of others.
+	Vars []string `json:"vars"`
 	// LocalFunc is the function of the bugs' local accesses (several,
 	// sorted and joined with ", ", when they are in several); empty when
 	// the trace names none, or for a finding without a local thread.
@@ -103,7 +105,6 @@ func (g *Group) add(b Bug) {
 // finish sorts what add collected and puts the first bug of each pattern
 // first.
 func (g *Group) finish() {
-	sort.Strings(g.Vars)
 	sort.Strings(g.RemoteFuncs)
 	sort.SliceStable(g.Patterns, func(i, j int) bool { return patternLess(g.Patterns[i].Pattern, g.Patterns[j].Pattern) })
 	first := make([]Bug, 0, len(g.Members))
