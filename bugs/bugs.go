@@ -1,7 +1,8 @@
 // Package bugs is the report schema of mcpredict (mcpredict.report/v1): the
 // Report of a run, its bugs, violations and accesses, the stable ids of
-// bugs, their grouping (Dedupe), suppressions, baselines and the
-// comparison of two reports (diff), and reading and writing the JSON form.
+// bugs, the grouping of violations into bugs (Dedupe) and of bugs into
+// groups (Groups), suppressions, baselines and the comparison of two
+// reports (diff), and reading and writing the JSON form.
 //
 // It is plain data shared by every analysis and every renderer. It runs no
 // analysis and knows none by name: model-checked analyses (package predict

@@ -16,15 +16,26 @@ type Diff struct {
 	Added     []Bug `json:"added"`
 	Fixed     []Bug `json:"fixed"`
 	Unchanged []Bug `json:"unchanged"`
+	// AddedGroups are the groups of the active bugs of the new report
+	// that the base has no bug of; FixedGroups the groups of the active
+	// bugs of the base that the new report has no bug of;
+	// UnchangedGroups the groups of the active bugs of the new report
+	// that the base has too (they may have new bugs). Each group is as
+	// its report has it (Groups of the bugs compared).
+	AddedGroups     []Group `json:"added_groups"`
+	FixedGroups     []Group `json:"fixed_groups"`
+	UnchangedGroups []Group `json:"unchanged_groups"`
 }
 
 // Compare compares two reports. Every bug of base counts as known, even a
 // suppressed one, so that a suppression dropped later does not turn an old
 // bug into a new one; suppressed bugs of cur are left out, since they are
-// not reported. Bugs keep the order of their report.
+// not reported. Bugs keep the order of their report. Groups are compared
+// the same way, by group id.
 func Compare(base, cur *Report, baseName, curName string) Diff {
 	d := Diff{Schema: DiffSchemaVersion, Base: baseName, New: curName,
-		Added: []Bug{}, Fixed: []Bug{}, Unchanged: []Bug{}}
+		Added: []Bug{}, Fixed: []Bug{}, Unchanged: []Bug{},
+		AddedGroups: []Group{}, FixedGroups: []Group{}, UnchangedGroups: []Group{}}
 	known := bugIDs(base)
 	present := bugIDs(cur)
 	for _, b := range cur.Active() {
@@ -39,7 +50,30 @@ func Compare(base, cur *Report, baseName, curName string) Diff {
 			d.Fixed = append(d.Fixed, b)
 		}
 	}
+	knownGroups := groupIDs(base)
+	presentGroups := groupIDs(cur)
+	for _, g := range Groups(cur.Active()) {
+		if knownGroups[g.ID] {
+			d.UnchangedGroups = append(d.UnchangedGroups, g)
+		} else {
+			d.AddedGroups = append(d.AddedGroups, g)
+		}
+	}
+	for _, g := range Groups(base.Active()) {
+		if !presentGroups[g.ID] {
+			d.FixedGroups = append(d.FixedGroups, g)
+		}
+	}
 	return d
+}
+
+// groupIDs are the ids of the groups of all bugs of r, suppressed or not.
+func groupIDs(r *Report) map[string]bool {
+	ids := map[string]bool{}
+	for _, g := range Groups(r.Bugs) {
+		ids[g.ID] = true
+	}
+	return ids
 }
 
 func bugIDs(r *Report) map[string]bool {
@@ -89,7 +123,14 @@ func ApplyBaseline(r *Report, base *Report, name string) {
 	r.Bugs, r.Violations = bugs, violations
 }
 
-// Summary is the one-line count of a diff, e.g. "1 new, 0 fixed, 2 unchanged".
+// Summary is the one-line count of a diff, e.g. "1 new, 0 fixed, 2
+// unchanged".
 func (d Diff) Summary() string {
 	return fmt.Sprintf("%d new, %d fixed, %d unchanged", len(d.Added), len(d.Fixed), len(d.Unchanged))
+}
+
+// GroupSummary is the one-line count of the groups of a diff, e.g. "groups:
+// 1 new, 0 fixed, 1 unchanged".
+func (d Diff) GroupSummary() string {
+	return fmt.Sprintf("groups: %d new, %d fixed, %d unchanged", len(d.AddedGroups), len(d.FixedGroups), len(d.UnchangedGroups))
 }

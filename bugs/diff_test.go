@@ -121,3 +121,59 @@ func TestReadJSONErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareGroups(t *testing.T) {
+	// reportOf's bugs are one group per variable; bugs "A1" and "A2" are
+	// on variable vA too.
+	withBug := func(r *Report, id, v string) *Report {
+		r.Violations = append(r.Violations, Violation{Var: v, BugID: id, Pattern: "P3"})
+		r.Bugs = append(r.Bugs, Bug{ID: id, Pattern: "P3", Vars: []string{v}, Count: 1, Instances: []int{len(r.Violations) - 1}})
+		return r
+	}
+	suppressAll := func(r *Report) *Report {
+		for i := range r.Bugs {
+			r.Bugs[i].Suppressed = true
+		}
+		return r
+	}
+	gid := func(v string) string { return GroupID("", []string{v}, "") }
+	tests := []struct {
+		name                   string
+		base, cur              *Report
+		added, fixed, unchange []string
+	}{
+		{"same", reportOf("A", "B"), reportOf("A", "B"), nil, nil, []string{gid("vA"), gid("vB")}},
+		{"new bug in a known group", reportOf("A"), withBug(reportOf("A"), "A1", "vA"), nil, nil, []string{gid("vA")}},
+		{"a group's other bug", reportOf("A"), withBug(reportOf(), "A1", "vA"), nil, nil, []string{gid("vA")}},
+		{"new and fixed", reportOf("A"), reportOf("B"), []string{gid("vB")}, []string{gid("vA")}, nil},
+		{"suppressed in base is known", suppressAll(reportOf("A")), withBug(reportOf(), "A1", "vA"), nil, nil, []string{gid("vA")}},
+		{"suppressed in new is not fixed", reportOf("A"), suppressAll(withBug(reportOf(), "A1", "vA")), nil, nil, nil},
+	}
+	gids := func(gs []Group) []string {
+		out := []string{}
+		for _, g := range gs {
+			out = append(out, g.ID)
+		}
+		return out
+	}
+	norm := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Compare(tt.base, tt.cur, "base.json", "new.json")
+			if got := gids(d.AddedGroups); !reflect.DeepEqual(got, norm(tt.added)) {
+				t.Errorf("added groups %v, want %v", got, tt.added)
+			}
+			if got := gids(d.FixedGroups); !reflect.DeepEqual(got, norm(tt.fixed)) {
+				t.Errorf("fixed groups %v, want %v", got, tt.fixed)
+			}
+			if got := gids(d.UnchangedGroups); !reflect.DeepEqual(got, norm(tt.unchange)) {
+				t.Errorf("unchanged groups %v, want %v", got, tt.unchange)
+			}
+		})
+	}
+}

@@ -155,16 +155,25 @@ func (r *Report) Active() []Bug {
 	return out
 }
 
-// WriteJSON writes the report as indented JSON.
+// WriteJSON writes the report as indented JSON, with its groups
+// (Groups of all its bugs, suppressed ones included) after its fields.
 func WriteJSON(w io.Writer, r *Report) error {
+	groups := Groups(r.Bugs)
+	if groups == nil {
+		groups = []Group{}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(struct {
+		*Report
+		Groups []Group `json:"groups"`
+	}{r, groups})
 }
 
 // ReadJSON reads a report written by WriteJSON, checking its schema and that
 // every bug's instances exist, so that renderers and diff can index without
-// checks.
+// checks. Its groups are not read: they follow from the bugs (Groups), and
+// a report written before groups existed has none.
 func ReadJSON(rd io.Reader, name string) (*Report, error) {
 	var r Report
 	dec := json.NewDecoder(rd)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/ltl"
 	"github.com/mcpredict/mcpredict/report"
 )
@@ -54,16 +55,22 @@ func runChromium(t *testing.T, bin string, args ...string) []byte {
 }
 
 // TestHTMLInChromium loads each example report in a real browser: the DOM
-// it builds must have one swimlane diagram per bug, in order, each with one
-// numbered badge per access of the instance, and the page must render to a
-// non-blank screenshot.
+// it builds must have one swimlane diagram per bug, in the order of the
+// groups (bugs.Groups) and of their bugs, each with one numbered badge per
+// access of the instance, one summary row per group, and the page must
+// render to a non-blank screenshot.
 func TestHTMLInChromium(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
 	svgRE := regexp.MustCompile(`<svg class="swimlane"[^>]*data-bug="([^"]+)"`)
-	for _, name := range exampleNames() {
+	for _, name := range append(exampleNames(), "racy_counter_100") {
 		t.Run(name, func(t *testing.T) {
-			rep := predictExample(t, name)
+			var rep *bugs.Report
+			if name == "racy_counter_100" { // one group of hundreds of bugs
+				rep = predictTrace(t, racyCounter, racyCounter)
+			} else {
+				rep = predictExample(t, name)
+			}
 			page := filepath.Join(dir, name+".html")
 			f, err := os.Create(page)
 			if err != nil {
@@ -82,7 +89,11 @@ func TestHTMLInChromium(t *testing.T) {
 			if !strings.Contains(dom, `id="verdict"`) {
 				t.Fatalf("the browser did not build the page; DOM:\n%.2000s", dom)
 			}
-			active := rep.Active()
+			groups := bugs.Groups(rep.Active())
+			var active []bugs.Bug
+			for _, g := range groups {
+				active = append(active, g.Members...)
+			}
 			var got []string
 			for _, m := range svgRE.FindAllStringSubmatch(dom, -1) {
 				got = append(got, m[1])
@@ -108,8 +119,17 @@ func TestHTMLInChromium(t *testing.T) {
 					t.Errorf("bug %s: %d lanes, want 2", b.ID, n)
 				}
 			}
-			if rows := strings.Count(dom, `<a class="mono" href="#AV-`); rows != len(active) {
-				t.Errorf("summary table has %d rows, want %d", rows, len(active))
+			if rows := strings.Count(dom, `<a class="mono" href="#GR-`); rows != len(groups) {
+				t.Errorf("summary table has %d rows, want one per group (%d)", rows, len(groups))
+			}
+			more := 0 // disclosures of the bugs of a group after the first
+			for _, g := range groups {
+				if len(g.Members) > report.FirstShown {
+					more++
+				}
+			}
+			if n := strings.Count(dom, `<details class="more">`); n != more {
+				t.Errorf("%d disclosures of more bugs, want %d", n, more)
 			}
 
 			shot := filepath.Join(dir, name+".png")

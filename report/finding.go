@@ -17,38 +17,9 @@ func isFinding(r *bugs.Report, b bugs.Bug) bool {
 	return a != nil && !a.ModelChecked
 }
 
-// findingRule is the SARIF rule of one kind of finding of an analysis.
-func findingRule(a bugs.AnalysisRun, k bugs.FindingKind) *sarif.ReportingDescriptor {
-	rule := sarif.NewRule(a.Name + "/" + k.ID)
-	rule.Name = ptr(ruleName(k.Name))
-	rule.ShortDescription = sarif.NewMultiformatMessageString().WithText(k.Name)
-	help := k.Help
-	if help == "" {
-		help = k.Name
-	}
-	if a.Paper != "" {
-		help += "\n\nMethod: " + a.Paper + "."
-	}
-	rule.FullDescription = sarif.NewMultiformatMessageString().WithText(help)
-	rule.Help = sarif.NewMultiformatMessageString().WithText(help).WithMarkdown(help)
-	cfg := sarif.NewReportingConfiguration()
-	cfg.Level = sarif.LevelWarning
-	rule.DefaultConfiguration = cfg
-	props := sarif.NewPropertyBag()
-	props.AddTag("concurrency")
-	props.AddTag(a.Name)
-	props.Add("analysis", a.Name)
-	rule.Properties = props
-	return rule
-}
-
-// findingResult is the SARIF result of a bug of another analysis: its
-// locations are the sites of one instance, and its code flow has one
-// thread flow per thread of the finding.
-func findingResult(r *bugs.Report, b bugs.Bug, ruleID string, ruleIndex int) *sarif.Result {
-	v := r.Violations[b.Instances[0]]
-	res := sarif.NewRuleResult(ruleID).WithRuleIndex(ruleIndex)
-	res.Level = sarif.LevelWarning
+// findingMessage is the one-line description of a bug of another
+// analysis: its first instance's message, or its kind.
+func findingMessage(b bugs.Bug, v bugs.Violation) string {
 	msg := v.Message
 	if msg == "" {
 		msg = fmt.Sprintf("%s (%s)", b.PatternName, b.Pattern)
@@ -56,9 +27,12 @@ func findingResult(r *bugs.Report, b bugs.Bug, ruleID string, ruleIndex int) *sa
 	if b.Occurred {
 		msg += " (occurred in the recorded run)"
 	}
-	res.Message = sarif.NewTextMessage(msg)
-	res.PartialFingerprints = map[string]string{FingerprintKey: b.ID}
-	res.OccurrenceCount = ptr(b.Count)
+	return msg
+}
+
+// findingEvidence sets the locations of a result to the sites of the
+// finding v, and its code flow to one thread flow per thread of it.
+func findingEvidence(res *sarif.Result, b bugs.Bug, v bugs.Violation) {
 	for i, a := range v.Accesses {
 		loc := sarifLocation(a, fmt.Sprintf("thread %s: %s %s %s", a.Handle, a.Role, a.Action, a.Object))
 		loc.ID = i + 1
@@ -87,22 +61,4 @@ func findingResult(r *bugs.Report, b bugs.Bug, ruleID string, ruleIndex int) *sa
 		flow.ThreadFlows = append(flow.ThreadFlows, tf)
 	}
 	res.CodeFlows = append(res.CodeFlows, flow)
-	props := sarif.NewPropertyBag()
-	props.Add("bugId", b.ID)
-	props.Add("analysis", b.Analysis)
-	props.Add("objects", b.Vars)
-	props.Add("instances", b.Count)
-	props.Add("occurred", b.Occurred)
-	res.Properties = props
-	if b.Suppressed {
-		s := sarif.NewSuppression()
-		s.Kind = ptr("external")
-		s.Status = ptr("accepted")
-		s.Justification = ptr("matched a rule of the --suppressions file")
-		res.Suppressions = append(res.Suppressions, s)
-	}
-	if r.Baseline != "" {
-		res.BaselineState = ptr("new")
-	}
-	return res
 }

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"html"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -37,12 +40,22 @@ func exampleNames() []string { return []string{"bank", "logbuf", "fig5", "condva
 // zeroed.
 func predictExample(t *testing.T, name string) *bugs.Report {
 	t.Helper()
+	return predictTrace(t, filepath.Join("..", "examples", name+".csv"), "examples/"+name+".csv")
+}
+
+// racyCounter is the trace of examples/c/racy_counter_100.c, recorded with
+// mcpredict record: hundreds of bugs of one counter in one function.
+const racyCounter = "testdata/racy_counter_100.csv"
+
+// predictTrace is predictExample of the trace at path, named name.
+func predictTrace(t *testing.T, path, name string) *bugs.Report {
+	t.Helper()
 	ctx := context.Background()
-	m, err := tracemodel.Open(ctx, filepath.Join("..", "examples", name+".csv"), tracemodel.Options{})
+	m, err := tracemodel.Open(ctx, path, tracemodel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Name = "examples/" + name + ".csv"
+	m.Name = name
 	precise, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
 	as, err := all.Select(all.Options{}, "mcpatom,atomicset")
 	if err != nil {
@@ -161,10 +174,12 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSARIFContent checks what the schema cannot: one result per bug with
-// its rule, every access of the instance as a location, thread flows per
-// thread whose execution orders interleave as the witness does, and the
-// function names.
+// TestSARIFContent checks what the schema cannot: one rule per analysis
+// that explains its patterns, one result per group with its analysis's
+// rule and the group id as fingerprint, every access of the example
+// instance as a location, the source lines of every bug of the group as
+// related locations, thread flows per thread whose execution orders
+// interleave as the witness does, and the function names.
 func TestSARIFContent(t *testing.T) {
 	rep := predictExample(t, "bank")
 	var buf bytes.Buffer
@@ -188,6 +203,7 @@ func TestSARIFContent(t *testing.T) {
 				RuleIndex           int               `json:"ruleIndex"`
 				PartialFingerprints map[string]string `json:"partialFingerprints"`
 				Locations           []sarifLoc        `json:"locations"`
+				RelatedLocations    []sarifLoc        `json:"relatedLocations"`
 				CodeFlows           []struct {
 					ThreadFlows []struct {
 						ID        string `json:"id"`
@@ -205,25 +221,38 @@ func TestSARIFContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := log.Runs[0]
-	if got := len(run.Tool.Driver.Rules); got != 11 {
-		t.Fatalf("%d rules, want P1..P5 and M1..M6", got)
+	if got := len(run.Tool.Driver.Rules); got != len(rep.Analyses) {
+		t.Fatalf("%d rules, want one per analysis (%d)", got, len(rep.Analyses))
 	}
-	for _, r := range run.Tool.Driver.Rules {
+	for i, r := range run.Tool.Driver.Rules {
+		if r.ID != rep.Analyses[i].Name {
+			t.Errorf("rule %d: %s, want %s", i, r.ID, rep.Analyses[i].Name)
+		}
+		for _, k := range rep.Analyses[i].Kinds {
+			if !strings.Contains(r.Help.Text, k.ID+" "+k.Name) {
+				t.Errorf("rule %s: help text %q does not explain %s", r.ID, r.Help.Text, k.ID)
+			}
+		}
 		if !strings.Contains(r.Help.Text, "Typical fix") {
-			t.Errorf("rule %s: help text %q does not explain the pattern", r.ID, r.Help.Text)
+			t.Errorf("rule %s: help text %q does not explain the patterns", r.ID, r.Help.Text)
 		}
 	}
-	if len(run.Results) != len(rep.Bugs) {
-		t.Fatalf("%d results, want one per bug (%d)", len(run.Results), len(rep.Bugs))
+	groups := bugs.Groups(rep.Bugs)
+	if len(run.Results) != len(groups) {
+		t.Fatalf("%d results, want one per group (%d)", len(run.Results), len(groups))
 	}
 	for i, res := range run.Results {
-		b := rep.Bugs[i]
+		g := groups[i]
+		b := g.Members[0]
 		v := rep.Violations[b.Instances[0]]
-		if res.RuleID != b.Pattern || run.Tool.Driver.Rules[res.RuleIndex].ID != b.Pattern {
-			t.Errorf("result %d: rule %s (index %d), want %s", i, res.RuleID, res.RuleIndex, b.Pattern)
+		if res.RuleID != b.Analysis || run.Tool.Driver.Rules[res.RuleIndex].ID != b.Analysis {
+			t.Errorf("result %d: rule %s (index %d), want %s", i, res.RuleID, res.RuleIndex, b.Analysis)
 		}
-		if res.PartialFingerprints[report.FingerprintKey] != b.ID {
-			t.Errorf("result %d: fingerprint %v, want %s", i, res.PartialFingerprints, b.ID)
+		if res.PartialFingerprints[report.FingerprintKey] != g.ID || len(res.PartialFingerprints) != 1 {
+			t.Errorf("result %d: fingerprints %v, want %s", i, res.PartialFingerprints, g.ID)
+		}
+		if got, want := relatedLines(res.RelatedLocations), groupLines(g); !reflect.DeepEqual(got, want) {
+			t.Errorf("result %d: related locations %v, want the distinct lines of the group's bugs %v", i, got, want)
 		}
 		if len(res.Locations) != len(v.Accesses) {
 			t.Errorf("result %d: %d locations, want one per access (%d)", i, len(res.Locations), len(v.Accesses))
@@ -261,6 +290,31 @@ func TestSARIFContent(t *testing.T) {
 	}
 }
 
+// relatedLines are the "file:line" of SARIF locations, sorted.
+func relatedLines(ls []sarifLoc) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, fmt.Sprintf("%s:%d", l.Physical.Artifact.URI, l.Physical.Region.StartLine))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// groupLines are the distinct "file:line" of the locations of a group's
+// bugs, sorted.
+func groupLines(g bugs.Group) []string {
+	var out []string
+	for _, b := range g.Members {
+		for _, l := range b.Locations {
+			if s := l.String(); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 type sarifLoc struct {
 	Message struct {
 		Text string `json:"text"`
@@ -279,6 +333,47 @@ type sarifLoc struct {
 	} `json:"logicalLocations"`
 }
 
+// TestSARIFGrouped checks the SARIF log of a report whose hundreds of bugs
+// are one group: valid, one result, one location per access of its
+// example instance, and its related locations within the schema's limits.
+func TestSARIFGrouped(t *testing.T) {
+	rep := predictTrace(t, racyCounter, racyCounter)
+	var buf bytes.Buffer
+	if err := report.WriteSARIF(&buf, rep, report.Options{Patterns: ltl.Builtin(), SrcRoot: "testdata/src"}); err != nil {
+		t.Fatal(err)
+	}
+	validateSARIF(t, sarifSchema(t), buf.Bytes())
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Message struct {
+					Text string `json:"text"`
+				} `json:"message"`
+				Locations        []sarifLoc `json:"locations"`
+				RelatedLocations []sarifLoc `json:"relatedLocations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	groups := bugs.Groups(rep.Bugs)
+	if len(groups) != 1 || len(log.Runs[0].Results) != 1 {
+		t.Fatalf("%d groups, %d results; want one", len(groups), len(log.Runs[0].Results))
+	}
+	res, g := log.Runs[0].Results[0], groups[0]
+	ex := rep.Violations[g.Members[0].Instances[0]]
+	if len(res.Locations) != len(ex.Accesses) {
+		t.Errorf("%d locations, want the %d accesses of the example", len(res.Locations), len(ex.Accesses))
+	}
+	if got, want := relatedLines(res.RelatedLocations), groupLines(g); !reflect.DeepEqual(got, want) {
+		t.Errorf("related locations %v, want %v", got, want)
+	}
+	if want := fmt.Sprintf("%d bugs on counter, local thread in bump_all() (mcpatom, ", len(rep.Bugs)); !strings.HasPrefix(res.Message.Text, want) {
+		t.Errorf("message %q, want it to start with %q", res.Message.Text, want)
+	}
+}
+
 // TestSARIFSchemaRejects makes sure the validation has teeth: broken logs
 // fail it.
 func TestSARIFSchemaRejects(t *testing.T) {
@@ -287,7 +382,7 @@ func TestSARIFSchemaRejects(t *testing.T) {
 		{"version", `"version": "2.1.0"`, `"version": "2.0.0"`},
 		{"level", `"level": "warning"`, `"level": "severe"`},
 		{"start line", `"startLine": 11`, `"startLine": 0`},
-		{"unknown property", `"ruleId": "P3"`, `"ruleId": "P3", "bogus": 1`},
+		{"unknown property", `"ruleId": "mcpatom"`, `"ruleId": "mcpatom", "bogus": 1`},
 	}
 	rep := predictExample(t, "bank")
 	var buf bytes.Buffer
@@ -338,11 +433,28 @@ func TestSARIFFiltered(t *testing.T) {
 		}},
 		{"user pattern", func(r *bugs.Report) {
 			r.Stats.Patterns = append(r.Stats.Patterns, "U1", "U2")
+			r.Analyses[0].Kinds = append(r.Analyses[0].Kinds, bugs.FindingKind{ID: "U1"}, bugs.FindingKind{ID: "U2"})
+		}},
+		{"no analyses", func(r *bugs.Report) {
+			r.Analyses = nil
+			for i := range r.Bugs {
+				r.Bugs[i].Analysis = ""
+			}
+		}},
+		{"group partly suppressed", func(r *bugs.Report) {
+			bugs.Suppress(r, []bugs.SuppressionRule{{Pattern: "P3", Var: "*", Location: "*:1373", Func: "*"}})
+		}},
+		{"group suppressed", func(r *bugs.Report) {
+			bugs.Suppress(r, []bugs.SuppressionRule{{Pattern: "*", Var: "*", Location: "*", Func: "*"}})
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := predictExample(t, "bank")
+			example := "bank"
+			if strings.HasPrefix(tt.name, "group") {
+				example = "logbuf" // one group of three bugs
+			}
+			rep := predictExample(t, example)
 			tt.change(rep)
 			var buf bytes.Buffer
 			if err := report.WriteSARIF(&buf, rep, report.Options{Patterns: append(ltl.Builtin(), user), SrcRoot: "testdata/src"}); err != nil {

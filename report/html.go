@@ -18,9 +18,21 @@ type htmlPage struct {
 	Title    string
 	Report   *bugs.Report
 	Summary  string
-	Bugs     []htmlBug
+	Groups   []htmlGroup
 	SrcRoot  string
 	Snippets bool
+}
+
+// htmlGroup is a group of bugs (bugs.Groups): its first FirstShown bugs
+// are Shown, the others (none when expanded) are behind a disclosure.
+type htmlGroup struct {
+	bugs.Group
+	Heading string // GroupHeading
+	Local   string // the local function, "f()"
+	Remote  string // the remote functions, "f(), g()"
+	VarList string
+	Shown   []htmlBug
+	Rest    []htmlBug
 }
 
 type htmlBug struct {
@@ -31,7 +43,6 @@ type htmlBug struct {
 	HelpOpen  bool // the help is shown open for the first bug of each pattern
 	VarList   string
 	Reached   []string // "var: path" for variables named by type and site (Report.Reached)
-	Where     []string // distinct "file:line (func)" of the bug
 	Example   bugs.Violation
 	Diagram   swimlane
 	Marker    string // id of the diagram's arrowhead marker
@@ -49,10 +60,12 @@ type htmlInstance struct {
 
 // WriteHTML writes the report as one self-contained HTML page: no script,
 // no external style sheet, font or image. It has a summary table of the
-// active bugs and, for each, its pattern's explanation, a swimlane diagram
-// (inline SVG) of one instance's interleaving with the instance's accesses
-// numbered and highlighted, the list of instances and, when o.SrcRoot is
-// set, the source lines of the interleaving.
+// groups of the active bugs (bugs.Groups) and, per group, a heading (for
+// a group of several bugs) and its bugs: the first FirstShown in view, the
+// others in a disclosure (unless o.Expand). Each bug has its pattern's explanation, a swimlane
+// diagram (inline SVG) of one instance's interleaving with the instance's
+// accesses numbered and highlighted, the list of instances and, when
+// o.SrcRoot is set, the source lines of the interleaving.
 func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"plural":     plural,
@@ -78,72 +91,87 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 			one, many = "bug", "bugs"
 		}
 	}
+	groups := bugs.Groups(active)
 	switch len(active) {
 	case 0:
 		page.Title = "No atomicity violation predicted in " + r.Trace
 		page.Summary = "No atomicity violation predicted."
 	default:
 		page.Title = fmt.Sprintf("%d %s predicted in %s", len(active), plural(len(active), one, many), r.Trace)
-		page.Summary = fmt.Sprintf("%d %s predicted from %d violation %s.", len(active), plural(len(active), "bug", "bugs"), instances, plural(instances, "instance", "instances"))
+		page.Summary = fmt.Sprintf("%d %s in %d %s predicted from %d violation %s.", len(active), plural(len(active), "bug", "bugs"),
+			len(groups), plural(len(groups), "group", "groups"), instances, plural(instances, "instance", "instances"))
 	}
 	var src *sourceCache
 	if o.SrcRoot != "" {
 		src = newSourceCache(o.SrcRoot)
 	}
 	helpShown := map[string]bool{}
-	for i, b := range active {
-		p := lookupPattern(o.Patterns, b.Pattern)
-		v := r.Violations[b.Instances[0]]
-		hb := htmlBug{
-			Bug:      b,
-			Anchor:   b.ID,
-			Source:   p.Source,
-			Help:     p.Help,
-			HelpOpen: !helpShown[b.Pattern],
-			VarList:  strings.Join(b.Vars, ", "),
-			Reached:  reachedLines(r, b),
-			Example:  v,
-			Diagram:  layoutSwimlane(v),
-			Marker:   fmt.Sprintf("arrow-%d", i+1),
+	n := 0 // bugs laid out so far
+	for _, g := range groups {
+		hg := htmlGroup{Group: g, Heading: GroupHeading(g), VarList: strings.Join(g.Vars, ", ")}
+		if g.LocalFunc != "" {
+			hg.Local = funcList(strings.Split(g.LocalFunc, ", "))
 		}
-		if isFinding(r, b) {
-			hb.Finding = &hb.Example
-			hb.Source, hb.Help = "", ""
-			if a := r.AnalysisOf(b.Analysis); a != nil {
-				for _, k := range a.Kinds {
-					if k.ID == b.Pattern {
-						hb.Help = k.Help
-					}
+		if len(g.RemoteFuncs) > 0 {
+			hg.Remote = funcList(g.RemoteFuncs)
+		}
+		for i, b := range g.Members {
+			n++
+			hb := htmlBugOf(r, b, o, n, !helpShown[b.Pattern], src)
+			helpShown[b.Pattern] = true
+			if i < FirstShown || o.Expand {
+				hg.Shown = append(hg.Shown, hb)
+			} else {
+				hg.Rest = append(hg.Rest, hb)
+			}
+		}
+		page.Groups = append(page.Groups, hg)
+	}
+	return tmpl.Execute(w, page)
+}
+
+// htmlBugOf lays out the n-th bug of the page.
+func htmlBugOf(r *bugs.Report, b bugs.Bug, o Options, n int, helpOpen bool, src *sourceCache) htmlBug {
+	p := lookupPattern(o.Patterns, b.Pattern)
+	v := r.Violations[b.Instances[0]]
+	hb := htmlBug{
+		Bug:      b,
+		Anchor:   b.ID,
+		Source:   p.Source,
+		Help:     p.Help,
+		HelpOpen: helpOpen,
+		VarList:  strings.Join(b.Vars, ", "),
+		Reached:  reachedLines(r, b),
+		Example:  v,
+		Diagram:  layoutSwimlane(v),
+		Marker:   fmt.Sprintf("arrow-%d", n),
+	}
+	if isFinding(r, b) {
+		hb.Finding = &hb.Example
+		hb.Source, hb.Help = "", ""
+		if a := r.AnalysisOf(b.Analysis); a != nil {
+			for _, k := range a.Kinds {
+				if k.ID == b.Pattern {
+					hb.Help = k.Help
 				}
 			}
 		}
-		helpShown[b.Pattern] = true
-		for _, l := range b.Locations {
-			s := l.String()
-			if l.Func != "" {
-				s += " (" + l.Func + ")"
-			}
-			if !containsString(hb.Where, s) {
-				hb.Where = append(hb.Where, s)
-			}
-		}
-		for _, k := range b.Instances {
-			iv := r.Violations[k]
-			var tl []string
-			for _, a := range iv.Accesses {
-				tl = append(tl, fmt.Sprint(a.TraceLine))
-			}
-			hb.Instances = append(hb.Instances, htmlInstance{
-				Var: iv.Var, Local: iv.Local.Handle, Remote: iv.Remote.Handle,
-				Claim: iv.Claim, Engine: iv.Engine, TraceLines: strings.Join(tl, ", "),
-			})
-		}
-		if src != nil {
-			hb.Snippets = src.snippets(v, o.Context)
-		}
-		page.Bugs = append(page.Bugs, hb)
 	}
-	return tmpl.Execute(w, page)
+	for _, k := range b.Instances {
+		iv := r.Violations[k]
+		var tl []string
+		for _, a := range iv.Accesses {
+			tl = append(tl, fmt.Sprint(a.TraceLine))
+		}
+		hb.Instances = append(hb.Instances, htmlInstance{
+			Var: iv.Var, Local: iv.Local.Handle, Remote: iv.Remote.Handle,
+			Claim: iv.Claim, Engine: iv.Engine, TraceLines: strings.Join(tl, ", "),
+		})
+	}
+	if src != nil {
+		hb.Snippets = src.snippets(v, o.Context)
+	}
+	return hb
 }
 
 // reachedLines lists, in b.Vars order, "var first reached as path" for the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
@@ -18,9 +19,12 @@ import (
 // SARIF 2.1.0 schema with errata 01.
 const SARIFSchemaURI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
-// FingerprintKey is the partialFingerprints key holding a bug's stable id,
-// which lets code-scanning services track a bug across runs.
-const FingerprintKey = "mcpredictBugId/v1"
+// FingerprintKey is the partialFingerprints key holding a group's stable
+// id (bugs.GroupID), which lets code-scanning services track a problem
+// across runs. Versions that wrote one result per bug used the key
+// "mcpredictBugId/v1" with the bug's id (docs/formats.md says how their
+// alerts map to groups).
+const FingerprintKey = "mcpredictGroupId/v1"
 
 // srcRootBase is the uriBaseId of relative source paths.
 const srcRootBase = "SRCROOT"
@@ -38,15 +42,22 @@ type Options struct {
 	// Context is the number of source lines shown around each location in
 	// HTML snippets; 0 means 2.
 	Context int
+	// Expand shows every bug of a group in HTML, not only the first
+	// FirstShown with the others behind a disclosure (SARIF has one
+	// result per group either way).
+	Expand bool
 }
 
 // WriteSARIF writes the report as a SARIF 2.1.0 log with one run: one rule
-// per pattern checked, one result per bug. A result's locations are the
-// accesses of one instance in interleaving order, and its code flow has one
-// thread flow per thread (local first) whose locations are that thread's
-// steps, executionOrder numbering the steps of the whole interleaving.
-// Suppressed bugs are results with an external suppression; after a
-// baseline, every result has baselineState "new".
+// per analysis, one result per group of bugs (bugs.Groups), so that a
+// code-scanning service shows one alert per problem. A result's locations
+// are the accesses of one instance of the group's first bug, in
+// interleaving order, its related locations the source lines of all its
+// bugs, and its code flow has one thread flow per thread (local first)
+// whose locations are that thread's steps, executionOrder numbering the
+// steps of the whole interleaving. A group whose bugs are all suppressed is
+// a result with an external suppression; after a baseline, every result
+// has baselineState "new".
 func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 	log := sarif.NewReport()
 	log.Schema = SARIFSchemaURI
@@ -72,50 +83,27 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 		}
 	}
 
-	// Rules: the patterns checked, in order, then any other the bugs name.
+	// Rules: the analyses that ran and can report, in order, then those
+	// that only the bugs name.
+	groups := bugs.Groups(r.Bugs)
 	ruleIndex := map[string]int{}
-	addRule := func(id string) {
-		if _, ok := ruleIndex[id]; ok {
-			return
+	addRule := func(a bugs.AnalysisRun) {
+		if _, ok := ruleIndex[a.Name]; !ok {
+			ruleIndex[a.Name] = len(driver.Rules)
+			driver.Rules = append(driver.Rules, analysisRule(a, o.Patterns))
 		}
-		ruleIndex[id] = len(driver.Rules)
-		driver.Rules = append(driver.Rules, sarifRule(lookupPattern(o.Patterns, id)))
 	}
-	for _, id := range r.Stats.Patterns {
-		addRule(id)
-	}
-	for _, b := range r.Bugs {
-		if isFinding(r, b) {
-			continue
-		}
-		addRule(b.Pattern)
-	}
-	// Analyses that are not model-checked: one rule per analysis and kind,
-	// "deadlock/DL". (The kinds of model-checked ones are the patterns.)
 	for _, a := range r.Analyses {
-		if a.ModelChecked {
-			continue
-		}
-		for _, k := range a.Kinds {
-			id := a.Name + "/" + k.ID
-			if _, ok := ruleIndex[id]; !ok {
-				ruleIndex[id] = len(driver.Rules)
-				driver.Rules = append(driver.Rules, findingRule(a, k))
-			}
+		if len(a.Kinds) > 0 {
+			addRule(a)
 		}
 	}
-
-	for _, b := range r.Bugs {
-		if isFinding(r, b) {
-			id := b.Analysis + "/" + b.Pattern
-			if _, ok := ruleIndex[id]; !ok {
-				ruleIndex[id] = len(driver.Rules)
-				driver.Rules = append(driver.Rules, findingRule(bugs.AnalysisRun{Name: b.Analysis}, bugs.FindingKind{ID: b.Pattern, Name: b.PatternName}))
-			}
-			run.AddResult(findingResult(r, b, id, ruleIndex[id]))
-			continue
-		}
-		run.AddResult(sarifResult(r, b, ruleIndex[b.Pattern]))
+	for _, g := range groups {
+		addRule(ruleAnalysis(r, g.Analysis))
+	}
+	for _, g := range groups {
+		id := ruleAnalysis(r, g.Analysis).Name
+		run.AddResult(groupResult(r, g, id, ruleIndex[id]))
 	}
 
 	inv := sarif.NewInvocation()
@@ -171,31 +159,110 @@ func lookupPattern(pats []ltl.Pattern, id string) ltl.Pattern {
 	return ltl.Pattern{ID: id, Name: "user pattern", Help: "A pattern given by the user (its definition is not in this report)."}
 }
 
-func sarifRule(p ltl.Pattern) *sarif.ReportingDescriptor {
-	rule := sarif.NewRule(p.ID)
-	rule.Name = ptr(ruleName(p.Name))
-	short := p.Name
-	if p.Source != "" {
-		short += " (" + p.Source + ")"
+// unnamedRule is the rule of the bugs of a report that names no analysis
+// (package predict run alone, or a report written before analyses were
+// named): they are instances of the patterns checked.
+const unnamedRule = "mcpredict"
+
+// ruleAnalysis is the analysis whose rule a group of bugs of the named
+// analysis has: the report's description of it, or one made of the kinds
+// of its bugs (and of the patterns checked, for bugs of no analysis).
+func ruleAnalysis(r *bugs.Report, name string) bugs.AnalysisRun {
+	if a := r.AnalysisOf(name); a != nil && len(a.Kinds) > 0 {
+		return *a
 	}
+	a := bugs.AnalysisRun{Name: name}
+	var ids []string
+	if name == "" {
+		a.Name, a.ModelChecked = unnamedRule, true
+		a.Doc = "atomicity violations: unserializable access patterns of a shared variable and a thread pair"
+		ids = slices.Clone(r.Stats.Patterns)
+	}
+	for _, b := range r.Bugs {
+		if b.Analysis == name && !slices.Contains(ids, b.Pattern) {
+			ids = append(ids, b.Pattern)
+			if name != "" {
+				a.Kinds = append(a.Kinds, bugs.FindingKind{ID: b.Pattern, Name: b.PatternName})
+			}
+		}
+	}
+	if name == "" {
+		for _, id := range ids {
+			a.Kinds = append(a.Kinds, bugs.FindingKind{ID: id})
+		}
+	}
+	return a
+}
+
+// analysisRule is the SARIF rule of an analysis: its doc as description,
+// and as help the explanation of each kind of finding it reports (with
+// the pattern's definition for a model-checked analysis) and the paper
+// its method comes from.
+func analysisRule(a bugs.AnalysisRun, pats []ltl.Pattern) *sarif.ReportingDescriptor {
+	rule := sarif.NewRule(a.Name)
+	short, _, _ := strings.Cut(a.Doc, ":")
+	if short == "" {
+		short = a.Name
+	}
+	rule.Name = ptr(ruleName(short))
 	rule.ShortDescription = sarif.NewMultiformatMessageString().WithText(short)
-	rule.FullDescription = sarif.NewMultiformatMessageString().WithText(p.Help)
-	help := p.Help
-	md := p.Help
-	if p.Source != "" {
-		help += "\n\nPattern: " + p.Source + " (1 = the local thread, whose region should be atomic; 2 = the remote thread; R read, W write, A any access; * zero or more, + one or more)."
-		md += "\n\nPattern: `" + p.Source + "` (1 = the local thread, whose region should be atomic; 2 = the remote thread; R read, W write, A any access; `*` zero or more, `+` one or more)."
+	full := a.Doc
+	if a.Paper != "" {
+		full += ". Method: " + a.Paper + "."
 	}
-	rule.Help = sarif.NewMultiformatMessageString().WithText(help).WithMarkdown(md)
+	if full == "" {
+		full = a.Name
+	}
+	rule.FullDescription = sarif.NewMultiformatMessageString().WithText(full)
+	var text, md []string
+	for _, k := range a.Kinds {
+		name, help, source := k.Name, k.Help, ""
+		if a.ModelChecked {
+			p := lookupPattern(pats, k.ID)
+			source = p.Source
+			if name == "" {
+				name = p.Name
+			}
+			if help == "" {
+				help = p.Help
+			}
+		}
+		if help == "" {
+			help = name
+		}
+		if source != "" {
+			text = append(text, fmt.Sprintf("%s %s (%s): %s", k.ID, name, source, help))
+			md = append(md, fmt.Sprintf("**%s %s** (`%s`): %s", k.ID, name, source, help))
+		} else {
+			text = append(text, fmt.Sprintf("%s %s: %s", k.ID, name, help))
+			md = append(md, fmt.Sprintf("**%s %s**: %s", k.ID, name, help))
+		}
+	}
+	if a.ModelChecked {
+		const legend = "In a pattern, 1 is the local thread, whose region should be atomic, and 2 the remote thread; R read, W write, A any access; %s zero or more, %s one or more."
+		text = append(text, fmt.Sprintf(legend, "*", "+"))
+		md = append(md, fmt.Sprintf(legend, "`*`", "`+`"))
+	}
+	if a.Paper != "" {
+		text = append(text, "Method: "+a.Paper+".")
+		md = append(md, "Method: "+a.Paper+".")
+	}
+	rule.Help = sarif.NewMultiformatMessageString().WithText(strings.Join(text, "\n\n")).WithMarkdown(strings.Join(md, "\n\n"))
 	cfg := sarif.NewReportingConfiguration()
 	cfg.Level = sarif.LevelWarning
 	rule.DefaultConfiguration = cfg
 	props := sarif.NewPropertyBag()
 	props.AddTag("concurrency")
-	props.AddTag("atomicity-violation")
-	if p.Source != "" {
-		props.Add("pattern", p.Source)
+	props.AddTag(a.Name)
+	if a.ModelChecked {
+		props.AddTag("atomicity-violation")
 	}
+	props.Add("analysis", a.Name)
+	kinds := make([]string, len(a.Kinds))
+	for i, k := range a.Kinds {
+		kinds[i] = k.ID
+	}
+	props.Add("kinds", kinds)
 	rule.Properties = props
 	return rule
 }
@@ -213,10 +280,10 @@ func ruleName(name string) string {
 }
 
 // reachedOf returns the paths through which the program first reached
-// b's variables, by variable (report Reached), or nil.
-func reachedOf(r *bugs.Report, b bugs.Bug) map[string]string {
+// the variables, by variable (report Reached), or nil.
+func reachedOf(r *bugs.Report, vars []string) map[string]string {
 	var m map[string]string
-	for _, name := range b.Vars {
+	for _, name := range vars {
 		if p, ok := r.Reached[name]; ok {
 			if m == nil {
 				m = map[string]string{}
@@ -227,13 +294,162 @@ func reachedOf(r *bugs.Report, b bugs.Bug) map[string]string {
 	return m
 }
 
-func sarifResult(r *bugs.Report, b bugs.Bug, ruleIndex int) *sarif.Result {
-	v := r.Violations[b.Instances[0]]
-	res := sarif.NewRuleResult(b.Pattern).WithRuleIndex(ruleIndex)
+// groupResult is the SARIF result of a group: its active bugs (all of
+// them when every one is suppressed), the first of which is the example
+// whose instance gives the locations and the code flow.
+func groupResult(r *bugs.Report, g bugs.Group, ruleID string, ruleIndex int) *sarif.Result {
+	members := make([]bugs.Bug, 0, len(g.Members))
+	for _, b := range g.Members {
+		if !b.Suppressed {
+			members = append(members, b)
+		}
+	}
+	suppressed := len(members) == 0
+	if suppressed {
+		members = g.Members
+	}
+	ex := members[0]
+	v := r.Violations[ex.Instances[0]]
+	res := sarif.NewRuleResult(ruleID).WithRuleIndex(ruleIndex)
 	res.Level = sarif.LevelWarning
-	res.Message = sarif.NewTextMessage(resultMessage(b, v))
-	res.PartialFingerprints = map[string]string{FingerprintKey: b.ID}
-	res.OccurrenceCount = ptr(b.Count)
+	if isFinding(r, ex) {
+		findingEvidence(res, ex, v)
+	} else {
+		patternEvidence(res, v)
+	}
+	res.Message = sarif.NewTextMessage(groupMessage(r, g, members))
+	res.PartialFingerprints = map[string]string{FingerprintKey: g.ID}
+	instances := 0
+	ids := make([]string, len(members))
+	patterns := map[string]int{}
+	confirmed := false
+	for i, b := range members {
+		instances += b.Count
+		ids[i] = b.ID
+		patterns[b.Pattern]++
+		confirmed = confirmed || b.Confirmed
+	}
+	res.OccurrenceCount = ptr(instances)
+	res.RelatedLocations = relatedLocations(members, len(res.Locations)+1)
+
+	props := sarif.NewPropertyBag()
+	props.Add("groupId", g.ID)
+	if g.Analysis != "" {
+		props.Add("analysis", g.Analysis)
+	}
+	props.Add("variables", g.Vars)
+	if g.LocalFunc != "" {
+		props.Add("localFunction", g.LocalFunc)
+	}
+	if len(g.RemoteFuncs) > 0 {
+		props.Add("remoteFunctions", g.RemoteFuncs)
+	}
+	props.Add("patterns", patterns)
+	props.Add("bugIds", ids)
+	props.Add("bugs", len(members))
+	props.Add("instances", instances)
+	if reached := reachedOf(r, g.Vars); len(reached) > 0 {
+		props.Add("reachedAs", reached)
+	}
+	if confirmed {
+		props.Add("confirmedBySpin", true)
+	}
+	if ex.Occurred {
+		props.Add("occurred", true)
+	}
+	if n := g.Suppressed; n > 0 && !suppressed {
+		props.Add("suppressedBugs", n)
+	}
+	res.Properties = props
+	if suppressed {
+		s := sarif.NewSuppression()
+		s.Kind = ptr("external")
+		s.Status = ptr("accepted")
+		s.Justification = ptr("matched a rule of the --suppressions file")
+		res.Suppressions = append(res.Suppressions, s)
+	}
+	if r.Baseline != "" {
+		res.BaselineState = ptr("new")
+	}
+	return res
+}
+
+// groupMessage is the message of a group's result: its bug's alone, or
+// the group's heading, its patterns and its first bug's as an example.
+func groupMessage(r *bugs.Report, g bugs.Group, members []bugs.Bug) string {
+	ex := members[0]
+	v := r.Violations[ex.Instances[0]]
+	msg := resultMessage(ex, v)
+	if isFinding(r, ex) {
+		msg = findingMessage(ex, v)
+	}
+	if len(members) == 1 {
+		return msg
+	}
+	sub := g
+	sub.Members = members
+	if len(members) != len(g.Members) {
+		sub = bugs.Groups(members)[0]
+	}
+	return fmt.Sprintf("%s: %s; for example %s", GroupHeading(sub), GroupPatterns(sub), msg)
+}
+
+// relatedLocations are the distinct source lines of the bugs' locations,
+// in order of first appearance, numbered from id: each says what the bugs
+// do there ("local Read, remote Write of x in f() (P3)").
+func relatedLocations(bs []bugs.Bug, id int) []*sarif.Location {
+	type site struct {
+		loc            bugs.Location
+		what, patterns []string
+		funcs, vars    []string
+	}
+	var order []string
+	sites := map[string]*site{}
+	for _, b := range bs {
+		for _, l := range b.Locations {
+			key := l.String()
+			s := sites[key]
+			if s == nil {
+				s = &site{loc: l}
+				sites[key] = s
+				order = append(order, key)
+			}
+			addUnique(&s.what, l.Role+" "+l.Action)
+			addUnique(&s.patterns, b.Pattern)
+			if l.Func != "" {
+				addUnique(&s.funcs, l.Func)
+			}
+			for _, v := range b.Vars {
+				addUnique(&s.vars, v)
+			}
+		}
+	}
+	out := make([]*sarif.Location, 0, len(order))
+	for i, key := range order {
+		s := sites[key]
+		msg := strings.Join(s.what, ", ") + " of " + strings.Join(s.vars, ", ")
+		if len(s.funcs) > 0 {
+			msg += " in " + funcList(s.funcs)
+		}
+		msg += " (" + strings.Join(s.patterns, ", ") + ")"
+		loc := sarifLocation(bugs.Access{File: s.loc.File, Line: s.loc.Line}, msg)
+		loc.ID = id + i
+		out = append(out, loc)
+	}
+	return out
+}
+
+// addUnique appends s to *list unless it has it.
+func addUnique(list *[]string, s string) {
+	if !slices.Contains(*list, s) {
+		*list = append(*list, s)
+	}
+}
+
+// patternEvidence sets the locations of a result to the accesses of the
+// pattern instance v, in interleaving order, and its code flow to one
+// thread flow per thread of v (local first).
+func patternEvidence(res *sarif.Result, v bugs.Violation) {
 	for i, a := range v.Accesses {
 		loc := sarifLocation(a, fmt.Sprintf("%s thread %s %s %s", a.Role, a.Handle, strings.ToLower(a.Action), v.Var))
 		loc.ID = i + 1
@@ -272,33 +488,6 @@ func sarifResult(r *bugs.Report, b bugs.Bug, ruleIndex int) *sarif.Result {
 		flow.ThreadFlows = append(flow.ThreadFlows, tf)
 	}
 	res.CodeFlows = append(res.CodeFlows, flow)
-
-	props := sarif.NewPropertyBag()
-	props.Add("bugId", b.ID)
-	if b.Analysis != "" {
-		props.Add("analysis", b.Analysis)
-	}
-	props.Add("variables", b.Vars)
-	if reached := reachedOf(r, b); len(reached) > 0 {
-		props.Add("reachedAs", reached)
-	}
-	props.Add("instances", b.Count)
-	props.Add("patternName", b.PatternName)
-	if b.Confirmed {
-		props.Add("confirmedBySpin", true)
-	}
-	res.Properties = props
-	if b.Suppressed {
-		s := sarif.NewSuppression()
-		s.Kind = ptr("external")
-		s.Status = ptr("accepted")
-		s.Justification = ptr("matched a rule of the --suppressions file")
-		res.Suppressions = append(res.Suppressions, s)
-	}
-	if r.Baseline != "" {
-		res.BaselineState = ptr("new")
-	}
-	return res
 }
 
 // resultMessage is the one-line description of a bug, e.g. "lost update

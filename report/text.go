@@ -14,52 +14,118 @@ import (
 type TextOptions struct {
 	// Color marks up the text with ANSI escape sequences, for a terminal.
 	Color bool
+	// Expand shows every bug of a group, not only the first FirstShown.
+	Expand bool
 }
+
+// FirstShown is the number of bugs of a group that the text and HTML
+// reports show in full unless expanded; they say how many more there are.
+const FirstShown = 3
 
 // WriteText writes the human-readable report without color.
 func WriteText(w io.Writer, r *bugs.Report) error {
 	return WriteTextOptions(w, r, TextOptions{})
 }
 
-// WriteTextOptions writes the human-readable report: the active bugs grouped
-// by the source file of their first location, each with the interleaving of
-// one instance in two columns (local thread left, remote thread right), then
-// a summary. Warnings are not part of it: they are diagnostics, which the
-// caller shows where it shows diagnostics.
+// WriteTextOptions writes the human-readable report: the groups of the
+// active bugs (bugs.Groups) under the source file of their first bug's
+// first location; a group of several bugs has a heading (its id, variables,
+// functions and the number of bugs of each pattern), then its first
+// FirstShown bugs (all with o.Expand) and the number of the others. Each
+// bug has the interleaving of one instance in two columns (local thread
+// left, remote thread right). A summary ends the report. Warnings are not
+// part of it: they are diagnostics, which the caller shows where it shows
+// diagnostics.
 func WriteTextOptions(w io.Writer, r *bugs.Report, o TextOptions) error {
 	ew := &errWriter{w: w}
 	st := styler(o.Color)
 	active := r.Active()
-	byFile := map[string][]bugs.Bug{}
+	groups := bugs.Groups(active)
+	byFile := map[string][]bugs.Group{}
 	var files []string
-	for _, b := range active {
+	for _, g := range groups {
 		f := "?"
-		if len(b.Locations) > 0 && b.Locations[0].File != "" {
+		if b := g.Members[0]; len(b.Locations) > 0 && b.Locations[0].File != "" {
 			f = b.Locations[0].File
 		}
 		if _, ok := byFile[f]; !ok {
 			files = append(files, f)
 		}
-		byFile[f] = append(byFile[f], b)
+		byFile[f] = append(byFile[f], g)
 	}
 	sort.Strings(files)
 	for _, f := range files {
 		ew.printf("%s\n", st(styleFile, f))
-		for _, b := range byFile[f] {
-			writeTextBug(ew, st, r, b)
+		for _, g := range byFile[f] {
+			writeTextGroup(ew, st, r, g, o.Expand)
 		}
 		ew.printf("\n")
 	}
-	writeTextSummary(ew, r, len(active))
+	writeTextSummary(ew, r, len(active), len(groups))
 	return ew.err
 }
 
-func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, b bugs.Bug) {
-	if isFinding(r, b) {
-		writeTextFinding(ew, st, b, r.Violations[b.Instances[0]])
+// writeTextGroup writes a group: a bug alone, or the group's heading and
+// its first bugs, indented under it.
+func writeTextGroup(ew *errWriter, st func(style, string) string, r *bugs.Report, g bugs.Group, expand bool) {
+	if len(g.Members) == 1 {
+		writeTextBug(ew, st, r, g.Members[0], "  ")
 		return
 	}
-	ew.printf("  %s  %s on %s", st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
+	ew.printf("  %s  %s\n", st(styleID, g.ID), GroupHeading(g))
+	ew.printf("    %s", st(stylePattern, GroupPatterns(g)))
+	if len(g.RemoteFuncs) > 0 {
+		ew.printf("; remote accesses in %s", funcList(g.RemoteFuncs))
+	}
+	ew.printf("\n")
+	shown := g.Members
+	if !expand && len(shown) > FirstShown {
+		shown = shown[:FirstShown]
+	}
+	for _, b := range shown {
+		writeTextBug(ew, st, r, b, "    ")
+	}
+	if n := len(g.Members) - len(shown); n > 0 {
+		ew.printf("    … and %d more %s in this group (--expand to list them)\n", n, plural(n, "bug", "bugs"))
+	}
+}
+
+// GroupHeading describes a group of bugs in one line, e.g. "300 bugs on
+// counter, local thread in bump() (mcpatom, 900 instances)".
+func GroupHeading(g bugs.Group) string {
+	s := fmt.Sprintf("%d %s on %s", len(g.Members), plural(len(g.Members), "bug", "bugs"), strings.Join(g.Vars, ", "))
+	if g.LocalFunc != "" {
+		s += ", local thread in " + funcList(strings.Split(g.LocalFunc, ", "))
+	}
+	n := fmt.Sprintf("%d %s", g.Instances, plural(g.Instances, "instance", "instances"))
+	if g.Analysis != "" {
+		n = g.Analysis + ", " + n
+	}
+	return s + " (" + n + ")"
+}
+
+// GroupPatterns lists the patterns of a group with their numbers of bugs,
+// e.g. "P2 stale read after local write: 100, P3 lost update: 100".
+func GroupPatterns(g bugs.Group) string {
+	parts := make([]string, len(g.Patterns))
+	for i, p := range g.Patterns {
+		parts[i] = fmt.Sprintf("%s %s: %d", p.Pattern, p.PatternName, p.Bugs)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// funcList is "f(), g()".
+func funcList(fs []string) string {
+	return strings.Join(fs, "(), ") + "()"
+}
+
+// writeTextBug writes one bug, its first line indented by in.
+func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, b bugs.Bug, in string) {
+	if isFinding(r, b) {
+		writeTextFinding(ew, st, b, r.Violations[b.Instances[0]], in)
+		return
+	}
+	ew.printf("%s%s  %s on %s", in, st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
 	confirmed := ""
 	if b.Confirmed {
 		confirmed = ", confirmed by Spin"
@@ -71,7 +137,7 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, 
 	}
 	for _, name := range b.Vars {
 		if p, ok := r.Reached[name]; ok {
-			ew.printf("      %s first reached as %s\n", name, p)
+			ew.printf("%s    %s first reached as %s\n", in, name, p)
 		}
 	}
 	v := r.Violations[b.Instances[0]]
@@ -103,23 +169,23 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, 
 		}
 	}
 	width += 4
-	ew.printf("    %s%s%s\n", st(styleThread, left), strings.Repeat(" ", width-len(left)), st(styleThread, right))
+	ew.printf("%s  %s%s%s\n", in, st(styleThread, left), strings.Repeat(" ", width-len(left)), st(styleThread, right))
 	for _, a := range v.Accesses {
 		action, rest := cell(a)
 		styled := st(actionStyle(a.Action), action) + rest
 		if a.Role == "local" {
-			ew.printf("    %s\n", styled)
+			ew.printf("%s  %s\n", in, styled)
 		} else {
-			ew.printf("    %s%s\n", strings.Repeat(" ", width), styled)
+			ew.printf("%s  %s%s\n", in, strings.Repeat(" ", width), styled)
 		}
 	}
 }
 
 // writeTextFinding writes a bug of an analysis whose findings involve any
 // number of threads (a deadlock cycle): its message, then each thread's
-// events, in the order of Threads.
-func writeTextFinding(ew *errWriter, st func(style, string) string, b bugs.Bug, v bugs.Violation) {
-	ew.printf("  %s  %s on %s", st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
+// events, in the order of Threads; its first line indented by in.
+func writeTextFinding(ew *errWriter, st func(style, string) string, b bugs.Bug, v bugs.Violation, in string) {
+	ew.printf("%s%s  %s on %s", in, st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
 	n := fmt.Sprintf("%d instances", b.Count)
 	if b.Count == 1 {
 		n = "1 instance"
@@ -129,14 +195,14 @@ func writeTextFinding(ew *errWriter, st func(style, string) string, b bugs.Bug, 
 	}
 	ew.printf(" (%s)\n", n)
 	if v.Message != "" {
-		ew.printf("    %s\n", v.Message)
+		ew.printf("%s  %s\n", in, v.Message)
 	}
 	width := 0
 	for _, a := range v.Accesses {
 		width = max(width, len(a.Role))
 	}
 	for _, t := range v.Threads {
-		ew.printf("    %s\n", st(styleThread, "thread "+t.Handle))
+		ew.printf("%s  %s\n", in, st(styleThread, "thread "+t.Handle))
 		for _, a := range v.Accesses {
 			if a.Thread != t.ID {
 				continue
@@ -145,7 +211,7 @@ func writeTextFinding(ew *errWriter, st func(style, string) string, b bugs.Bug, 
 			if a.Func != "" {
 				rest += " " + a.Func + "()"
 			}
-			ew.printf("      %-*s %s %s%s\n", width, a.Role, st(actionStyle(a.Action), a.Action), a.Object, rest)
+			ew.printf("%s    %-*s %s %s%s\n", in, width, a.Role, st(actionStyle(a.Action), a.Action), a.Object, rest)
 		}
 	}
 }
@@ -175,7 +241,7 @@ func laneHeader(handle, role, fn string) string {
 	return h
 }
 
-func writeTextSummary(ew *errWriter, r *bugs.Report, active int) {
+func writeTextSummary(ew *errWriter, r *bugs.Report, active, groups int) {
 	s := r.Stats
 	ew.printf("%s: %d events, %d threads, %d shared %s, %d %s, %d claims",
 		r.Trace, s.Events, s.Threads, s.SharedVars, plural(s.SharedVars, "variable", "variables"),
@@ -242,8 +308,8 @@ func writeTextSummary(ew *errWriter, r *bugs.Report, active int) {
 		for _, b := range r.Active() {
 			instances += b.Count
 		}
-		ew.printf("%d %s%s predicted from %d violation %s", active, newWord, plural(active, "bug", "bugs"),
-			instances, plural(instances, "instance", "instances"))
+		ew.printf("%d %s%s in %d %s predicted from %d violation %s", active, newWord, plural(active, "bug", "bugs"),
+			groups, plural(groups, "group", "groups"), instances, plural(instances, "instance", "instances"))
 	}
 	if active > 0 && s.Confirmed > 0 {
 		ew.printf(", %d confirmed by Spin", min(s.Confirmed, active))

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ z.c
     Read  z.c:2
 
 t.csv: 10 events, 2 threads, 2 shared variables, 2 models, 20 claims
-2 bugs predicted from 4 violation instances
+2 bugs in 2 groups predicted from 4 violation instances
 `
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
@@ -81,7 +82,7 @@ func TestWriteTextSummary(t *testing.T) {
 		{"suppressed", func(r *bugs.Report) {
 			r.Bugs[0].Suppressed = true
 			r.Stats.Suppressed = 1
-		}, "1 bug predicted from 3 violation instances, 1 suppressed\n"},
+		}, "1 bug in 1 group predicted from 3 violation instances, 1 suppressed\n"},
 		{"baseline", func(r *bugs.Report) {
 			r.Bugs = r.Bugs[:0]
 			r.Baseline, r.Stats.Baseline = "base.json", 2
@@ -106,11 +107,18 @@ func TestWriteTextSummary(t *testing.T) {
 }
 
 func TestWriteTextColor(t *testing.T) {
+	for _, r := range []*bugs.Report{textReport(), groupedReport(5)} {
+		testWriteTextColor(t, r)
+	}
+}
+
+func testWriteTextColor(t *testing.T, r *bugs.Report) {
+	t.Helper()
 	var plain, color strings.Builder
-	if err := WriteTextOptions(&plain, textReport(), TextOptions{}); err != nil {
+	if err := WriteTextOptions(&plain, r, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteTextOptions(&color, textReport(), TextOptions{Color: true}); err != nil {
+	if err := WriteTextOptions(&color, r, TextOptions{Color: true}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(plain.String(), "\x1b[") {
@@ -128,5 +136,111 @@ func TestWriteTextColor(t *testing.T) {
 	}
 	if stripped != plain.String() {
 		t.Errorf("colored text differs from plain text beyond escapes:\n%s\nvs\n%s", stripped, plain.String())
+	}
+}
+
+// groupedReport has one group of n bugs: the lost update of x at line
+// 10+i of bump, for i < n, and one P1 bug of x in bump too.
+func groupedReport(n int) *bugs.Report {
+	r := &bugs.Report{Schema: bugs.SchemaVersion, Trace: "t.csv",
+		Stats: bugs.Stats{Events: 100, Threads: 3, SharedVars: 1, Models: 3, Claims: 30}}
+	add := func(id, pattern, name string, line int) {
+		v := bugs.Violation{
+			Var: "x", Local: tracemodel.ThreadRef{ID: 1, Handle: "T1"}, Remote: tracemodel.ThreadRef{ID: 2, Handle: "T2"},
+			Pattern: pattern, PatternName: name, BugID: id, Analysis: "mcpatom",
+			Accesses: []bugs.Access{
+				{Handle: "T1", Role: "local", Action: "Read", File: "c.c", Line: line, Func: "bump"},
+				{Handle: "T2", Role: "remote", Action: "Write", File: "c.c", Line: 50, Func: "bump"},
+				{Handle: "T1", Role: "local", Action: "Write", File: "c.c", Line: line, Func: "bump"},
+			},
+		}
+		r.Violations = append(r.Violations, v)
+		r.Bugs = append(r.Bugs, bugs.Bug{ID: id, Pattern: pattern, PatternName: name, Vars: []string{"x"}, Count: 1,
+			Instances: []int{len(r.Violations) - 1}, Analysis: "mcpatom",
+			Locations: bugs.LocationsOf(v.Accesses)})
+	}
+	add("AV-p1", "P1", "unrepeatable read", 9)
+	for i := 0; i < n; i++ {
+		add(fmt.Sprintf("AV-%02d", i), "P3", "lost update", 10+i)
+	}
+	return r
+}
+
+func TestWriteTextGroup(t *testing.T) {
+	tests := []struct {
+		name   string
+		n      int
+		expand bool
+		bugs   int    // bug headings shown
+		more   string // the line about the others, "" for none
+	}{
+		{"two", 2, false, 3, ""},
+		{"three", 3, false, 3, "    … and 1 more bug in this group (--expand to list them)\n"},
+		{"many", 20, false, 3, "    … and 18 more bugs in this group (--expand to list them)\n"},
+		{"expanded", 20, true, 21, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := WriteTextOptions(&b, groupedReport(tt.n), TextOptions{Expand: tt.expand}); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			g := bugs.Groups(groupedReport(tt.n).Bugs)[0]
+			head := fmt.Sprintf("c.c\n  %s  %d bugs on x, local thread in bump() (mcpatom, %d instances)\n"+
+				"    P1 unrepeatable read: 1, P3 lost update: %d; remote accesses in bump()\n"+
+				"    AV-p1  P1 unrepeatable read on x (1 instance)\n", g.ID, tt.n+1, tt.n+1, tt.n)
+			if !strings.HasPrefix(out, head) {
+				t.Errorf("got:\n%s\nwant it to start with:\n%s", out, head)
+			}
+			if got := strings.Count(out, "    AV-"); got != tt.bugs {
+				t.Errorf("%d bugs shown, want %d:\n%s", got, tt.bugs, out)
+			}
+			if got := strings.Contains(out, "more bug"); got != (tt.more != "") || !strings.Contains(out, tt.more) {
+				t.Errorf("got:\n%s\nwant the line %q", out, tt.more)
+			}
+			summary := fmt.Sprintf("%d bugs in 1 group predicted from %d violation instances\n", tt.n+1, tt.n+1)
+			if !strings.HasSuffix(out, summary) {
+				t.Errorf("summary: got:\n%s\nwant it to end with %q", out, summary)
+			}
+		})
+	}
+}
+
+// TestWriteHTMLGroup checks the HTML of a group: one summary row, its first
+// FirstShown bugs in view and the others behind a disclosure, or all in
+// view when expanded; a swimlane for every bug either way.
+func TestWriteHTMLGroup(t *testing.T) {
+	for _, expand := range []bool{false, true} {
+		var b strings.Builder
+		if err := WriteHTML(&b, groupedReport(20), Options{Expand: expand}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if n := strings.Count(page, `<a class="mono" href="#GR-`); n != 1 {
+			t.Errorf("expand %v: %d summary rows, want 1", expand, n)
+		}
+		if n := strings.Count(page, `<svg class="swimlane"`); n != 21 {
+			t.Errorf("expand %v: %d diagrams, want 21", expand, n)
+		}
+		if !strings.Contains(page, "21 bugs in 1 group predicted from 21 violation instances.") {
+			t.Errorf("expand %v: no summary of bugs and groups", expand)
+		}
+		before, rest, found := strings.Cut(page, `<details class="more">`)
+		if found == expand {
+			t.Errorf("expand %v: disclosure of the other bugs: %v", expand, found)
+		}
+		if !found {
+			continue
+		}
+		if n := strings.Count(before, `<section class="bug"`); n != FirstShown {
+			t.Errorf("%d bugs before the disclosure, want %d", n, FirstShown)
+		}
+		if n := strings.Count(rest, `<section class="bug"`); n != 21-FirstShown {
+			t.Errorf("%d bugs in the disclosure, want %d", n, 21-FirstShown)
+		}
+		if !strings.Contains(rest, "<summary>… and 18 more bugs in this group</summary>") {
+			t.Errorf("the disclosure does not say how many bugs it has")
+		}
 	}
 }

@@ -57,6 +57,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	token := fs.String("token", "", "bearer token for --server (default $MCPREDICT_TOKEN)")
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often to poll the server for a job's state")
 	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
+	expand := fs.Bool("expand", false, "list every bug of a group in text and html reports (--formats), not only the first "+fmt.Sprint(report.FirstShown))
 	quiet := fs.Bool("q", false, "no progress lines")
 	var inf inputFlags // trace formats (formats.go)
 	inf.register(fs)
@@ -75,7 +76,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "batch", err)
 	}
 	pats, _ := cf.checkPatterns() // checked by selected
-	all := formats(report.Options{Patterns: pats, SrcRoot: *srcRoot}, false)
+	all := formats(report.Options{Patterns: pats, SrcRoot: *srcRoot, Expand: *expand}, false)
 	extra := map[string]service.Renderer{}
 	for _, f := range formatList {
 		r, ok := all[f]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/report"
 )
 
 const diffDescription = `
@@ -17,7 +18,9 @@ lists the new bugs (in NEW, not in BASE), the fixed ones (in BASE, not in
 NEW) and the unchanged ones. A bug id is a hash of the pattern and the source
 locations, so it survives changes of trace line numbers, thread handles and
 addresses. Suppressed bugs of NEW are not compared; every bug of BASE,
-suppressed or not, counts as known.
+suppressed or not, counts as known. Then the groups of bugs (one analysis,
+variables and local function) are compared the same way, by group id: the
+new groups and the fixed ones are listed.
 
 For a CI gate: mcpredict diff main.json branch.json fails when the branch
 adds a bug. mcpredict run --baseline BASE.json does the same filtering in one
@@ -62,10 +65,15 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// writeDiffText lists the three groups, one bug a line, then the counts:
+// writeDiffText lists the new, fixed and unchanged bugs, one a line, then
+// the new and fixed groups of bugs (bugs.Groups), then the counts:
 //
 //	new (1):
 //	  AV-3975107bf35b  P3 lost update on balance  bank.c:11, bank.c:15 (deposit)
+//	...
+//	new groups (0):
+//	fixed groups (0):
+//	1 new, 0 fixed, 1 unchanged; groups: 0 new, 0 fixed, 1 unchanged (base ...)
 func writeDiffText(w io.Writer, d bugs.Diff) error {
 	var b strings.Builder
 	for _, g := range []struct {
@@ -77,7 +85,16 @@ func writeDiffText(w io.Writer, d bugs.Diff) error {
 			fmt.Fprintf(&b, "  %s  %s %s on %s  %s\n", bug.ID, bug.Pattern, bug.PatternName, strings.Join(bug.Vars, ", "), bugWhere(bug))
 		}
 	}
-	fmt.Fprintf(&b, "%s (base %s, new %s)\n", d.Summary(), d.Base, d.New)
+	for _, gs := range []struct {
+		name   string
+		groups []bugs.Group
+	}{{"new groups", d.AddedGroups}, {"fixed groups", d.FixedGroups}} {
+		fmt.Fprintf(&b, "%s (%d):\n", gs.name, len(gs.groups))
+		for _, g := range gs.groups {
+			fmt.Fprintf(&b, "  %s  %s: %s\n", g.ID, report.GroupHeading(g), report.GroupPatterns(g))
+		}
+	}
+	fmt.Fprintf(&b, "%s; %s (base %s, new %s)\n", d.Summary(), d.GroupSummary(), d.Base, d.New)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

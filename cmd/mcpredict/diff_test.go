@@ -169,7 +169,7 @@ func TestOutputSuppressions(t *testing.T) {
 	}{
 		{all, exitOK, "no atomicity violation predicted, 1 suppressed"},
 		{one, exitOK, "no atomicity violation predicted, 1 suppressed"}, // the bug reads at line 11
-		{none, exitViolation, "1 bug predicted from 2 violation instances\n"},
+		{none, exitViolation, "1 bug in 1 group predicted from 2 violation instances\n"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := cli(t, "run", "--engine", "native", "--suppressions", tt.rules, exampleTrace("bank"))
@@ -212,30 +212,47 @@ func TestDiff(t *testing.T) {
 	bank := jsonReportOf(t, "bank")
 	logbuf := jsonReportOf(t, "logbuf")
 	empty := jsonReportOf(t, "condvar-handoff")
+	// The first bug of logbuf's group of three.
+	logbuf1 := filepath.Join(t.TempDir(), "logbuf1.json")
+	rep, err := bugs.ReadJSONFile(logbuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Bugs = rep.Bugs[:1]
+	f, err := os.Create(logbuf1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bugs.WriteJSON(f, rep); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	tests := []struct {
 		name      string
 		base, cur string
 		code      int
 		summary   string
+		groups    string
 	}{
-		{"same", bank, bank, exitOK, "0 new, 0 fixed, 1 unchanged"},
-		{"new bugs", empty, bank, exitViolation, "1 new, 0 fixed, 0 unchanged"},
-		{"fixed bugs", bank, empty, exitOK, "0 new, 1 fixed, 0 unchanged"},
-		{"different", bank, logbuf, exitViolation, "3 new, 1 fixed, 0 unchanged"},
+		{"same", bank, bank, exitOK, "0 new, 0 fixed, 1 unchanged", "groups: 0 new, 0 fixed, 1 unchanged"},
+		{"new bugs", empty, bank, exitViolation, "1 new, 0 fixed, 0 unchanged", "groups: 1 new, 0 fixed, 0 unchanged"},
+		{"fixed bugs", bank, empty, exitOK, "0 new, 1 fixed, 0 unchanged", "groups: 0 new, 1 fixed, 0 unchanged"},
+		{"different", bank, logbuf, exitViolation, "3 new, 1 fixed, 0 unchanged", "groups: 1 new, 1 fixed, 0 unchanged"},
+		{"new bugs in a known group", logbuf1, logbuf, exitViolation, "2 new, 0 fixed, 1 unchanged", "groups: 0 new, 0 fixed, 1 unchanged"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := cli(t, "diff", tt.base, tt.cur)
-			if code != tt.code || !strings.Contains(stdout, tt.summary) {
-				t.Errorf("exit %d, output:\n%s%s\nwant exit %d and %q", code, stdout, stderr, tt.code, tt.summary)
+			if want := tt.summary + "; " + tt.groups; code != tt.code || !strings.Contains(stdout, want) {
+				t.Errorf("exit %d, output:\n%s%s\nwant exit %d and %q", code, stdout, stderr, tt.code, want)
 			}
 			code, stdout, _ = cli(t, "diff", "--format", "json", tt.base, tt.cur)
 			var d bugs.Diff
 			if err := json.Unmarshal([]byte(stdout), &d); err != nil {
 				t.Fatal(err)
 			}
-			if code != tt.code || d.Schema != bugs.DiffSchemaVersion || d.Summary() != tt.summary {
-				t.Errorf("json: exit %d, schema %q, %s", code, d.Schema, d.Summary())
+			if code != tt.code || d.Schema != bugs.DiffSchemaVersion || d.Summary() != tt.summary || d.GroupSummary() != tt.groups {
+				t.Errorf("json: exit %d, schema %q, %s; %s", code, d.Schema, d.Summary(), d.GroupSummary())
 			}
 		})
 	}
@@ -250,6 +267,8 @@ func TestDiffText(t *testing.T) {
 		"new (1):\n  AV-a251db691057  P4 dirty (intermediate) read on mProcessing  nsEventQueue.cpp:100, nsEventQueue.cpp:102, nsEventQueue.cpp:108, nsEventQueue.cpp:200\n",
 		"fixed (0):\n",
 		"unchanged (0):\n",
+		"new groups (1):\n  GR-",
+		"  1 bug on mProcessing (mcpatom, 1 instance): P4 dirty (intermediate) read: 1\nfixed groups (0):\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)

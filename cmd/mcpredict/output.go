@@ -18,7 +18,7 @@ import (
 type outputFlags struct {
 	format, out, srcRoot, color string
 	baseline, suppressions      string
-	quiet                       bool
+	quiet, expand               bool
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
@@ -29,6 +29,7 @@ func (o *outputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.baseline, "baseline", "", "report only bugs that are not in the JSON report `BASE.json` (counted in the summary)")
 	fs.StringVar(&o.suppressions, "suppressions", "", "suppress the bugs matched by the rules in `FILE` (see docs/formats.md)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar and no warnings on standard error")
+	fs.BoolVar(&o.expand, "expand", false, "list every bug of a group in the text and html reports, not only the first "+fmt.Sprint(report.FirstShown))
 }
 
 // filters are the baseline and suppression rules, loaded before the run so
@@ -124,7 +125,7 @@ func (o *outputFlags) write(stdout io.Writer, rep *bugs.Report, pats []ltl.Patte
 			color, _ = report.UseColor(report.ColorAuto, stdout, os.Getenv)
 		}
 	}
-	render := formats(report.Options{Patterns: pats, SrcRoot: o.srcRoot}, color)[o.format]
+	render := formats(report.Options{Patterns: pats, SrcRoot: o.srcRoot, Expand: o.expand}, color)[o.format]
 	return writeOutput(o.out, stdout, func(w io.Writer) error { return render(w, rep) })
 }
 

@@ -365,11 +365,11 @@ func selectPatterns(ids []string, user []string) ([]ltl.Pattern, error) {
 }
 
 // formats are the report renderers by --format name; o configures sarif
-// and html, color the text.
+// and html (and o.Expand the text), color the text.
 func formats(o report.Options, color bool) map[string]func(io.Writer, *bugs.Report) error {
 	return map[string]func(io.Writer, *bugs.Report) error{
 		"text": func(w io.Writer, r *bugs.Report) error {
-			return report.WriteTextOptions(w, r, report.TextOptions{Color: color})
+			return report.WriteTextOptions(w, r, report.TextOptions{Color: color, Expand: o.Expand})
 		},
 		"json":  bugs.WriteJSON,
 		"sarif": func(w io.Writer, r *bugs.Report) error { return report.WriteSARIF(w, r, o) },

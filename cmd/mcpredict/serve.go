@@ -58,6 +58,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	ackWait := fs.Duration("ack-wait", queue.DefaultAckWait, "with NATS, redeliver an item whose worker is silent this long")
 	tokenFile := fs.String("token-file", "", "read the API bearer token from `FILE` (default $MCPREDICT_TOKEN; none: no auth)")
 	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
+	expand := fs.Bool("expand", false, "list every bug of a group in the text and html reports it serves, not only the first "+fmt.Sprint(report.FirstShown))
 	maxUpload := fs.Int64("max-upload-mb", 256, "largest accepted trace upload, in MiB")
 	bodyIdle := fs.Duration("body-idle-timeout", 30*time.Second, "cut off a request whose body sends nothing for this long (big uploads that keep coming are not limited)")
 	var allow multiFlag
@@ -141,7 +142,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg := service.Config{
 		OpenTrace: openTrace,
-		DataDir:   *data, Resolve: resolve, Analysis: all.Default, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot}, false)), Token: token,
+		DataDir:   *data, Resolve: resolve, Analysis: all.Default, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot, Expand: *expand}, false)), Token: token,
 		MaxUpload: *maxUpload << 20, BodyIdleTimeout: *bodyIdle, MaxTraceBytes: cf.maxTraceBytes, StrictSync: cf.strictSync, AllowPaths: allow, Workers: base.Jobs, Log: log,
 		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}

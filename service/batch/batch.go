@@ -5,7 +5,7 @@
 // An output directory holds:
 //
 //	reports/<key>.json   the report of each trace (plus one file per extra format)
-//	summary.json         per trace: status, events, shared variables, models, bugs, time
+//	summary.json         per trace: status, events, shared variables, models, bugs, groups, time
 //	summary.txt          the same as a table, with the comparison
 //
 // where <key> is the trace's path relative to the directory argument it was
@@ -146,9 +146,11 @@ type Trace struct {
 	SharedVars int           `json:"shared_vars"`
 	Models     int           `json:"models"`
 	Bugs       int           `json:"bugs"`
+	Groups     int           `json:"groups"` // groups of its bugs (bugs.Groups)
 	Violations int           `json:"violations"`
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	BugIDs     []string      `json:"bug_ids,omitempty"`
+	GroupIDs   []string      `json:"group_ids,omitempty"`
 	// Resumed marks a trace finished by an earlier, interrupted run.
 	Resumed bool `json:"resumed,omitempty"`
 }
@@ -166,7 +168,8 @@ type Totals struct {
 	Pending    int           `json:"pending"`
 	Events     int           `json:"events"`
 	Models     int           `json:"models"`
-	Bugs       int           `json:"bugs"` // distinct bug ids over all traces
+	Bugs       int           `json:"bugs"`   // distinct bug ids over all traces
+	Groups     int           `json:"groups"` // distinct group ids over all traces
 	Violations int           `json:"violations"`
 	Elapsed    time.Duration `json:"elapsed_ns"` // wall time of this run
 }
@@ -355,17 +358,21 @@ func checkOne(ctx context.Context, cfg Config, t Trace) Trace {
 	}
 	active := rep.Active()
 	t.Events, t.SharedVars, t.Models = rep.Stats.Events, rep.Stats.SharedVars, rep.Stats.Models
-	t.Bugs, t.Violations = len(active), len(rep.Violations)
-	t.BugIDs = nil
+	groups := bugs.Groups(active)
+	t.Bugs, t.Groups, t.Violations = len(active), len(groups), len(rep.Violations)
+	t.BugIDs, t.GroupIDs = nil, nil
 	for _, b := range active {
 		t.BugIDs = append(t.BugIDs, b.ID)
+	}
+	for _, g := range groups {
+		t.GroupIDs = append(t.GroupIDs, g.ID)
 	}
 	t.Status, t.Error, t.BadInput = StatusOK, "", false
 	if len(active) > 0 {
 		t.Status = StatusViolations
 	}
-	logf(cfg.Log, "%s: %d events, %d shared variables, %d models, %d bugs, %s\n",
-		t.Path, t.Events, t.SharedVars, t.Models, t.Bugs, t.Elapsed.Round(time.Millisecond))
+	logf(cfg.Log, "%s: %d events, %d shared variables, %d models, %d bugs in %s, %s\n",
+		t.Path, t.Events, t.SharedVars, t.Models, t.Bugs, groupCount(t.Groups), t.Elapsed.Round(time.Millisecond))
 	return t
 }
 
@@ -388,7 +395,7 @@ func badInput(err error) bool {
 
 func totals(ts []Trace) Totals {
 	var to Totals
-	ids := map[string]bool{}
+	ids, groups := map[string]bool{}, map[string]bool{}
 	for _, t := range ts {
 		to.Traces++
 		switch {
@@ -411,8 +418,11 @@ func totals(ts []Trace) Totals {
 		for _, id := range t.BugIDs {
 			ids[id] = true
 		}
+		for _, id := range t.GroupIDs {
+			groups[id] = true
+		}
 	}
-	to.Bugs = len(ids)
+	to.Bugs, to.Groups = len(ids), len(groups)
 	return to
 }
 
@@ -603,7 +613,7 @@ func change(trace string, b bugs.Bug) BugChange {
 func WriteText(w io.Writer, s *Summary) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TRACE\tEVENTS\tSHARED VARS\tMODELS\tBUGS\tTIME\tSTATUS\t")
+	fmt.Fprintln(tw, "TRACE\tEVENTS\tSHARED VARS\tMODELS\tBUGS\tGROUPS\tTIME\tSTATUS\t")
 	for _, t := range s.Traces {
 		status := t.Status
 		if t.Resumed {
@@ -612,7 +622,7 @@ func WriteText(w io.Writer, s *Summary) error {
 		if t.Status == StatusError {
 			status += ": " + firstLine(t.Error)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", t.Path, t.Events, t.SharedVars, t.Models, t.Bugs,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", t.Path, t.Events, t.SharedVars, t.Models, t.Bugs, t.Groups,
 			t.Elapsed.Round(time.Millisecond), status)
 	}
 	if err := tw.Flush(); err != nil {
@@ -623,8 +633,8 @@ func WriteText(w io.Writer, s *Summary) error {
 	if to.Pending > 0 {
 		notChecked = fmt.Sprintf(", %d not checked (interrupted)", to.Pending)
 	}
-	fmt.Fprintf(&buf, "\n%d traces (%d checked now, %d from an earlier run%s), %d errors; %d events, %d models, %d distinct bugs, %d violation instances; %s\n",
-		to.Traces, to.Checked, to.Resumed, notChecked, to.Errors, to.Events, to.Models, to.Bugs, to.Violations, to.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&buf, "\n%d traces (%d checked now, %d from an earlier run%s), %d errors; %d events, %d models, %d distinct bugs in %s, %d violation instances; %s\n",
+		to.Traces, to.Checked, to.Resumed, notChecked, to.Errors, to.Events, to.Models, to.Bugs, groupCount(to.Groups), to.Violations, to.Elapsed.Round(time.Millisecond))
 	if c := s.Compare; c != nil {
 		fmt.Fprintf(&buf, "\ncompared with %s: %d new, %d fixed, %d unchanged\n", c.Previous, len(c.New), len(c.Fixed), c.Unchanged)
 		for _, b := range c.New {
@@ -639,6 +649,14 @@ func WriteText(w io.Writer, s *Summary) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// groupCount is "1 group" or "n groups".
+func groupCount(n int) string {
+	if n == 1 {
+		return "1 group"
+	}
+	return fmt.Sprintf("%d groups", n)
 }
 
 func firstLine(s string) string {

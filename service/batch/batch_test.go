@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -259,5 +260,34 @@ func TestDiscover(t *testing.T) {
 				t.Errorf("keys %v, want %v", keys, tt.want)
 			}
 		})
+	}
+}
+
+// TestGroups checks that the summary counts the groups of each trace's
+// bugs, and the distinct groups over all traces.
+func TestGroups(t *testing.T) {
+	traces := t.TempDir()
+	copyFile(t, "../../examples/logbuf.csv", filepath.Join(traces, "logbuf.csv"))
+	copyFile(t, "../../examples/bank.csv", filepath.Join(traces, "bank.csv"))
+	out := filepath.Join(t.TempDir(), "out")
+	sum, err := Run(context.Background(), Config{Inputs: []string{traces}, Out: out, Check: Local(native, tracemodel.Options{}), OptionsKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]int{}
+	for _, tr := range sum.Traces {
+		groups[filepath.Base(tr.Path)] = tr.Groups
+		if len(tr.GroupIDs) != tr.Groups || tr.Bugs < tr.Groups {
+			t.Errorf("%s: %d bugs in %d groups, ids %v", tr.Path, tr.Bugs, tr.Groups, tr.GroupIDs)
+		}
+	}
+	// logbuf: bugs of buf->outcnt in one function; bank: of balance in one.
+	if groups["logbuf.csv"] != 1 || groups["bank.csv"] != 1 || sum.Totals.Groups != 2 {
+		t.Errorf("groups %v, totals %+v; want one per trace, 2 in all", groups, sum.Totals)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.txt"))
+	want := fmt.Sprintf("%d distinct bugs in 2 groups", sum.Totals.Bugs)
+	if err != nil || !strings.Contains(string(b), want) || !strings.Contains(string(b), "GROUPS") {
+		t.Errorf("summary.txt: %v\n%s\nwant %q", err, b, want)
 	}
 }

@@ -255,7 +255,7 @@ func TestLoad(t *testing.T) {
 	// Every report format.
 	for _, f := range []struct{ format, has string }{
 		{"json", `"schema"`},
-		{"text", "bugs predicted"},
+		{"text", "predicted from"},
 		{"sarif", `"2.1.0"`},
 		{"html", "<html"},
 	} {
