@@ -2,13 +2,14 @@
 #   make run    set up (installs spin/gcc if missing), build, predict on an example
 #   make test   set up, then vet, format check, go test -race -short ./... (unit + end-to-end),
 #               and the full native/Spin/oracle differential tests
+#               and the Docker nightly run for real (make docker-test)
 #   make bench  benchmarks, printed as a table
 
 GO      ?= go
 BIN     := bin/mcpredict
 EXAMPLE ?= examples/bank.csv
 
-.PHONY: setup build run test bench precision generate clean
+.PHONY: setup build run test docker-test bench precision generate clean
 
 setup:
 	./scripts/setup.sh
@@ -27,6 +28,7 @@ test: setup build
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags docker ./service/e2e
 	$(GO) test -race -short -timeout 20m ./...
 	# The differential tests at full size, without the race detector (they
 	# are single-goroutine; -race made them 10x slower): native vs Spin
@@ -35,6 +37,15 @@ test: setup build
 	$(GO) test -count=1 -timeout 20m -run 'TestNativeMatches' ./native
 	# The hostile-input suite at full size (a million threads).
 	$(GO) test -count=1 -timeout 10m -run 'TestHostileInput' ./cmd/mcpredict
+	$(MAKE) docker-test
+
+# The Docker nightly for real (service/e2e/docker_test.go): local base
+# images (scripts/docker-images.sh), docker compose build and up on the host
+# network, two nights, a worker killed mid-job, down -v. Needs the engine and
+# Compose v2 that make setup installs and starts; fails (never skips)
+# without them.
+docker-test: setup
+	$(GO) test -tags docker -count=1 -timeout 30m -run TestDockerNightly -v ./service/e2e
 
 bench: setup build
 	./scripts/bench.sh

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what mcpredict needs on a Debian/Ubuntu machine, only what is
 # missing: Debian's spin and gcc (Spin compiles its verifier with gcc),
-# Chromium for the HTML report test, and the Go modules. Safe to run again.
+# Chromium for the HTML report test, the Go modules, and Docker for the
+# nightly's end-to-end test (scripts/docker-setup.sh; MCPREDICT_SETUP_DOCKER=0
+# leaves it out). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,3 +31,8 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 go mod download
+# Docker for the nightly's end-to-end test (make docker-test, part of make
+# test): the engine, Compose v2 and debootstrap; starts dockerd as root.
+if [ "${MCPREDICT_SETUP_DOCKER:-1}" = 1 ]; then
+  scripts/docker-setup.sh
+fi
