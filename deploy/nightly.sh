@@ -53,7 +53,8 @@ run_once() {
 	out="$REPORTS/$stamp"
 	set -- --server "$SERVER" --out "$out" --formats text -q
 	if [ -f "$REPORTS/latest/summary.json" ]; then
-		set -- "$@" --previous "$REPORTS/latest"
+		# The night itself, not the link, so that the summary names it.
+		set -- "$@" --previous "$REPORTS/$(readlink "$REPORTS/latest")"
 	fi
 	log "checking $TRACES into $out"
 	status=0

@@ -64,7 +64,8 @@ func (c *compose) run(t *testing.T, ctx context.Context, args ...string) string 
 //     fixed and new bugs, and the unchanged trace's bugs are those of the
 //     first night and of `mcpredict run` on the host.
 //
-// Then `docker compose down -v` must leave no container, volume or network.
+// Then a worker whose process crashes is restarted (restart policy), and
+// `docker compose down -v` must leave no container, volume or network.
 func TestDockerNightly(t *testing.T) {
 	ctx := ctxT(t, 25*time.Minute)
 	begin := time.Now()
@@ -179,7 +180,7 @@ func TestDockerNightly(t *testing.T) {
 			continue
 		}
 		for _, j := range jobs {
-			if j.Name == "server.csv" && j.Done >= 2 && j.Done < j.Total-2 {
+			if strings.HasSuffix(j.Name, "server.csv") && j.Done >= 2 && j.Done < j.Total-2 {
 				ids := strings.Fields(c.run(t, ctx, "ps", "-q", "worker"))
 				if len(ids) != 2 {
 					t.Fatalf("%d worker containers, want 2", len(ids))
@@ -195,6 +196,9 @@ func TestDockerNightly(t *testing.T) {
 	}
 	err := <-onceDone
 	phase("night 2 (nightly.sh --once)", start)
+	if out, err := exec.CommandContext(ctx, "docker", "inspect", "-f", "{{.State.Status}}, restarted {{.RestartCount}} times", killed).CombinedOutput(); err == nil {
+		t.Logf("the killed worker is now %s", strings.TrimSpace(string(out)))
+	}
 	status := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		status = ee.ExitCode()
@@ -248,6 +252,35 @@ func TestDockerNightly(t *testing.T) {
 	if !slices.Equal(s1, s2) || !slices.Equal(s2, sorted(here)) {
 		t.Errorf("server.csv: night 1 %v, night 2 (worker killed) %v, mcpredict run %v: want the same bugs", s1, s2, sorted(here))
 	}
+
+	// A worker that crashes (its process killed inside the container, not
+	// `docker kill`, which Docker counts as a manual stop) is restarted by
+	// its restart policy.
+	crash := ""
+	for _, id := range strings.Fields(c.run(t, ctx, "ps", "-q", "worker")) {
+		if id != killed && !strings.HasPrefix(killed, id) {
+			crash = id
+		}
+	}
+	if crash == "" {
+		t.Fatal("no running worker left after the docker kill")
+	}
+	if out, err := exec.CommandContext(ctx, "docker", "exec", crash, "sh", "-c", "kill -9 -1").CombinedOutput(); err != nil {
+		t.Logf("docker exec kill -9 -1: %v %s", err, out) // the exec dies with the container
+	}
+	start = time.Now()
+	for {
+		out, _ := exec.CommandContext(ctx, "docker", "inspect", "-f", "{{.State.Running}} {{.RestartCount}}", crash).CombinedOutput()
+		if f := strings.Fields(string(out)); len(f) == 2 && f[0] == "true" && f[1] != "0" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the crashed worker was not restarted: %s", out)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	phase("crashed worker restarted", start)
 
 	// Down: nothing of the project is left.
 	start = time.Now()
