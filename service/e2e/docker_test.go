@@ -116,6 +116,9 @@ func TestDockerNightly(t *testing.T) {
 			t.Logf("logs:\n%s", out)
 		}
 		c.cmd(ctx, "down", "-v", "--remove-orphans", "--timeout", "5").Run()
+		// The images that earlier runs' builds left without a name (each
+		// run rebuilds when the sources changed): 500 MB each.
+		exec.CommandContext(ctx, "docker", "image", "prune", "-f", "--filter", "label=com.docker.compose.service=server").Run()
 	})
 
 	start = time.Now()
