@@ -52,9 +52,10 @@ bench: setup build
 
 # Records and checks every annotated program of examples/c (issue 9) with
 # the native and the auto (Spin-confirmed) engine: a Markdown table per
-# engine; exit 1 if an expected bug is missed or anything else is reported.
+# engine; exit 1 if an expected bug is missed or anything else is reported;
+# then what every analysis (--analysis all) reports on each program.
 precision: setup build
-	$(GO) run ./internal/precision/cmd/precision -engine native,auto -bin $(BIN) -v examples/c examples/c/sets
+	$(GO) run ./internal/precision/cmd/precision -engine native,auto -bin $(BIN) -survey all -v examples/c examples/c/sets
 
 # Regenerates the ANTLR parser of the pattern language (needs Node/npm).
 generate:

@@ -76,10 +76,12 @@ Lists the analyses of mcpredict run --analysis: name, what it reports, and
 the paper it comes from. The default is ` + all.Default + `; all runs every one.
 The model-checked analyses (mcpatom, atomicset) check all their models in
 one pass; --atomic-sets, --atomic-set, --set-partners and a two-variable
-pattern add atomicset to the list.`
+pattern add atomicset to the list. --names prints only the names, one a
+line (for scripts).`
 
 func cmdAnalyses(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("analyses", "", analysesDescription, stderr)
+	names := fs.Bool("names", false, "print only the names of the analyses, one a line")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -87,6 +89,12 @@ func cmdAnalyses(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if len(pos) != 0 {
 		fmt.Fprintln(stderr, "mcpredict analyses: no arguments expected")
 		return exitUsage
+	}
+	if *names {
+		for _, a := range all.Analyzers(all.Options{}) {
+			fmt.Fprintln(stdout, a.Name)
+		}
+		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	def := map[string]bool{}

@@ -5,8 +5,12 @@
 // annotations.
 //
 //	go run ./internal/precision/cmd/precision [-engine native|auto|spin[,…]] [-bin bin/mcpredict]
-//	    [-extra '--flag …'] [-keep DIR | -from DIR] [-jobs N] [-v] [DIR|FILE.c …]
+//	    [-extra '--flag …'] [-keep DIR | -from DIR] [-jobs N] [-survey LIST] [-v] [DIR|FILE.c …]
 //
+// -survey also runs the analyses of LIST (e.g. all) on every recording and
+// prints what each reported per program: a table without expectations (it
+// does not change the exit status), the README's "What each analysis
+// reports on the examples".
 // Each program is recorded once and checked with each engine (one table
 // per engine). -keep keeps the traces, and -from checks kept traces again
 // (the same input for a changed analysis). The exit status is 0 if every program is as expected, 1 if
@@ -52,6 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "time limit per program")
 	spinCC := fs.String("spin-cc", defaultSpinCC(), "C `compiler` for Spin's verifiers (MCPREDICT_CC of mcpredict run only; \"\": the CLI's default)")
 	cache := fs.Bool("cache", false, "let mcpredict run use its verdict cache (default: --no-cache)")
+	survey := fs.String("survey", "", "also run the analyses of `LIST` (comma-separated, or all) on every recording and print what each reported, per program")
 	verbose := fs.Bool("v", false, "progress on standard error, and the missing and unexpected bugs of each program after the table")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: precision [flags] [DIR|FILE.c ...]   (default examples/c)\n\nFlags:\n")
@@ -99,6 +104,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *spinCC != "" {
 		opts.RunEnv = []string{"MCPREDICT_CC=" + *spinCC}
 	}
+	var surveyList []string
+	if *survey != "" {
+		surveyList, err = analysesOf(ctx, exe, *survey)
+		if err != nil {
+			fmt.Fprintf(stderr, "precision: -survey: %v\n", err)
+			return 2
+		}
+	}
+	surveys := make([]precision.Survey, len(progs))
 	rows := make([][]precision.Row, len(engineList)) // [engine][program]
 	for i := range rows {
 		rows[i] = make([]precision.Row, len(progs))
@@ -112,7 +126,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res := checkOne(ctx, exe, p, engineList, opts, *from, *timeout)
+			res, sv := checkOne(ctx, exe, p, engineList, opts, *from, *timeout, surveyList)
+			surveys[pi] = sv
 			for ei := range engineList {
 				rows[ei][pi] = res[ei]
 			}
@@ -147,15 +162,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		ok = ok && precision.AllOK(rows[ei])
 	}
+	if len(surveyList) > 0 {
+		fmt.Fprintf(stdout, "\n### what each analysis reports (--engine native)\n\n")
+		precision.WriteSurvey(stdout, surveyList, surveys)
+		for _, s := range surveys {
+			if s.Err != nil {
+				fmt.Fprintf(stderr, "precision: %v\n", s.Err)
+			}
+		}
+	}
 	if !ok {
 		return 1
 	}
 	return 0
 }
 
-// checkOne records p once (or takes its trace from the directory from)
-// and predicts with each engine.
-func checkOne(ctx context.Context, bin string, p *precision.Program, engines []string, opts precision.Options, from string, timeout time.Duration) []precision.Row {
+// checkOne records p once (or takes its trace from the directory from),
+// predicts with each engine, and surveys the analyses of survey.
+func checkOne(ctx context.Context, bin string, p *precision.Program, engines []string, opts precision.Options, from string, timeout time.Duration, survey []string) ([]precision.Row, precision.Survey) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out := make([]precision.Row, len(engines))
@@ -183,7 +207,33 @@ func checkOne(ctx context.Context, bin string, p *precision.Program, engines []s
 		o.Engine = e
 		out[i].Result, out[i].Err = precision.Predict(ctx, bin, rec, o)
 	}
-	return out
+	sv := precision.Survey{Program: p}
+	switch {
+	case err != nil:
+		sv.Err = err
+	case len(survey) > 0:
+		sv = precision.SurveyTrace(ctx, bin, rec, survey, opts)
+	}
+	return out, sv
+}
+
+// analysesOf expands a -survey list: "all" is every analysis that
+// `mcpredict analyses` lists.
+func analysesOf(ctx context.Context, bin, list string) ([]string, error) {
+	if strings.TrimSpace(list) != "all" {
+		var out []string
+		for _, a := range strings.Split(list, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				out = append(out, a)
+			}
+		}
+		return out, nil
+	}
+	b, err := exec.CommandContext(ctx, bin, "analyses", "--names").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s analyses --names: %w", bin, err)
+	}
+	return strings.Fields(string(b)), nil
 }
 
 func load(paths []string) ([]*precision.Program, error) {
