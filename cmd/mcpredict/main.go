@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sort"
 	"syscall"
 )
@@ -52,9 +53,47 @@ func commands() map[string]command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	endProfile := startProfile(os.Stderr)
 	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	endProfile()
 	stop()
 	os.Exit(code)
+}
+
+// startProfile writes a CPU profile of the whole command to the file
+// $MCPREDICT_CPUPROFILE, and a heap profile at its end to
+// $MCPREDICT_MEMPROFILE, for `go tool pprof` (developers measuring a long
+// run of a real trace). It returns the function that ends them.
+func startProfile(stderr io.Writer) func() {
+	var done []func()
+	if path := os.Getenv("MCPREDICT_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpredict: MCPREDICT_CPUPROFILE: %v\n", err)
+		} else {
+			done = append(done, func() { pprof.StopCPUProfile(); f.Close() })
+		}
+	}
+	if path := os.Getenv("MCPREDICT_MEMPROFILE"); path != "" {
+		done = append(done, func() {
+			f, err := os.Create(path)
+			if err == nil {
+				err = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpredict: MCPREDICT_MEMPROFILE: %v\n", err)
+			}
+		})
+	}
+	return func() {
+		for _, f := range done {
+			f()
+		}
+	}
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
