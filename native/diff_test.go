@@ -130,7 +130,7 @@ func modelsOf(t testing.TB, name string, trace []byte, opts tracemodel.ProjectOp
 	if err != nil {
 		t.Fatalf("%s: the generated trace does not parse: %v\n%s", name, err, trace)
 	}
-	tasks, err := predict.Plan(m, predict.Options{})
+	tasks, err := predict.Plan(m, predict.Options{KeepOrderedPairs: true})
 	if err != nil {
 		t.Fatalf("%s: Plan: %v", name, err)
 	}
@@ -1569,7 +1569,7 @@ func compareWithOracle(t *testing.T, name string, text []byte, pats []ltl.Patter
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	tasks, err := predict.Plan(m, predict.Options{})
+	tasks, err := predict.Plan(m, predict.Options{KeepOrderedPairs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,8 @@ func TestUndecidedModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), m, Options{Engine: EngineSpin, Tools: tools, Jobs: 2,
+	// Every thread pair's model, the two ordered ones too.
+	rep, err := Run(context.Background(), m, Options{Engine: EngineSpin, Tools: tools, Jobs: 2, KeepOrderedPairs: true,
 		Spin: spinrunner.Options{Timeout: time.Nanosecond}})
 	if err != nil {
 		t.Fatal(err)

@@ -247,7 +247,7 @@ func writeTextSummary(ew *errWriter, r *bugs.Report, active, groups int) {
 		r.Trace, s.Events, s.Threads, s.SharedVars, plural(s.SharedVars, "variable", "variables"),
 		s.Models, plural(s.Models, "model", "models"), s.Claims)
 	if s.CacheHits > 0 {
-		ew.printf(" (%d models from cache)", s.CacheHits)
+		ew.printf(" (%d %s from cache)", s.CacheHits, plural(s.CacheHits, "model", "models"))
 	}
 	if s.Elapsed > 0 {
 		ew.printf(", %s", s.Elapsed.Round(time.Millisecond))

@@ -539,33 +539,55 @@ func (m *Model) declaredSets(shared []SharedVar, sets [][]string) (map[[2]int32]
 // needs a remote access between two local ones of one region, with a
 // write in each pair (ltl.Pattern.Interleaved), can match.
 func (m *Model) Concurrent(vs []int, t1, t2 int) bool {
-	var all, writes [2][]int32
-	for x, t := range [2]int{t1, t2} {
-		for _, v := range vs {
-			for _, ev := range m.Vars[v].Accesses {
-				if e := &m.Events[ev]; int(e.Thread) == t {
-					all[x] = append(all[x], e.Pos)
-					if e.Kind == Write {
-						writes[x] = append(writes[x], e.Pos)
-					}
-				}
+	return m.AccessIndex(vs).Concurrent(t1, t2)
+}
+
+// AccessIndex is the accesses of some variables by thread, sorted, for
+// asking Concurrent of many thread pairs.
+type AccessIndex struct {
+	m           *Model
+	all, writes map[int][]int32 // by thread: positions
+}
+
+// AccessIndex indexes the accesses of the variables vs by thread.
+func (m *Model) AccessIndex(vs []int) *AccessIndex {
+	x := &AccessIndex{m: m, all: map[int][]int32{}, writes: map[int][]int32{}}
+	for _, v := range vs {
+		for _, ev := range m.Vars[v].Accesses {
+			e := &m.Events[ev]
+			t := int(e.Thread)
+			x.all[t] = append(x.all[t], e.Pos)
+			if e.Kind == Write {
+				x.writes[t] = append(x.writes[t], e.Pos)
 			}
 		}
-		slices.Sort(all[x])
-		slices.Sort(writes[x])
 	}
-	// Whether an access of t2 at one of qs and one of t1 at one of ps are
-	// unordered.
-	unordered := func(ps, qs []int32) bool {
-		for _, q := range qs {
-			// The first access of t1 that is not before q: unordered with
-			// it unless it is after q.
-			i, _ := slices.BinarySearch(ps, m.Clock(t2, q, t1)+1)
-			if i < len(ps) && m.Clock(t1, ps[i], t2) < q {
-				return true
-			}
+	if len(vs) > 1 {
+		for _, ps := range x.all {
+			slices.Sort(ps)
 		}
-		return false
+		for _, ps := range x.writes {
+			slices.Sort(ps)
+		}
 	}
-	return unordered(all[0], writes[1]) || unordered(writes[0], all[1])
+	return x
+}
+
+// Concurrent is Model.Concurrent for the indexed variables.
+func (x *AccessIndex) Concurrent(t1, t2 int) bool {
+	return x.unordered(t1, x.all[t1], t2, x.writes[t2]) || x.unordered(t1, x.writes[t1], t2, x.all[t2])
+}
+
+// unordered reports whether an access of t2 at one of qs and one of t1 at
+// one of ps (both sorted) are unordered.
+func (x *AccessIndex) unordered(t1 int, ps []int32, t2 int, qs []int32) bool {
+	for _, q := range qs {
+		// The first access of t1 that is not before q: unordered with
+		// it unless it is after q.
+		i, _ := slices.BinarySearch(ps, x.m.Clock(t2, q, t1)+1)
+		if i < len(ps) && x.m.Clock(t1, ps[i], t2) < q {
+			return true
+		}
+	}
+	return false
 }
