@@ -43,7 +43,7 @@ func New(tx *analysis.Analyzer, also ...*analysis.Analyzer) *analysis.Analyzer {
 		Paper:    "Velodrome, Flanagan, Freund and Yi, PLDI 2008 (transaction graph); Aerodrome, Mathur and Viswanathan, ASPLOS 2020 (vector clocks, linear time); composed with SideTrack as in seeds/000 §6",
 		Requires: req,
 		Kinds: []bugs.FindingKind{
-			{ID: Kind, Name: "conflict cycle", Help: "An event of the transaction precedes and conflicts with an event of another thread's transaction, which (directly or through more transactions) precedes and conflicts with a later event of the transaction: no serial order of the transactions gives the observed trace's conflicts."},
+			{ID: Kind, Name: "not conflict-serializable", Help: "An event of the transaction precedes and conflicts with an event of another thread's transaction, which (directly or through more transactions) precedes and conflicts with a later event of the transaction: no serial order of the transactions gives the observed trace's conflicts."},
 		},
 		IDPrefix: "CS",
 		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
