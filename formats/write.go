@@ -27,7 +27,7 @@ type WriteOptions struct {
 	// variables, barriers, semaphores, Alloc/Free, and Begin/End/Enter/Exit
 	// other than transaction boundaries) are dropped — and integer
 	// locations: each distinct file:line gets a number from 1 in order of
-	// first use (0: unknown), listed in Locs. Implies Compact.
+	// first use in the output (0: unknown), listed in Locs. Implies Compact.
 	RAPID bool
 	// Boundaries (RAPID) says which events begin and end a transaction:
 	// RAPID's begin replaces a beginning event, its end replaces an ending
