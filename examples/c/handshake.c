@@ -21,6 +21,8 @@
  *   mcpredict cc -O1 -o handshake handshake.c
  *   mcpredict record -o handshake.csv -- ./handshake
  *   mcpredict run --analysis conflict handshake.csv
+ *
+ * mcpredict:expect none
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -8,6 +8,8 @@
  *   mcpredict cc -O1 -o handshake_ok handshake_ok.c
  *   mcpredict record -o handshake_ok.csv -- ./handshake_ok
  *   mcpredict run --analysis conflict handshake_ok.csv
+ *
+ * mcpredict:expect none
  */
 #include <pthread.h>
 #include <stdio.h>
