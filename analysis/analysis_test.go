@@ -25,11 +25,11 @@ func TestSelect(t *testing.T) {
 	}
 	for _, tc := range []struct{ list, want, err string }{
 		{"", all.Default, ""},
-		{"all", "mcpatom,atomicset,deadlock,sidetrack,block", ""},
+		{"all", "mcpatom,atomicset,deadlock,sidetrack,block,conflict", ""},
 		{"block,sidetrack", "sidetrack,block", ""},
 		{"deadlock,mcpatom,deadlock", "mcpatom,deadlock", ""},
 		{" Deadlock ", "deadlock", ""},
-		{"foo", "", `unknown analysis "foo": want a comma-separated list of mcpatom, atomicset, deadlock, sidetrack, block`},
+		{"foo", "", `unknown analysis "foo": want a comma-separated list of mcpatom, atomicset, deadlock, sidetrack, block, conflict`},
 	} {
 		got, err := analysis.Select(as, tc.list, all.Default)
 		switch {

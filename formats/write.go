@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/mcpredict/mcpredict/formats/jsonl"
 	"github.com/mcpredict/mcpredict/formats/std"
@@ -20,12 +21,22 @@ type WriteOptions struct {
 	// skipped lines), so that reports of the written trace name the same
 	// trace lines as reports of the original.
 	Compact bool
-	// RAPID (std only) writes only the operations RAPID reads: locks of any
-	// kind become acq/rel, a Wait with a mutex becomes rel and acq of the
-	// mutex, and events without a RAPID counterpart (condition variables,
-	// barriers, semaphores, Alloc/Free, Enter/Exit) are dropped. Implies
-	// Compact.
+	// RAPID (std only) writes what RAPID reads: only its operations —
+	// locks of any kind become acq/rel, a Wait with a mutex becomes rel and
+	// acq of the mutex, and events without a RAPID counterpart (condition
+	// variables, barriers, semaphores, Alloc/Free, and Begin/End/Enter/Exit
+	// other than transaction boundaries) are dropped — and integer
+	// locations: each distinct file:line gets a number from 1 in order of
+	// first use in the output (0: unknown), listed in Locs. Implies Compact.
 	RAPID bool
+	// Boundaries (RAPID) says which events begin and end a transaction:
+	// RAPID's begin replaces a beginning event, its end replaces an ending
+	// End or Exit or follows any other ending event. Nil: Begin and End
+	// events are the boundaries.
+	Boundaries func(ev int) (begin, end bool)
+	// Locs (RAPID) receives the location table: one "N file:line" line per
+	// location number. Nil: not written.
+	Locs io.Writer
 }
 
 // WriteStats count what Write did.
@@ -73,6 +84,10 @@ func Write(w io.Writer, m *tracemodel.Model, to string, o WriteOptions) (WriteSt
 		st.Events++
 		return nil
 	}
+	var locs rapidLocs
+	if o.RAPID {
+		enc = locs.appendSTD
+	}
 	for i := range m.Events {
 		e := eventOf(m, &m.Events[i])
 		if !o.RAPID {
@@ -81,16 +96,81 @@ func Write(w io.Writer, m *tracemodel.Model, to string, o WriteOptions) (WriteSt
 			}
 			continue
 		}
-		for _, r := range lowerRAPID(e) {
+		begin, end := e.Action == "Begin", e.Action == "End"
+		if o.Boundaries != nil {
+			begin, end = o.Boundaries(i)
+		}
+		rs := lowerRAPID(e)
+		switch {
+		case begin:
+			e.Action, e.Object = "Begin", ""
+			rs = []event{e}
+		case end && (e.Action == "End" || e.Action == "Exit"):
+			rs = nil
+		}
+		if end {
+			x := e
+			x.Action, x.Object, x.Object2 = "End", "", ""
+			rs = append(rs, x)
+		}
+		for _, r := range rs {
 			if err := emit(r); err != nil {
 				return st, err
 			}
 		}
-		if len(lowerRAPID(e)) == 0 {
+		if len(rs) == 0 {
 			st.Dropped++
 		}
 	}
-	return st, bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return st, err
+	}
+	if o.RAPID && o.Locs != nil {
+		return st, locs.write(o.Locs)
+	}
+	return st, nil
+}
+
+// rapidLocs numbers the locations of a RAPID trace.
+type rapidLocs struct {
+	ids   map[string]int
+	names []string // by id - 1
+}
+
+// appendSTD appends the RAPID STD line of e: its location as a number, a
+// begin or end without decor.
+func (l *rapidLocs) appendSTD(dst []byte, e event) ([]byte, error) {
+	id := 0
+	if e.File != "" {
+		key := fmt.Sprintf("%s:%d", e.File, e.SrcLine)
+		if l.ids == nil {
+			l.ids = map[string]int{}
+		}
+		if id = l.ids[key]; id == 0 {
+			l.names = append(l.names, key)
+			id = len(l.names)
+			l.ids[key] = id
+		}
+	}
+	if e.Action == "Begin" || e.Action == "End" {
+		op, _ := std.Op(e.Action)
+		return fmt.Appendf(dst, "%s|%s|%d", e.Thread, op, id), nil
+	}
+	dst, err := std.Append(dst, std.Event{Thread: e.Thread, Action: e.Action, Object: e.Object, Object2: e.Object2})
+	if err != nil {
+		return dst, err
+	}
+	dst = dst[:len(dst)-1] // the "?" of an unknown location
+	return strconv.AppendInt(dst, int64(id), 10), nil
+}
+
+// write writes the table: "N file:line" per line, N from 1.
+func (l *rapidLocs) write(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for i, n := range l.names {
+		fmt.Fprintf(bw, "%d %s\n", i+1, n)
+	}
+	return bw.Flush()
 }
 
 // event is an event of a model in the terms of the trace formats.

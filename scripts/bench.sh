@@ -22,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 echo "== Go benchmarks"
 go test ./predict -run '^$' -bench 'Parse|RunNative' -benchtime 3x | grep -E '^Benchmark'
 go test ./analysis/deadlock -run '^$' -bench Deadlock -benchtime 5x | grep -E '^Benchmark'
-go test ./analysis/sidetrack ./analysis/block -run '^$' -bench Analyze -benchtime 3x | grep -E '^Benchmark'
+go test ./analysis/sidetrack ./analysis/block ./analysis/conflict -run '^$' -bench Analyze -benchtime 3x | grep -E '^Benchmark'
 go test ./recorder -run '^$' -bench RecordOverhead -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 go test ./service -run '^$' -bench Workers -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 # Trace reading, 1M-event fft trace: built-in CSV vs the std and jsonl plugins.

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/atomicset"
 	"github.com/mcpredict/mcpredict/analysis/block"
+	"github.com/mcpredict/mcpredict/analysis/conflict"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
 	"github.com/mcpredict/mcpredict/analysis/mcpatom"
 	"github.com/mcpredict/mcpredict/analysis/sidetrack"
@@ -41,12 +42,14 @@ type Options struct {
 // Analyzers returns every analysis, in report order, configured with o.
 func Analyzers(o Options) []*analysis.Analyzer {
 	tx := txn.New(o.Transactions)
+	st := sidetrack.New(tx)
 	return []*analysis.Analyzer{
 		mcpatom.New(o.Patterns),
 		atomicset.New(o.Patterns),
 		deadlock.New(o.Deadlock),
-		sidetrack.New(tx),
+		st,
 		block.New(o.Block, tx),
+		conflict.New(tx, st), // composed with SideTrack: same transactions, cross-referenced findings
 	}
 }
 

@@ -90,3 +90,32 @@ func TestDeclaredFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestConflictWithSideTrack: conflict and sidetrack run on the same
+// transactions, and a conflict finding on a transaction that sidetrack
+// reports names sidetrack's finding (SideTrack paper §6: its in-errors
+// are what Velodrome finds; Figure 3(b)).
+func TestConflictWithSideTrack(t *testing.T) {
+	m, err := tracemodel.Open(context.Background(), filepath.FromSlash("../conflict/testdata/fig3b_in.csv"), tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := Select(Options{}, "sidetrack,conflict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Run(context.Background(), m, as, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range rep.Bugs {
+		got = append(got, strings.SplitN(b.ID, "-", 2)[0]+" "+b.Pattern)
+		if b.Analysis == "conflict" && !strings.Contains(rep.Violations[b.Instances[0]].Message, "(also sidetrack: in-error on lock m)") {
+			t.Errorf("conflict's finding does not name sidetrack's: %s", rep.Violations[b.Instances[0]].Message)
+		}
+	}
+	if strings.Join(got, ",") != "ST in,CS cycle" {
+		t.Errorf("bugs %v, want ST in, CS cycle", got)
+	}
+}

@@ -13,10 +13,24 @@ import (
 // Name is the analysis name of SideTrack (--analysis sidetrack).
 const Name = "sidetrack"
 
+// Result is the result of the analyzer: its errors, for analyses composed
+// with it (the conflict-serializability check cross-references them).
+type Result []Error
+
+// TxnReports returns, for each transaction name (the function or label of
+// an error's outermost transaction), the errors reported on it.
+func (r Result) TxnReports() map[string][]string {
+	out := map[string][]string{}
+	for _, e := range r {
+		out[e.Txn.Name] = append(out[e.Txn.Name], fmt.Sprintf("%s-error on lock %s", e.Kind, e.Var))
+	}
+	return out
+}
+
 // New returns SideTrack as an analysis of the framework: each Error is a
 // finding of kind "before", "in" or "after" whose sites are the window's
 // two acquires and the culprit's. The transactions are the result of tx
-// (txn.New), which it requires.
+// (txn.New), which it requires. Its result is a Result.
 func New(tx *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
@@ -54,7 +68,7 @@ func New(tx *analysis.Analyzer) *analysis.Analyzer {
 				pass.Report(f)
 			}
 			pass.Summarize("%d transaction errors", len(errs))
-			return nil, nil
+			return Result(errs), nil
 		},
 	}
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/mcpredict/mcpredict/analysis/txn"
 	traceformats "github.com/mcpredict/mcpredict/formats"
 )
 
@@ -24,8 +26,12 @@ trace lines. --compact writes one event per line.
 join, begin, end) and extension operations for the rest (signal, wait,
 barrier, ...; README "Trace formats and plugins"), so that nothing is lost.
 --rapid writes only what RAPID's own tools read: every lock kind as acq/rel,
-a cond Wait as rel and acq of its mutex, and drops the events RAPID has no
-operation for (counted on standard error).
+a cond Wait as rel and acq of its mutex, the transactions of sidetrack,
+block and conflict (Begin/End labels, else function invocations; --atomic,
+--not-atomic) as begin and end, and drops the events RAPID has no
+operation for (counted on standard error). Locations become numbers, as
+RAPID wants: the table "N file:line" goes to --locs FILE (default: the -o
+file with .locs added; none on standard output without --locs).
 
 Exit status: 0, 2 bad usage or input, 3 a broken plugin.`
 
@@ -41,7 +47,11 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	to := fs.String("to", "", "output format: csv, std or jsonl (required)")
 	out := fs.String("o", "", "output `FILE` (default standard output)")
 	compact := fs.Bool("compact", false, "one event per line (trace lines are not kept)")
-	rapid := fs.Bool("rapid", false, "with --to std: only RAPID's operations (see above)")
+	rapid := fs.Bool("rapid", false, "with --to std: only RAPID's operations, transactions as begin/end, numbered locations (see above)")
+	locsPath := fs.String("locs", "", "with --rapid: the location table `FILE` (default: the -o file + .locs)")
+	var atomic, notAtomic listFlag
+	fs.Var(&atomic, "atomic", "with --rapid: only these functions or Begin/End labels are transactions (comma-separated)")
+	fs.Var(&notAtomic, "not-atomic", "with --rapid: these functions or labels are never transactions (comma-separated)")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -54,12 +64,34 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return fail(stderr, "convert", err)
 	}
+	wo := traceformats.WriteOptions{Compact: *compact, RAPID: *rapid}
+	var locs bytes.Buffer
+	if *rapid {
+		ts, err := txn.Extract(ctx, m, txn.Options{Atomic: atomic, NotAtomic: notAtomic})
+		if err != nil {
+			return fail(stderr, "convert", err)
+		}
+		wo.Boundaries = func(ev int) (begin, end bool) {
+			x := ts.TxnOf(int32(ev))
+			return x >= 0 && ts.Txns[x].First == int32(ev), x >= 0 && ts.Txns[x].Last == int32(ev)
+		}
+		wo.Locs = &locs
+		if *locsPath == "" && *out != "" {
+			*locsPath = *out + ".locs"
+		}
+	}
 	var st traceformats.WriteStats
 	err = writeOutput(*out, stdout, func(w io.Writer) error {
 		var werr error
-		st, werr = traceformats.Write(w, m, *to, traceformats.WriteOptions{Compact: *compact, RAPID: *rapid})
+		st, werr = traceformats.Write(w, m, *to, wo)
 		return werr
 	})
+	if err == nil && *rapid && *locsPath != "" {
+		err = writeOutput(*locsPath, stdout, func(w io.Writer) error {
+			_, werr := w.Write(locs.Bytes())
+			return werr
+		})
+	}
 	if err != nil {
 		return fail(stderr, "convert", err)
 	}
