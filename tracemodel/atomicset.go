@@ -120,14 +120,22 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	if minConf == 0 {
 		minConf = DefaultMinConfidence
 	}
+	declared, err := m.declaredSets(shared, opts.Declared)
+	if err != nil {
+		return nil, err
+	}
 	stats := map[[2]int32]*pairStat{}
 	varRegions := make([]int, len(m.Vars)) // regions in which each variable is accessed
 	if opts.MaxPartners >= 0 {
 		inferable := slices.Clone(isShared)
 		addressed := map[[2]int32]bool{}
 		m.notInferable(inferable, addressed)
+		// The pairs that the filter below drops whatever their statistics
+		// are not counted at all (a declared set keeps its count).
+		never := m.neverInferred(inferable, writers, anyWriter)
+		skip := func(p [2]int32) bool { return never(p) && !declared[p] }
 		for tid := 1; tid <= len(m.Threads); tid++ {
-			m.correlate(tid, inferable, stats, varRegions)
+			m.correlate(tid, inferable, stats, varRegions, skip)
 		}
 		for p := range addressed {
 			delete(stats, p)
@@ -173,10 +181,6 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 				chosen[p] = true
 			}
 		}
-	}
-	declared, err := m.declaredSets(shared, opts.Declared)
-	if err != nil {
-		return nil, err
 	}
 	out := make([]AtomicSet, 0, len(chosen)+len(declared))
 	for p := range chosen {
@@ -282,7 +286,7 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 // correlate adds the regions of thread tid to stats: every two shared
 // variables it accesses in one region, within the last regionWindow
 // distinct ones.
-func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat, varRegions []int) {
+func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat, varRegions []int, skip func([2]int32) bool) {
 	var window []int32 // distinct variables of the current region, oldest first
 	var kinds []uint8  // per variable of window: how the region accessed it (1 read, 2 write)
 	prev := int32(0)   // position of the previous shared access
@@ -312,6 +316,9 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 				continue
 			}
 			p := [2]int32{min(u, v), max(u, v)}
+			if skip(p) {
+				continue
+			}
 			st := stats[p]
 			if st == nil {
 				if j >= 0 {
@@ -355,6 +362,52 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 		}
 		window = append(window, v)
 		kinds = append(kinds, kind)
+	}
+}
+
+// neverInferred returns the test of the pairs of inferable variables that
+// AtomicSets' filter drops whatever their statistics: no thread writes
+// both, one is the other's pointer, or they are different objects of one
+// kind (otherInstance). Its per-variable parts are computed once, so that
+// the test costs a few comparisons where the names would cost string
+// operations for every co-access of the trace.
+func (m *Model) neverInferred(inferable []bool, writers []uint64, anyWriter []bool) func([2]int32) bool {
+	n := len(m.Vars)
+	obj, root, objShape, rootShape, ptr := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	ids := map[string]int32{}
+	intern := func(s string) int32 {
+		id, ok := ids[s]
+		if !ok {
+			id = int32(len(ids))
+			ids[s] = id
+		}
+		return id
+	}
+	byName := map[string]int32{}
+	for v := range m.Vars {
+		if inferable[v] {
+			byName[m.Vars[v].Name] = int32(v)
+		}
+	}
+	for v := range m.Vars {
+		ptr[v] = -1
+		if !inferable[v] {
+			continue
+		}
+		name := m.Vars[v].Name
+		o, r := objectOf(name), rootOf(name)
+		obj[v], root[v] = intern("o:"+o), intern("r:"+r)
+		objShape[v], rootShape[v] = intern("s:"+instanceShape(o)), intern("s:"+instanceShape(r))
+		if p, ok := byName[pointerOf(name)]; ok {
+			ptr[v] = p
+		}
+	}
+	return func(p [2]int32) bool {
+		a, b := p[0], p[1]
+		if writers[a]&writers[b] == 0 && !(anyWriter[a] && anyWriter[b]) || ptr[a] == b || ptr[b] == a {
+			return true
+		}
+		return obj[a] != obj[b] && objShape[a] == objShape[b] || root[a] != root[b] && rootShape[a] == rootShape[b]
 	}
 }
 

@@ -197,29 +197,39 @@ func (sv SharedVar) Pairs() iter.Seq2[int, int] {
 // accesses.
 func (m *Model) SharedVars() []SharedVar {
 	var out []SharedVar
-	writes := map[int32]bool{} // thread -> writes; reused
+	// By thread: 0 not seen, 1 reads only, 2 writes; touched lists the
+	// threads to reset (a slice, not a map: this is once per access).
+	state := make([]int8, len(m.Threads)+1)
+	var touched []int32
 	for v := 1; v < len(m.Vars); v++ {
 		if m.IsSyncVar(v) {
 			continue
 		}
-		clear(writes)
+		for _, t := range touched {
+			state[t] = 0
+		}
+		touched = touched[:0]
 		anyWrite := false
 		for _, ev := range m.Vars[v].Accesses {
 			e := &m.Events[ev]
-			w := e.Kind == Write
-			writes[e.Thread] = writes[e.Thread] || w
-			anyWrite = anyWrite || w
+			if state[e.Thread] == 0 {
+				touched = append(touched, e.Thread)
+				state[e.Thread] = 1
+			}
+			if e.Kind == Write {
+				state[e.Thread], anyWrite = 2, true
+			}
 		}
-		if len(writes) < 2 || !anyWrite {
+		if len(touched) < 2 || !anyWrite {
 			continue
 		}
-		sv := SharedVar{Var: v, Name: m.Vars[v].Name, Threads: make([]int, 0, len(writes)), Writes: make([]bool, 0, len(writes))}
-		for t := range writes {
+		sv := SharedVar{Var: v, Name: m.Vars[v].Name, Threads: make([]int, 0, len(touched)), Writes: make([]bool, 0, len(touched))}
+		for _, t := range touched {
 			sv.Threads = append(sv.Threads, int(t))
 		}
 		sort.Ints(sv.Threads)
 		for _, t := range sv.Threads {
-			sv.Writes = append(sv.Writes, writes[int32(t)])
+			sv.Writes = append(sv.Writes, state[t] == 2)
 		}
 		out = append(out, sv)
 	}
