@@ -30,16 +30,16 @@
 //
 //   - the statement: a read feeds the writes of its statement — the
 //     thread's run of events at one source line of one invocation — and of
-//     the calls made from it (arguments), and a callee's last statement
-//     returns its reads into the caller's statement (`x = f() + 1`,
+//     the calls made from it (arguments), and a call returns the callee's
+//     live reads into the caller's statement (`x = f() + 1`,
 //     `setX(getX() + v)`, `buf->outcnt += len`). These flows are strong.
 //   - the invocation: a read stays live in its invocation until the
 //     invocation starts a new iteration of a loop (it comes back to a
 //     source line it ran before, or repeats an access of its statement:
 //     a spin on a flag), and in its callers after it returns (a returned
-//     value: `lock; v = x; unlock; return v;`); a write of any frame below
-//     sees the live reads of the frames above it (arguments). These flows
-//     are weak.
+//     value: `lock; v = x; unlock; return v;`) once the call's statement
+//     is over; a write of any frame below sees the live reads of the
+//     frames above it (arguments). These flows are weak.
 //
 // Mode says how far an analysis follows them: Statement (strong flows
 // only), Update (the default: strong flows, and a weak flow from a read
@@ -290,9 +290,9 @@ func (t *Tracker) drop(es []Entry) {
 }
 
 // pop returns from the top frame (an Exit without an Enter is ignored):
-// the callee's live reads move to the caller (a returned value may carry
-// them, through its locals too), those of its last statement into the
-// caller's current statement.
+// the callee's live reads move into the caller's current statement, the
+// call's: its returned value may carry any of them (`lock; v = x;
+// unlock; return v;` returns the read of x from an earlier statement).
 func (t *Tracker) pop() {
 	if t.n <= 1 {
 		return
@@ -300,11 +300,7 @@ func (t *Tracker) pop() {
 	c := &t.frames[t.n-1]
 	p := &t.frames[t.n-2]
 	for _, e := range c.live {
-		stmt := int32(0)
-		if e.stmt != 0 && e.stmt == c.stmt {
-			stmt = p.stmt
-		}
-		t.add(p, Entry{Tag: e.Tag, Var: e.Var, step: p.step, stmt: stmt})
+		t.add(p, Entry{Tag: e.Tag, Var: e.Var, step: p.step, stmt: p.stmt})
 	}
 	c.live = c.live[:0]
 	t.n--

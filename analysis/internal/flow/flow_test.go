@@ -101,14 +101,14 @@ func TestSources(t *testing.T) {
 1, 5, a.c-5, Write, y
 1, 6, a.c-5, Exit, setY
 `, Statement, []string{"5<-2"}},
-		{"a callee's reads return, its last statement's strong", `
+		{"a callee's reads return into the call's statement", `
 1, 1, a.c-8, Enter, get
 1, 2, a.c-2, Read, x
 1, 3, a.c-3, Read, y
 1, 4, a.c-3, Exit, get
 1, 5, a.c-8, Write, x
 1, 6, a.c-9, Write, y
-`, Update, []string{"8<-3,~2", "9<-~3"}},
+`, Update, []string{"8<-2,3", "9<-~3"}},
 		{"a new loop iteration ends the reads", `
 1, 1, a.c-3, Read, x
 1, 2, a.c-4, Write, y
