@@ -197,20 +197,27 @@ type block struct {
 
 type pending struct{ blk, remote int32 }
 
-// unit is a computational unit; merged units point to their root.
+// unit is a computational unit; merged units point to their root. Its
+// blocks are a list of members (nodes), in the order they joined; a block
+// that left for another unit stays listed and is skipped.
 type unit struct {
-	parent  int32
-	open    bool
-	loaded  bool    // some live value carried it
-	refs    int32   // live values carrying it (on the root)
-	blocks  []int32 // blocks that joined it
-	pending []pending
+	parent     int32
+	refs       int32 // live values carrying it (on the root)
+	head, tail int32 // its members in nodes, -1 if none
+	size       int32 // members
+	open       bool
+	loaded     bool // some live value carried it
 }
+
+// node is one membership of a block in a unit.
+type node struct{ blk, next int32 }
 
 type detector struct {
 	m        *tracemodel.Model
 	mode     flow.Mode
 	units    []unit
+	nodes    []node
+	pending  map[int32][]pending // by root unit: conflicted inputs not yet reported
 	blocks   []block
 	byKey    map[uint64]int32 // thread<<32 | variable → block
 	watchers [][]int32        // by variable: blocks not Idle
@@ -231,7 +238,7 @@ func Check(ctx context.Context, m *tracemodel.Model, opts Options) (*Result, err
 		m: m, mode: mode, byKey: map[uint64]int32{},
 		watchers: make([][]int32, len(m.Vars)), last: make([]int32, len(m.Vars)),
 		res:  &Result{Mode: mode, Traits: flow.TraitsOf(m)},
-		viol: map[string]int{}, logKey: map[[3]int32]int{},
+		viol: map[string]int{}, logKey: map[[3]int32]int{}, pending: map[int32][]pending{},
 	}
 	for i := range d.last {
 		d.last[i] = -1
@@ -285,7 +292,7 @@ func Check(ctx context.Context, m *tracemodel.Model, opts Options) (*Result, err
 
 func (d *detector) newUnit() int32 {
 	id := int32(len(d.units))
-	d.units = append(d.units, unit{parent: id, open: true})
+	d.units = append(d.units, unit{parent: id, head: -1, tail: -1, open: true})
 	d.stamp = append(d.stamp, -1)
 	return id
 }
@@ -316,7 +323,16 @@ func (d *detector) join(b, u int32) {
 	blk := &d.blocks[b]
 	blk.cu = u
 	blk.inRS, blk.inWS, blk.input, blk.conflict = false, false, false, false
-	d.units[u].blocks = append(d.units[u].blocks, b)
+	n := int32(len(d.nodes))
+	d.nodes = append(d.nodes, node{blk: b, next: -1})
+	un := &d.units[u]
+	if un.tail < 0 {
+		un.head = n
+	} else {
+		d.nodes[un.tail].next = n
+	}
+	un.tail = n
+	un.size++
 	if !blk.watched {
 		blk.watched = true
 		d.watchers[blk.v] = append(d.watchers[blk.v], b)
@@ -378,7 +394,7 @@ func (d *detector) merge(us []int32) int32 {
 	}
 	root := us[0]
 	for _, u := range us[1:] {
-		if len(d.units[u].blocks) > len(d.units[root].blocks) {
+		if d.units[u].size > d.units[root].size {
 			root = u
 		}
 	}
@@ -389,12 +405,22 @@ func (d *detector) merge(us []int32) int32 {
 		}
 		o := &d.units[u]
 		o.parent = root
-		r = &d.units[root]
 		r.refs += o.refs
 		r.loaded = r.loaded || o.loaded
-		r.blocks = append(r.blocks, o.blocks...)
-		r.pending = append(r.pending, o.pending...)
-		o.blocks, o.pending, o.refs = nil, nil, 0
+		if o.head >= 0 {
+			if r.tail < 0 {
+				r.head = o.head
+			} else {
+				d.nodes[r.tail].next = o.head
+			}
+			r.tail = o.tail
+			r.size += o.size
+		}
+		if p, ok := d.pending[u]; ok {
+			d.pending[root] = append(d.pending[root], p...)
+			delete(d.pending, u)
+		}
+		o.head, o.tail, o.size, o.refs = -1, -1, 0, 0
 	}
 	return root
 }
@@ -429,7 +455,7 @@ func (d *detector) remote(e *tracemodel.Event, ev int32) {
 			blk.conflict = true
 			if blk.input {
 				u := d.find(blk.cu)
-				d.units[u].pending = append(d.units[u].pending, pending{blk: b, remote: ev})
+				d.pending[u] = append(d.pending[u], pending{blk: b, remote: ev})
 			}
 		}
 	}
@@ -441,15 +467,18 @@ func (d *detector) remote(e *tracemodel.Event, ev int32) {
 // depends on (check_violations), each once per unit.
 func (d *detector) check(srcs []int32, e *tracemodel.Event, ev int32) {
 	for _, u := range srcs {
-		un := &d.units[u]
-		for _, p := range un.pending {
+		ps, ok := d.pending[u]
+		if !ok {
+			continue
+		}
+		for _, p := range ps {
 			blk := &d.blocks[p.blk]
 			if blk.cu < 0 || d.find(blk.cu) != u || !blk.conflict {
 				continue
 			}
 			d.report(blk, p.remote, ev)
 		}
-		d.units[u].pending = d.units[u].pending[:0]
+		delete(d.pending, u)
 	}
 }
 
@@ -463,14 +492,15 @@ func (d *detector) end(u int32, cut bool) {
 	if cut {
 		d.res.Cut++
 	}
-	for _, b := range un.blocks {
-		blk := &d.blocks[b]
+	for n := un.head; n >= 0; n = d.nodes[n].next {
+		blk := &d.blocks[d.nodes[n].blk]
 		if blk.cu >= 0 && d.find(blk.cu) == u {
 			blk.cu, blk.st = -1, idle
 			blk.inRS, blk.inWS, blk.input, blk.conflict = false, false, false, false
 		}
 	}
-	un.blocks, un.pending = nil, nil
+	un.head, un.tail, un.size = -1, -1, 0
+	delete(d.pending, u)
 }
 
 // unref is the end of a live value carrying unit tag: a unit that values

@@ -151,6 +151,9 @@ type Entry struct {
 	stmt int32 // the statement of the frame it belongs to, 0: none (weak)
 }
 
+// locStep is a source location and the step of its first run.
+type locStep struct{ loc, step int32 }
+
 type key struct {
 	kind tracemodel.Kind
 	obj  int32
@@ -159,7 +162,8 @@ type key struct {
 // frame is one invocation of the thread.
 type frame struct {
 	live     []Entry
-	seen     map[int32]int32 // source location → step of its first run in the current iteration
+	seen     []locStep       // locations of the current iteration, by step of first run
+	index    map[int32]int32 // location → index in seen, when seen is long
 	keys     []key           // accesses and calls of the current statement
 	loc      int32           // location of the current statement, 0: none yet
 	stmt     int32           // id of the current statement
@@ -192,11 +196,11 @@ func (t *Tracker) top() *frame {
 
 func (t *Tracker) push() {
 	if t.n == len(t.frames) {
-		t.frames = append(t.frames, frame{seen: map[int32]int32{}})
+		t.frames = append(t.frames, frame{})
 	}
 	f := &t.frames[t.n]
-	f.live, f.keys = f.live[:0], f.keys[:0]
-	clear(f.seen)
+	f.live, f.keys, f.seen = f.live[:0], f.keys[:0], f.seen[:0]
+	f.index = nil
 	f.loc, f.stmt, f.stmtStep, f.step = 0, 0, 0, 0
 	t.n++
 }
@@ -236,10 +240,10 @@ func (t *Tracker) advance(f *frame, e *tracemodel.Event) {
 		return
 	}
 	if e.Loc != f.loc {
-		if s, ok := f.seen[e.Loc]; ok {
+		if s, ok := f.firstRun(e.Loc); ok {
 			t.newIteration(f, s)
 		}
-		f.seen[e.Loc] = f.step
+		f.ran(e.Loc)
 		t.newStatement(f, e.Loc)
 		f.keys = append(f.keys, key{e.Kind, e.Obj})
 		return
@@ -248,7 +252,7 @@ func (t *Tracker) advance(f *frame, e *tracemodel.Event) {
 	for _, x := range f.keys {
 		if x == k {
 			t.newIteration(f, f.stmtStep)
-			f.seen[e.Loc] = f.step
+			f.ran(e.Loc)
 			t.newStatement(f, e.Loc)
 			break
 		}
@@ -273,9 +277,44 @@ func (t *Tracker) newIteration(f *frame, s int32) {
 	}
 	t.drop(f.live[i:])
 	f.live = f.live[:i]
-	for loc, st := range f.seen {
-		if st >= s {
-			delete(f.seen, loc)
+	j := len(f.seen)
+	for j > 0 && f.seen[j-1].step >= s {
+		j--
+		if f.index != nil {
+			delete(f.index, f.seen[j].loc)
+		}
+	}
+	f.seen = f.seen[:j]
+}
+
+// firstRun returns the step at which the current iteration first ran loc.
+func (f *frame) firstRun(loc int32) (int32, bool) {
+	if f.index != nil {
+		i, ok := f.index[loc]
+		if !ok {
+			return 0, false
+		}
+		return f.seen[i].step, true
+	}
+	for _, x := range f.seen {
+		if x.loc == loc {
+			return x.step, true
+		}
+	}
+	return 0, false
+}
+
+// ran notes that the current iteration runs loc from the current step
+// (past 32 locations, through an index).
+func (f *frame) ran(loc int32) {
+	f.seen = append(f.seen, locStep{loc, f.step})
+	switch {
+	case f.index != nil:
+		f.index[loc] = int32(len(f.seen) - 1)
+	case len(f.seen) > 32:
+		f.index = make(map[int32]int32, 64)
+		for i, x := range f.seen {
+			f.index[x.loc] = int32(i)
 		}
 	}
 }

@@ -175,6 +175,32 @@ func TestCap(t *testing.T) {
 	}
 }
 
+// TestLongLoop: a loop body of more than 32 source lines (the indexed
+// path) still ends its reads at the next iteration (line 61 sees the
+// last iteration's read of v10, once), and keeps the reads made before
+// the loop.
+func TestLongLoop(t *testing.T) {
+	var b strings.Builder
+	n := 0
+	ev := func(line int, act, obj string) {
+		n++
+		fmt.Fprintf(&b, "1, %d, a.c-%d, %s, %s\n", n, line, act, obj)
+	}
+	ev(1, "Read", "before")
+	for it := 0; it < 2; it++ {
+		for l := 10; l < 50; l++ {
+			ev(l, "Read", fmt.Sprintf("v%d", l))
+		}
+	}
+	ev(60, "Write", "before")
+	ev(61, "Write", "v10")
+	got := sources(t, b.String(), Update)
+	want := []string{"60<-~1", "61<-~10"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestParseMode(t *testing.T) {
 	for s, want := range map[string]Mode{"": Update, "update": Update, "Statement": Statement, "invocation": Invocation} {
 		got, err := ParseMode(s)
