@@ -378,18 +378,31 @@ func (t *Tracker) Read(v, tag int32) {
 
 // Sources calls yield with each live read that mode lets feed a write of
 // v at the current event, and whether its flow is strong (same
-// statement); yield returns false to stop.
+// statement); yield returns false to stop. In Update mode a weak flow
+// comes only from the thread's latest read of v: a thread that read v
+// again (`v++` in a later block) writes back what it read last.
 func (t *Tracker) Sources(v int32, mode Mode, yield func(e Entry, strong bool) bool) {
+	latest := false // the latest read of v was seen
 	t.Live(func(e Entry, strong bool) bool {
-		if strong || mode == Invocation || (mode == Update && e.Var == v) {
-			return yield(e, strong)
+		switch {
+		case strong || mode == Invocation:
+		case mode == Update && e.Var == v && !latest:
+		default:
+			if e.Var == v {
+				latest = true
+			}
+			return true
 		}
-		return true
+		if e.Var == v {
+			latest = true
+		}
+		return yield(e, strong)
 	})
 }
 
 // Live calls yield with every live read of the thread's active frames,
-// innermost first, and whether its flow to the current event is strong.
+// latest first (innermost frame first: a caller runs nothing while its
+// callee does), and whether its flow to the current event is strong.
 func (t *Tracker) Live(yield func(e Entry, strong bool) bool) {
 	for i := t.n - 1; i >= 0; i-- {
 		f := &t.frames[i]

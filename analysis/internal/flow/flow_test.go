@@ -74,6 +74,14 @@ func TestSources(t *testing.T) {
 1, 2, a.c-4, Write, y
 1, 3, a.c-5, Write, x
 `, Update, []string{"4<-", "5<-~3"}},
+		{"the latest read of the variable is written back", `
+1, 1, a.c-3, Read, x
+1, 2, a.c-4, Write, y
+1, 3, a.c-5, Read, x
+1, 4, a.c-6, Write, x
+1, 5, a.c-7, Read, x
+1, 6, a.c-7, Write, x
+`, Update, []string{"4<-", "6<-~5", "7<-7"}},
 		{"statement mode drops the local", `
 1, 1, a.c-3, Read, x
 1, 2, a.c-5, Write, x
