@@ -45,17 +45,40 @@
 // value (Definition 2). The trace records no value flow: package
 // analysis/internal/flow infers it, and the report's summary says how.
 // Here the reads must be made in two different blocks of p2 and be live
-// together at one of these sinks: a write of z, a read that steered the
-// thread (a `Read`, not a `DataRead`, in a recording of mcpredict record;
-// traces without DataRead have no known steering reads), or a return
-// (Exit). With the default mode (update) and with invocation, a read
-// stays live in its invocation's loop iteration and in its callers after
-// it returns — the reader's `a == b` in areEqual correlates its two
-// reads; in statement mode only reads combined in one statement are.
-// Reads in two different iterations of a loop, or in two invocations
-// that return to different iterations of their caller, are not
-// correlated: that is where the refinement removes reports of plain view
-// consistency.
+// together at a sink: a write of z or a return (Exit: what the returning
+// invocation read, and its arguments). With the default mode (update)
+// and with invocation, a read stays live in its invocation's loop
+// iteration and in its callers after it returns — the reader's `return
+// a == b` in areEqual correlates its two reads; in statement mode only
+// reads combined in one statement are. Reads in two different iterations
+// of a loop, or in two invocations that return to different iterations
+// of their caller, are not correlated: that is where the refinement
+// removes reports of plain view consistency. Branches are not sinks: a
+// comparison leaves no event, and a recording's `Read` (a value that a
+// comparison with equal operands used) is too often a coincidence of
+// small values to stand for one.
+//
+// # The write side
+//
+// The paper checks comp_w without a refinement. Over a trace that
+// reports every pair of unrelated updates of one thread — a producer that
+// adds work (count) and, at the end, closes the queue (closed), against a
+// consumer that waits for `count == 0 && !closed` under one lock. So
+// (a departure) p2's two writing blocks must belong to one operation: an
+// invocation below the thread's start routine or main ran both in one
+// iteration of its loop (`set_range` calling setLo and setHi); in a trace
+// without Enter/Exit, one iteration of the thread's loop. Split writes
+// made directly in a start routine or main, or inlined into it, are
+// therefore not reported.
+//
+// # Variables
+//
+// The paper names a global by (class, field), merging all instances; the
+// trace names every element and heap block apart. Views here use the
+// variable names without array indices and heap-block numbers
+// (`buckets[3]#2->key` is `buckets[]->key`), so that the blocks of one
+// code path over different objects have one view; reports name the
+// accesses' own variables.
 //
 // # What it does not do
 //
@@ -74,6 +97,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -196,6 +220,7 @@ func (s varset) intersect(t varset) varset {
 type view struct {
 	vars  varset
 	block int32
+	id    int32 // index in its thread's list
 }
 
 // thread is what the check keeps of one thread.
@@ -203,8 +228,42 @@ type thread struct {
 	id           int32
 	reads        []view // V_r, distinct
 	writes       []view // V_w, distinct
-	seenR, seenW map[string]bool
+	seenR, seenW map[string]int32
 	sig          string // identical views: one process
+	// together holds the pairs of write views (ids) of blocks made in
+	// one operation (package doc: the write side).
+	together map[[2]int32]bool
+}
+
+// vars abstracts the trace's variables as the paper's (class, field):
+// array indices and the numbers of heap blocks are dropped, so that the
+// blocks of one code path over different elements have one view.
+type vars struct {
+	of    []int32  // by model variable: abstract id
+	names []string // by abstract id
+}
+
+var instanceRE = regexp.MustCompile(`\[[0-9]+\]|#t?[0-9]+(\.[0-9]+)?`)
+
+func abstract(m *tracemodel.Model) *vars {
+	a := &vars{of: make([]int32, len(m.Vars))}
+	ids := map[string]int32{}
+	for v := 1; v < len(m.Vars); v++ {
+		name := instanceRE.ReplaceAllStringFunc(m.Vars[v].Name, func(s string) string {
+			if s[0] == '[' {
+				return "[]"
+			}
+			return ""
+		})
+		id, ok := ids[name]
+		if !ok {
+			id = int32(len(a.names))
+			ids[name] = id
+			a.names = append(a.names, name)
+		}
+		a.of[v] = id
+	}
+	return a
 }
 
 // Check finds the high-level data races of m. order is the
@@ -218,11 +277,12 @@ func Check(ctx context.Context, m *tracemodel.Model, order *tracemodel.Order, op
 	res := &Result{Mode: mode, Traits: flow.TraitsOf(m)}
 	bs := blocks.Find(m, blocks.Options{Atomic: opts.Atomic})
 	res.Blocks = len(bs.Blocks)
-	threads, err := collectViews(ctx, m, bs, res)
+	av := abstract(m)
+	threads, err := collectViews(ctx, m, bs, av, res)
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{m: m, bs: bs, order: order, mode: mode, traits: res.Traits, byKey: map[string]int{}, corr: map[int32]map[[2]int32]bool{}}
+	c := &checker{m: m, bs: bs, av: av, order: order, mode: mode, traits: res.Traits, byKey: map[string]int{}, corr: map[int32]map[[2]int32]bool{}}
 	groups := group(threads)
 	for _, g1 := range groups {
 		for _, g2 := range groups {
@@ -241,49 +301,88 @@ func Check(ctx context.Context, m *tracemodel.Model, order *tracemodel.Order, op
 	return res, nil
 }
 
-// collectViews computes each thread's distinct read and write views.
-func collectViews(ctx context.Context, m *tracemodel.Model, bs *blocks.Set, res *Result) ([]*thread, error) {
+// outermost returns the depth of the invocations that can make one
+// operation of thread th: below its start routine or main (the first
+// invocation, entered at an unknown location or named main), or the
+// whole thread's loop iterations when the trace has no invocations.
+func outermost(m *tracemodel.Model, th *tracemodel.Thread, funcs bool) int {
+	if !funcs {
+		return 0
+	}
+	for _, ev := range th.Events {
+		e := &m.Events[ev]
+		if e.Kind == tracemodel.Enter {
+			if e.Loc == 0 || m.Objects[e.Obj] == "main" {
+				return 2
+			}
+			return 1
+		}
+	}
+	return 1
+}
+
+// collectViews computes each thread's distinct read and write views, and
+// which write views its blocks had in one operation.
+func collectViews(ctx context.Context, m *tracemodel.Model, bs *blocks.Set, av *vars, res *Result) ([]*thread, error) {
 	threads := make([]*thread, len(m.Threads))
 	for i := range threads {
-		threads[i] = &thread{id: int32(i + 1), seenR: map[string]bool{}, seenW: map[string]bool{}}
+		threads[i] = &thread{id: int32(i + 1), seenR: map[string]int32{}, seenW: map[string]int32{}, together: map[[2]int32]bool{}}
 	}
-	// Accesses of each block, gathered from the variables' access lists
-	// would cost a sort; one pass over the events in order is simpler.
-	type acc struct{ r, w varset }
-	cur := make([]acc, len(m.Threads))
-	curBlock := make([]int32, len(m.Threads))
-	for i := range curBlock {
-		curBlock[i] = -1
+	type state struct {
+		r, w    varset
+		block   int32
+		ops     []uint64
+		tr      flow.Tracker
+		from    int
+		opViews map[uint64][]int32 // operation → write views of its blocks (at most 16)
+	}
+	st := make([]state, len(m.Threads))
+	for i := range st {
+		st[i].block = -1
+		st[i].from = outermost(m, &m.Threads[i], res.Traits.Funcs)
+		st[i].opViews = map[uint64][]int32{}
+	}
+	add := func(th *thread, vs varset, into *[]view, seen map[string]int32, b int32) int32 {
+		if len(vs) == 0 {
+			return -1
+		}
+		vs = slices.Clone(vs)
+		slices.Sort(vs)
+		vs = slices.Compact(vs)
+		k := vs.key()
+		if id, ok := seen[k]; ok {
+			return id
+		}
+		if len(*into) >= MaxViews {
+			res.Dropped++
+			return -1
+		}
+		id := int32(len(*into))
+		seen[k] = id
+		*into = append(*into, view{vars: vs, block: b, id: id})
+		return id
 	}
 	flush := func(t int32) {
-		th, a, b := threads[t-1], &cur[t-1], curBlock[t-1]
-		if b < 0 {
+		th, s := threads[t-1], &st[t-1]
+		if s.block < 0 {
 			return
 		}
-		for _, p := range []struct {
-			vars varset
-			into *[]view
-			seen map[string]bool
-		}{{a.r, &th.reads, th.seenR}, {a.w, &th.writes, th.seenW}} {
-			if len(p.vars) == 0 {
-				continue
+		add(th, s.r, &th.reads, th.seenR, s.block)
+		if w := add(th, s.w, &th.writes, th.seenW, s.block); w >= 0 {
+			for _, op := range s.ops {
+				list := s.opViews[op]
+				if slices.Contains(list, w) {
+					continue
+				}
+				for _, v := range list {
+					th.together[[2]int32{min(v, w), max(v, w)}] = true
+				}
+				if len(list) < 16 {
+					s.opViews[op] = append(list, w)
+				}
 			}
-			vs := slices.Clone(p.vars)
-			slices.Sort(vs)
-			vs = slices.Compact(vs)
-			k := vs.key()
-			if p.seen[k] {
-				continue
-			}
-			if len(*p.into) >= MaxViews {
-				res.Dropped++
-				continue
-			}
-			p.seen[k] = true
-			*p.into = append(*p.into, view{vars: vs, block: b})
 		}
-		a.r, a.w = a.r[:0], a.w[:0]
-		curBlock[t-1] = -1
+		s.r, s.w, s.block = s.r[:0], s.w[:0], -1
 	}
 	for i := range m.Events {
 		if i&0xffff == 0 {
@@ -292,19 +391,24 @@ func collectViews(ctx context.Context, m *tracemodel.Model, bs *blocks.Set, res 
 			}
 		}
 		e := &m.Events[i]
+		s := &st[e.Thread-1]
+		s.tr.Step(e)
 		b := bs.Of(int32(i))
-		if b != curBlock[e.Thread-1] {
+		if b != s.block {
 			flush(e.Thread)
-			curBlock[e.Thread-1] = b
+			s.block = b
+			s.ops = s.ops[:0]
+			if b >= 0 {
+				s.ops = s.tr.Ops(s.from, s.ops)
+			}
 		}
 		if b < 0 || !e.Kind.IsAccess() || m.IsSyncVar(int(e.Obj)) {
 			continue
 		}
-		a := &cur[e.Thread-1]
 		if e.Kind == tracemodel.Read {
-			a.r = append(a.r, e.Obj)
+			s.r = append(s.r, av.of[e.Obj])
 		} else {
-			a.w = append(a.w, e.Obj)
+			s.w = append(s.w, av.of[e.Obj])
 		}
 	}
 	for t := range threads {
@@ -350,6 +454,7 @@ func group(threads []*thread) [][]*thread {
 type checker struct {
 	m      *tracemodel.Model
 	bs     *blocks.Set
+	av     *vars
 	order  *tracemodel.Order
 	mode   flow.Mode
 	traits flow.Traits
@@ -391,19 +496,32 @@ func (c *checker) overlap(a, b int32) bool {
 	return !before(a, b) && !before(b, a)
 }
 
+// overlapView is a distinct non-empty intersection of a maximal view with
+// the views of p2, with the first block and every view that gives it.
+type overlapView struct {
+	vars  varset
+	block int32
+	views []int32
+}
+
 // compatible checks p1's maximal views among v1 against p2's views v2
 // (Definition 8, comp_r or comp_w by kind) and records the races.
 func (c *checker) compatible(p1, p2 *thread, v1, v2 []view, kind string) {
 	for _, mv := range maximal(v1) {
-		var ovs []view // distinct non-empty intersections, with p2's block
-		seen := map[string]bool{}
+		var ovs []overlapView
+		idx := map[string]int{}
 		for _, v := range v2 {
 			o := mv.vars.intersect(v.vars)
-			if len(o) == 0 || seen[o.key()] {
+			if len(o) == 0 {
 				continue
 			}
-			seen[o.key()] = true
-			ovs = append(ovs, view{vars: o, block: v.block})
+			k := o.key()
+			if i, ok := idx[k]; ok {
+				ovs[i].views = append(ovs[i].views, v.id)
+				continue
+			}
+			idx[k] = len(ovs)
+			ovs = append(ovs, overlapView{vars: o, block: v.block, views: []int32{v.id}})
 		}
 		for i := range ovs {
 			for j := i + 1; j < len(ovs); j++ {
@@ -414,10 +532,26 @@ func (c *checker) compatible(p1, p2 *thread, v1, v2 []view, kind string) {
 				if kind == KindRead && !c.correlated(p2.id, a.vars, b.vars) {
 					continue
 				}
-				c.report(kind, p1, p2, mv, a, b)
+				if kind == KindWrite && !together(p2, a.views, b.views) {
+					continue
+				}
+				c.report(kind, p1, p2, mv, view{vars: a.vars, block: a.block}, view{vars: b.vars, block: b.block})
 			}
 		}
 	}
+}
+
+// together reports whether p2 wrote some view of as and some view of bs
+// in blocks of one operation.
+func together(p2 *thread, as, bs []int32) bool {
+	for _, a := range as {
+		for _, b := range bs {
+			if p2.together[[2]int32{min(a, b), max(a, b)}] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maximal returns the views in no other view (Definition 6).
@@ -463,10 +597,8 @@ func (c *checker) correlated(p2 int32, a, b varset) bool {
 }
 
 // correlations walks thread tid's events with the flow tracker and
-// returns the pairs of variables read in different blocks and live
-// together at a sink: a write of a third variable, a read that steered
-// the thread (with the read itself; every read when the trace has no
-// DataRead marks), or a return.
+// returns the pairs of (abstract) variables read in different blocks and
+// live together at a sink: a write of a third variable or a return.
 func (c *checker) correlations(tid int32) map[[2]int32]bool {
 	pairs := map[[2]int32]bool{}
 	tr := flow.Tracker{}
@@ -496,18 +628,14 @@ func (c *checker) correlations(tid int32) map[[2]int32]bool {
 			sink(-1)
 		case tracemodel.Write:
 			tr.Live(collect)
-			sink(e.Obj)
+			sink(c.av.of[e.Obj])
 		}
 		tr.Step(e)
 		if e.Kind != tracemodel.Read || c.m.IsSyncVar(int(e.Obj)) {
 			continue
 		}
 		if b := c.bs.Of(ev); b >= 0 {
-			tr.Read(e.Obj, b)
-		}
-		if !e.Data || !c.traits.DataRead {
-			tr.Live(collect)
-			sink(-1)
+			tr.Read(c.av.of[e.Obj], b)
 		}
 	}
 	return pairs
@@ -533,13 +661,13 @@ func (c *checker) report(kind string, p1, p2 *thread, mv, a, b view) {
 	at := c.accesses(mv.block, split, p1Kind, "atomic")
 	r := Race{Kind: kind, Events: slices.Concat(s1, s2, at), Schedule: slices.Concat(s1, at, s2), Count: 1}
 	for _, v := range split {
-		r.Vars = append(r.Vars, m.Vars[v].Name)
+		r.Vars = append(r.Vars, c.av.names[v])
 	}
 	sort.Strings(r.Vars)
 	var k strings.Builder
 	k.WriteString(kind)
 	for _, e := range r.Events {
-		fmt.Fprintf(&k, "|%s %s %s %s", e.Role, e.Kind, e.Var, e.Where)
+		fmt.Fprintf(&k, "|%s %s %s", e.Role, e.Kind, e.Where)
 	}
 	if i, ok := c.byKey[k.String()]; ok {
 		c.races[i].Count++
@@ -549,7 +677,7 @@ func (c *checker) report(kind string, p1, p2 *thread, mv, a, b view) {
 	names := func(vs varset) string {
 		var out []string
 		for _, v := range vs {
-			out = append(out, m.Vars[v].Name)
+			out = append(out, c.av.names[v])
 		}
 		return strings.Join(out, ", ")
 	}
@@ -557,15 +685,15 @@ func (c *checker) report(kind string, p1, p2 *thread, mv, a, b view) {
 		r.Message = fmt.Sprintf("thread %s writes %s in one atomic block, but thread %s reads %s and %s in two blocks and uses them together: it can see values of two different updates (high-level data race)",
 			h1, names(split), h2, names(first.vars), names(second.vars))
 	} else {
-		r.Message = fmt.Sprintf("thread %s reads %s in one atomic block, but thread %s writes %s and %s in two blocks: the reader can see the update half done (high-level data race)",
+		r.Message = fmt.Sprintf("thread %s reads %s in one atomic block, but thread %s writes %s and %s in two blocks of one operation: the reader can see the update half done (high-level data race)",
 			h1, names(split), h2, names(first.vars), names(second.vars))
 	}
 	c.byKey[k.String()] = len(c.races)
 	c.races = append(c.races, r)
 }
 
-// accesses returns the first access of each variable of vs with kind k
-// in block b.
+// accesses returns the first access of each (abstract) variable of vs
+// with kind k in block b.
 func (c *checker) accesses(b int32, vs varset, k tracemodel.Kind, role string) []Access {
 	m := c.m
 	blk := c.bs.Blocks[b]
@@ -581,10 +709,10 @@ func (c *checker) accesses(b int32, vs varset, k tracemodel.Kind, role string) [
 			break
 		}
 		e := &m.Events[ev]
-		if e.Kind != k || !want[e.Obj] {
+		if e.Kind != k || !want[c.av.of[e.Obj]] || m.IsSyncVar(int(e.Obj)) {
 			continue
 		}
-		delete(want, e.Obj)
+		delete(want, c.av.of[e.Obj])
 		out = append(out, Access{
 			Line: int(e.Line), Thread: th.Handle, Role: role, Var: m.Vars[e.Obj].Name,
 			Kind: e.Kind.String(), Where: m.Locs[e.Loc].String(),

@@ -75,6 +75,8 @@ func TestPaper(t *testing.T) {
 		{"def9_split_write.csv", Options{}, []string{
 			"write range.hi,range.lo split=Write(range.lo)@r.c:52,Write(range.hi)@r.c:62 atomic=Read(range.lo)@r.c:42,Read(range.hi)@r.c:42",
 		}},
+		// The departure on the write side: two writes of two operations.
+		{"separate_ops.csv", Options{}, nil},
 		// §2: the read/write kinds remove Artho et al.'s write-write
 		// report.
 		{"kinds_write_write.csv", Options{}, nil},

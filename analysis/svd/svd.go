@@ -77,8 +77,15 @@
 //     be one CU spanning the whole loop, conflicting with every other
 //     thread's update between two iterations.
 //   - Blocks are the trace's variables, not fixed-size memory blocks.
-//   - Synchronization is ignored, as in the paper: a conflict ordered by
-//     create, join or a barrier still counts.
+//   - A thread's blocking synchronization (a cond wait, a barrier, a
+//     join, a semaphore wait) and its hand-offs (create, signal,
+//     broadcast, semaphore post; on `atomic:` objects too) end its CUs:
+//     the region boundaries of the precise semantics (README, "What is
+//     predicted"). The program hands its data over there, and a CU that
+//     spans a barrier conflicts with every neighbour's write of the next
+//     phase. Options.IgnoreSync ignores synchronization altogether, as the
+//     paper. Locks still play no part: a missing or misplaced lock hides
+//     nothing.
 //
 // # What it does not do
 //
@@ -116,6 +123,10 @@ type Options struct {
 	// ValueFlow is the dependence mode: statement, update (default) or
 	// invocation (package analysis/internal/flow).
 	ValueFlow string
+	// IgnoreSync ignores synchronization altogether, as the paper; by
+	// default a thread's blocking synchronization and hand-offs end its
+	// CUs (see the package doc).
+	IgnoreSync bool
 }
 
 // An Access is one event of a violation or log entry, by trace line.
@@ -154,6 +165,7 @@ type Result struct {
 	Log        []LogEntry
 	CUs        int // computational units formed (after merges)
 	Cut        int // CUs ended by a shared dependence
+	Synced     int // CUs ended by their thread's synchronization
 	Mode       flow.Mode
 	Traits     flow.Traits
 }
@@ -164,8 +176,8 @@ func (r *Result) Summary() string {
 	for _, v := range r.Violations {
 		dyn += v.Count
 	}
-	return fmt.Sprintf("%d serializability violations (%d dynamic) of %d computational units, %d ended by shared dependences; %d a-posteriori log entries; %s",
-		len(r.Violations), dyn, r.CUs, r.Cut, len(r.Log), flow.Describe(r.Mode, r.Traits))
+	return fmt.Sprintf("%d serializability violations (%d dynamic) of %d computational units (%d ended by shared dependences, %d by synchronization); %d a-posteriori log entries; %s",
+		len(r.Violations), dyn, r.CUs, r.Cut, r.Synced, len(r.Log), flow.Describe(r.Mode, r.Traits))
 }
 
 // state is the block FSM of Fig. 8 (the spec's transition table, A4).
@@ -215,6 +227,8 @@ type node struct{ blk, next int32 }
 type detector struct {
 	m        *tracemodel.Model
 	mode     flow.Mode
+	sync     bool      // blocking synchronization and hand-offs end CUs
+	open     [][]int32 // by thread: units it opened (some merged or ended since)
 	units    []unit
 	nodes    []node
 	pending  map[int32][]pending // by root unit: conflicted inputs not yet reported
@@ -235,7 +249,7 @@ func Check(ctx context.Context, m *tracemodel.Model, opts Options) (*Result, err
 		return nil, err
 	}
 	d := &detector{
-		m: m, mode: mode, byKey: map[uint64]int32{},
+		m: m, mode: mode, sync: !opts.IgnoreSync, open: make([][]int32, len(m.Threads)), byKey: map[uint64]int32{},
 		watchers: make([][]int32, len(m.Vars)), last: make([]int32, len(m.Vars)),
 		res:  &Result{Mode: mode, Traits: flow.TraitsOf(m)},
 		viol: map[string]int{}, logKey: map[[3]int32]int{}, pending: map[int32][]pending{},
@@ -258,6 +272,10 @@ func Check(ctx context.Context, m *tracemodel.Model, opts Options) (*Result, err
 			trackers[e.Thread-1] = tr
 		}
 		tr.Step(e)
+		if d.sync && boundary(e.Kind) {
+			d.endThread(e.Thread)
+			continue
+		}
 		if !e.Kind.IsAccess() || m.IsSyncVar(int(e.Obj)) {
 			continue
 		}
@@ -290,8 +308,34 @@ func Check(ctx context.Context, m *tracemodel.Model, opts Options) (*Result, err
 	return d.res, nil
 }
 
-func (d *detector) newUnit() int32 {
+// boundary reports whether a thread's event of kind k ends its CUs: a
+// blocking synchronization (it waits for other threads to change shared
+// state) or a hand-off (it lets them), the region boundaries of the
+// precise semantics.
+func boundary(k tracemodel.Kind) bool {
+	switch k {
+	case tracemodel.Create, tracemodel.Signal, tracemodel.Broadcast, tracemodel.SemPost:
+		return true
+	}
+	return k.Blocking()
+}
+
+// endThread ends the open CUs of thread t.
+func (d *detector) endThread(t int32) {
+	for _, u := range d.open[t-1] {
+		if d.units[u].parent == u && d.units[u].open {
+			d.end(u, false)
+			d.res.Synced++
+		}
+	}
+	d.open[t-1] = d.open[t-1][:0]
+}
+
+func (d *detector) newUnit(t int32) int32 {
 	id := int32(len(d.units))
+	if d.sync {
+		d.open[t-1] = append(d.open[t-1], id)
+	}
 	d.units = append(d.units, unit{parent: id, head: -1, tail: -1, open: true})
 	d.stamp = append(d.stamp, -1)
 	return id
@@ -348,7 +392,7 @@ func (d *detector) load(e *tracemodel.Event, ev int32) int32 {
 	}
 	blk := &d.blocks[b]
 	if blk.cu < 0 {
-		d.join(b, d.newUnit())
+		d.join(b, d.newUnit(e.Thread))
 	}
 	blk = &d.blocks[b]
 	if !blk.inWS && !blk.input {
@@ -370,7 +414,7 @@ func (d *detector) load(e *tracemodel.Event, ev int32) int32 {
 // store is a write of e.Obj by e.Thread (STORE) whose value depends on
 // the open units srcs.
 func (d *detector) store(e *tracemodel.Event, ev int32, srcs []int32) {
-	u := d.merge(srcs)
+	u := d.merge(e.Thread, srcs)
 	b := d.blockOf(e.Thread, e.Obj)
 	if blk := &d.blocks[b]; blk.cu < 0 || d.find(blk.cu) != u {
 		d.join(b, u)
@@ -388,9 +432,9 @@ func (d *detector) store(e *tracemodel.Event, ev int32, srcs []int32) {
 }
 
 // merge merges the units into one (a new unit if none) and returns it.
-func (d *detector) merge(us []int32) int32 {
+func (d *detector) merge(t int32, us []int32) int32 {
 	if len(us) == 0 {
-		return d.newUnit()
+		return d.newUnit(t)
 	}
 	root := us[0]
 	for _, u := range us[1:] {

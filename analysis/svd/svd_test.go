@@ -67,9 +67,13 @@ func TestPaper(t *testing.T) {
 		{"intermediate.csv", Options{}, []string{"remote-read x read@i.c:10 remote@i.c:20 write@i.c:12"}, nil},
 		// The value of a dead poll no longer forms a CU.
 		{"polled_flag.csv", Options{}, nil, nil},
+		// Conflicts the synchronization order forces: dropped, unless
+		// kept as the paper does.
+		{"barrier.csv", Options{}, nil, nil},
+		{"barrier.csv", Options{IgnoreSync: true}, []string{"remote-write a[1] read@b.c:10 remote@b.c:12 write@b.c:12"}, nil},
 	}
 	for _, tc := range tests {
-		t.Run(tc.file+"/"+tc.opts.ValueFlow, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/%v", tc.file, tc.opts.ValueFlow, tc.opts.IgnoreSync), func(t *testing.T) {
 			res := check(t, filepath.Join("testdata", tc.file), tc.opts)
 			var got, gotLog []string
 			for _, v := range res.Violations {

@@ -169,6 +169,8 @@ type frame struct {
 	stmt     int32           // id of the current statement
 	stmtStep int32           // step at which it began
 	step     int32           // events run directly in the frame
+	inst     uint32          // the invocation's number in the thread
+	iter     uint32          // its current loop iteration
 }
 
 // A Tracker follows one thread's invocations, statements and live reads.
@@ -185,6 +187,7 @@ type Tracker struct {
 	frames   []frame // frames[:n] are active; frames[0] is the thread outside any known function
 	n        int
 	nextStmt int32
+	nextInst uint32
 }
 
 func (t *Tracker) top() *frame {
@@ -202,6 +205,8 @@ func (t *Tracker) push() {
 	f.live, f.keys, f.seen = f.live[:0], f.keys[:0], f.seen[:0]
 	f.index = nil
 	f.loc, f.stmt, f.stmtStep, f.step = 0, 0, 0, 0
+	t.nextInst++
+	f.inst, f.iter = t.nextInst, 0
 	t.n++
 }
 
@@ -271,6 +276,7 @@ func (t *Tracker) newStatement(f *frame, loc int32) {
 // newIteration ends the values of the loop iteration that began at step s
 // of f: the reads made since, and the locations first run since.
 func (t *Tracker) newIteration(f *frame, s int32) {
+	f.iter++
 	i := len(f.live)
 	for i > 0 && f.live[i-1].step >= s {
 		i--
@@ -430,6 +436,20 @@ func (t *Tracker) Returned(yield func(e Entry, strong bool) bool) {
 			}
 		}
 	}
+}
+
+// Ops appends to dst the operations the thread is in: one per active
+// invocation from depth from on (0: the thread outside any function, 1:
+// its outermost invocation), its number and loop iteration. Two events
+// share an operation when some invocation ran both in one iteration of
+// its loop.
+func (t *Tracker) Ops(from int, dst []uint64) []uint64 {
+	t.top()
+	for i := from; i < t.n; i++ {
+		f := &t.frames[i]
+		dst = append(dst, uint64(f.inst)<<32|uint64(f.iter))
+	}
+	return dst
 }
 
 // Depth is the number of active invocations below the thread's root.
