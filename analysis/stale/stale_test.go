@@ -1,6 +1,7 @@
 package stale
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpredict/mcpredict/analysis/internal/atest"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -129,5 +131,48 @@ func TestGolden(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 			}
 		})
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	m, err := tracemodel.Open(context.Background(), filepath.Join("testdata", "fig1b_incx.csv"), tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Check(ctx, m, m.SyncOrder(), Options{}); err == nil {
+		t.Error("no error from a canceled context")
+	}
+}
+
+func TestBadMode(t *testing.T) {
+	m, err := tracemodel.Open(context.Background(), filepath.Join("testdata", "fig1b_incx.csv"), tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := Check(ctx, m, m.SyncOrder(), Options{ValueFlow: "registers"}); err == nil {
+		t.Error("no error for an unknown value-flow mode")
+	}
+}
+
+// TestRandom runs the analysis on random traces with regions and
+// invocations, in every mode: no panic, no error.
+func TestRandom(t *testing.T) {
+	for seed := int64(1); seed <= 300; seed++ {
+		trace, err := atest.RandomWithRegions(seed, seed%2 == 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tracemodel.Parse(context.Background(), bytes.NewReader(trace), "random.csv", tracemodel.Options{})
+		if err != nil {
+			continue // some rewritten traces are not valid
+		}
+		for _, mode := range []string{"statement", "update", "invocation"} {
+			if _, err := Check(context.Background(), m, m.SyncOrder(), Options{ValueFlow: mode}); err != nil {
+				t.Fatalf("seed %d, %s: %v", seed, mode, err)
+			}
+		}
 	}
 }
