@@ -71,8 +71,15 @@ func TestPaper(t *testing.T) {
 		// Fig. 1(b): a stale-value error; "not detected by the view
 		// consistency property" (§5.2).
 		{"fig1b_incx.csv", Options{}, nil},
+		// Definition 2 through a branch the run did not take: no sink in
+		// the default mode; the coarsest mode correlates co-live reads.
+		{"branch.csv", Options{}, nil},
+		{"branch.csv", Options{ValueFlow: "invocation"}, []string{
+			"read hi,lo split=Read(lo)@r.c:29,Read(hi)@r.c:37 atomic=Write(lo)@r.c:21,Write(hi)@r.c:22",
+		}},
 		// Definition 8: reads not commonly correlated are compatible.
 		{"def8_uncorrelated.csv", Options{}, nil},
+		{"def8_uncorrelated.csv", Options{ValueFlow: "invocation"}, nil},
 		// Definition 9, comp_w: a split write of an atomic read.
 		{"def9_split_write.csv", Options{}, []string{
 			"write range.hi,range.lo split=Write(range.lo)@r.c:52,Write(range.hi)@r.c:62 atomic=Read(range.lo)@r.c:42,Read(range.hi)@r.c:42",

@@ -188,7 +188,11 @@ type Tracker struct {
 	n        int
 	nextStmt int32
 	nextInst uint32
+	version  uint64 // changes whenever the live reads do
 }
+
+// Version changes whenever the set of live reads does.
+func (t *Tracker) Version() uint64 { return t.version }
 
 func (t *Tracker) top() *frame {
 	if t.n == 0 {
@@ -326,6 +330,9 @@ func (f *frame) ran(loc int32) {
 }
 
 func (t *Tracker) drop(es []Entry) {
+	if len(es) > 0 {
+		t.version++
+	}
 	if t.Drop == nil {
 		return
 	}
@@ -344,6 +351,7 @@ func (t *Tracker) pop() {
 	}
 	c := &t.frames[t.n-1]
 	p := &t.frames[t.n-2]
+	t.version++
 	for _, e := range c.live {
 		t.add(p, Entry{Tag: e.Tag, Var: e.Var, step: p.step, stmt: p.stmt})
 	}
@@ -355,6 +363,7 @@ func (t *Tracker) pop() {
 // is the same read (kept strong if either was), evicting the oldest half
 // past the cap. The live reads stay in step order.
 func (t *Tracker) add(f *frame, e Entry) {
+	t.version++
 	for i := len(f.live) - 1; i >= 0 && i >= len(f.live)-4; i-- {
 		x := f.live[i]
 		if x.Tag == e.Tag && x.Var == e.Var {
