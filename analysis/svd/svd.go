@@ -1,7 +1,7 @@
 // Package svd is the Serializability Violation Detector of Xu, Bodík and
 // Hill (PLDI 2005, seeds/003) on a recorded trace: it infers the atomic
 // regions of each thread — computational units (CUs) — from dependences,
-// without annotations and ignoring synchronization, and reports the CUs
+// without annotations and ignoring locks, and reports the CUs
 // that did not run serializably in the recorded execution.
 //
 // # The algorithm
@@ -58,9 +58,9 @@
 // the recorder cannot record them), so the value a write depends on is
 // inferred by package analysis/internal/flow, and the summary line says
 // which fallback was used: by default (update), the reads of the write's
-// statement and of the calls on it, and earlier reads of the same
-// variable in the invocation's loop iteration (`b = balance; balance =
-// b + n`); statement: only the former; invocation: every read of the
+// statement and of the calls on it, and the thread's latest read of the
+// same variable in the invocation's loop iteration (`b = balance;
+// balance = b + n`); statement: only the former; invocation: every read of the
 // iteration (the spec's coarsest fallback: bigger CUs, more reports).
 // Data, address and control dependences are not told apart: every
 // inferred source is both merged and checked (the paper merges data only
