@@ -42,10 +42,12 @@
 //     frames above it (arguments). These flows are weak.
 //
 // Mode says how far an analysis follows them: Statement (strong flows
-// only), Update (the default: strong flows, and a weak flow from a read
-// of x into a later write of the same x — the read-modify-write through a
-// local, `b = balance; balance = b + n`, `tmp = getX(); setX(tmp + v)`,
-// which is the one flow through locals that the trace itself suggests),
+// only), Update (the default: strong flows, and a weak flow from the
+// thread's latest read of x into a later write of the same x — the
+// read-modify-write through a local, `b = balance; balance = b + n`,
+// `tmp = getX(); setX(tmp + v)`, which is the one flow through locals
+// that the trace itself suggests; an earlier read of x that the thread
+// read again is taken to be dead),
 // Invocation (every weak flow: the coarse fallback 3 of the spec). The
 // analyses say in their summary which mode and which trace information
 // they used (Describe).
