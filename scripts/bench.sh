@@ -23,6 +23,8 @@ echo "== Go benchmarks"
 go test ./predict -run '^$' -bench 'Parse|RunNative' -benchtime 3x | grep -E '^Benchmark'
 go test ./analysis/deadlock -run '^$' -bench Deadlock -benchtime 5x | grep -E '^Benchmark'
 go test ./analysis/sidetrack ./analysis/block ./analysis/conflict -run '^$' -bench Analyze -benchtime 3x | grep -E '^Benchmark'
+# SVD, high-level data races, stale values: the fft trace and a 1M-event server-like one.
+go test ./analysis/svd ./analysis/hldr ./analysis/stale -run '^$' -bench Analyze -benchtime 3x | grep -E '^(pkg:|Benchmark)'
 go test ./recorder -run '^$' -bench RecordOverhead -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 go test ./service -run '^$' -bench Workers -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 # Trace reading, 1M-event fft trace: built-in CSV vs the std and jsonl plugins.

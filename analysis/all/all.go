@@ -13,8 +13,11 @@ import (
 	"github.com/mcpredict/mcpredict/analysis/block"
 	"github.com/mcpredict/mcpredict/analysis/conflict"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
+	"github.com/mcpredict/mcpredict/analysis/hldr"
 	"github.com/mcpredict/mcpredict/analysis/mcpatom"
 	"github.com/mcpredict/mcpredict/analysis/sidetrack"
+	"github.com/mcpredict/mcpredict/analysis/stale"
+	"github.com/mcpredict/mcpredict/analysis/svd"
 	"github.com/mcpredict/mcpredict/analysis/txn"
 	"github.com/mcpredict/mcpredict/ltl"
 )
@@ -37,6 +40,9 @@ type Options struct {
 	Transactions txn.Options
 	// Block's Atomic and NotAtomic are not used (Transactions are).
 	Block block.Options
+	// ValueFlow is the value-flow mode of svd, hldr and stale
+	// (--value-flow: statement, update or invocation; "": update).
+	ValueFlow string
 }
 
 // Analyzers returns every analysis, in report order, configured with o.
@@ -50,6 +56,9 @@ func Analyzers(o Options) []*analysis.Analyzer {
 		st,
 		block.New(o.Block, tx),
 		conflict.New(tx, st), // composed with SideTrack: same transactions, cross-referenced findings
+		svd.New(svd.Options{ValueFlow: o.ValueFlow}),
+		hldr.New(hldr.Options{Atomic: o.Transactions.Atomic, ValueFlow: o.ValueFlow}),
+		stale.New(stale.Options{Atomic: o.Transactions.Atomic, ValueFlow: o.ValueFlow}),
 	}
 }
 

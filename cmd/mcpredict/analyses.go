@@ -25,6 +25,7 @@ type analysisFlags struct {
 	maxCycle          int
 	atomic, notAtomic listFlag
 	blockConflict     bool
+	valueFlow         string
 }
 
 // defaultAnalysisFlags are the flags' defaults, for commands without them
@@ -39,6 +40,7 @@ func (a *analysisFlags) register(fs *flag.FlagSet) {
 	fs.Var(&a.atomic, "atomic", "sidetrack, block, conflict: only these functions or Begin/End labels are transactions (comma-separated)")
 	fs.Var(&a.notAtomic, "not-atomic", "sidetrack, block, conflict: these functions or labels are never transactions (comma-separated)")
 	fs.BoolVar(&a.blockConflict, "block-conflict", false, "block: also report conflict-unserializable blocks that are view-serializable")
+	fs.StringVar(&a.valueFlow, "value-flow", "update", "svd, hldr, stale: how far a read's value is assumed to flow, the trace recording none: `MODE` statement, update or invocation (analysis/internal/flow)")
 }
 
 // selected returns the analyses of list ("" for the default) configured
@@ -47,6 +49,11 @@ func (a *analysisFlags) register(fs *flag.FlagSet) {
 func (a *analysisFlags) selected(list string, c *checkFlags) ([]*analysis.Analyzer, error) {
 	if a.maxCycle < 2 {
 		return nil, &predict.UsageError{Msg: fmt.Sprintf("--deadlock-max-cycle: %d: want at least 2", a.maxCycle)}
+	}
+	switch a.valueFlow {
+	case "", "statement", "update", "invocation":
+	default:
+		return nil, &predict.UsageError{Msg: fmt.Sprintf("--value-flow: %q: want statement, update or invocation", a.valueFlow)}
 	}
 	pats, err := c.checkPatterns()
 	if err != nil {
@@ -58,6 +65,7 @@ func (a *analysisFlags) selected(list string, c *checkFlags) ([]*analysis.Analyz
 		Deadlock:     deadlock.Options{MaxCycle: a.maxCycle},
 		Transactions: txn.Options{Atomic: a.atomic, NotAtomic: a.notAtomic},
 		Block:        block.Options{Conflict: a.blockConflict},
+		ValueFlow:    a.valueFlow,
 	}, list)
 	if err != nil {
 		return nil, &predict.UsageError{Msg: "--analysis: " + err.Error()}
