@@ -11,8 +11,12 @@ import (
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/atomicset"
 	"github.com/mcpredict/mcpredict/analysis/block"
+	"github.com/mcpredict/mcpredict/analysis/commitnode"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
+	"github.com/mcpredict/mcpredict/analysis/escape"
+	"github.com/mcpredict/mcpredict/analysis/lockset"
 	"github.com/mcpredict/mcpredict/analysis/mcpatom"
+	"github.com/mcpredict/mcpredict/analysis/reduction"
 	"github.com/mcpredict/mcpredict/analysis/sidetrack"
 	"github.com/mcpredict/mcpredict/analysis/txn"
 	"github.com/mcpredict/mcpredict/ltl"
@@ -36,17 +40,25 @@ type Options struct {
 	Transactions txn.Options
 	// Block's Atomic and NotAtomic are not used (Transactions are).
 	Block block.Options
+	// Lockset is the race detector of lockset and reduction.
+	Lockset    lockset.Options
+	CommitNode commitnode.Options
 }
 
 // Analyzers returns every analysis, in report order, configured with o.
 func Analyzers(o Options) []*analysis.Analyzer {
 	tx := txn.New(o.Transactions)
+	esc := escape.New()
+	ls := lockset.New(o.Lockset, esc)
 	return []*analysis.Analyzer{
 		mcpatom.New(o.Patterns),
 		atomicset.New(o.Patterns),
 		deadlock.New(o.Deadlock),
 		sidetrack.New(tx),
 		block.New(o.Block, tx),
+		ls,
+		reduction.New(tx, ls, esc),
+		commitnode.New(o.CommitNode, tx, esc),
 	}
 }
 
