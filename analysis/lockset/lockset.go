@@ -510,7 +510,11 @@ func finding(m *tracemodel.Model, li *analysis.LockSetIndex, r Race) analysis.Fi
 		e := &m.Events[ev]
 		var locks []string
 		for _, h := range li.Before(ev) {
-			locks = append(locks, m.Objects[h.Lock])
+			l := m.Objects[h.Lock]
+			if h.Shared {
+				l += " (read)"
+			}
+			locks = append(locks, l)
 		}
 		held := "no lock"
 		if len(locks) > 0 {
@@ -520,7 +524,7 @@ func finding(m *tracemodel.Model, li *analysis.LockSetIndex, r Race) analysis.Fi
 	}
 	msg := fmt.Sprintf("data race on %s: %s and %s can run at the same time", name, desc(r.A), desc(r.B))
 	if !r.Exact {
-		msg = fmt.Sprintf("potential data race on %s (conservative multi-lockset test: no lock protects every access pair of concurrent periods): %s and %s", name, desc(r.A), desc(r.B))
+		msg = fmt.Sprintf("potential data race on %s (conservative multi-lockset test: an access holds none of the locks held at every write of a concurrent period; no two concurrent accesses without a common lock were found): %s and %s", name, desc(r.A), desc(r.B))
 	}
 	role := func(ev int32) string {
 		if m.Events[ev].Kind == tracemodel.Write {

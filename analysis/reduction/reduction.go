@@ -150,7 +150,7 @@ type Violation struct {
 	// of a hold taken in the unit, -1 otherwise. Events are indexes in
 	// Model.Events.
 	Switch, Offending, Acquire int32
-	Movers                     string // the transaction's movers, B dropped (truncated)
+	Movers                     string // the movers of its accesses and lock operations (truncated)
 }
 
 // Stats count what Check classified.
@@ -351,13 +351,15 @@ func (c *checker) unit(u *units.Unit, st *Stats) (v Violation, ok bool) {
 		e := &m.Events[ev]
 		mv := B
 		var acq int32 = -1
+		ch := units.None
 		switch {
 		case e.Kind.IsAccess():
 			if c.racy(ev) {
 				mv = N
 			}
 		default:
-			ch, hold := h.Step(m, ev)
+			var hold units.Hold
+			ch, hold = h.Step(m, ev)
 			lockB := c.both[hold.Lock] || skip[hold.Acq]
 			switch {
 			case ch == units.Acquired && !lockB:
@@ -369,13 +371,13 @@ func (c *checker) unit(u *units.Unit, st *Stats) (v Violation, ok bool) {
 				}
 			}
 		}
-		if mv == B {
+		if mv == B && !e.Kind.IsAccess() && ch == units.None {
 			continue
 		}
 		if movers.Len() < 64 {
 			movers.WriteString(mv.String())
 		}
-		if failed {
+		if failed || mv == B {
 			continue
 		}
 		switch {
@@ -434,7 +436,7 @@ func finding(m *tracemodel.Model, ts *txn.Set, us []units.Unit, v Violation) ana
 		loc := m.Locs[e.Loc].String()
 		switch {
 		case e.Kind.IsAccess():
-			return "racy access", fmt.Sprintf("a racy %s of %s at %s (non-mover)", strings.ToLower(e.Kind.String()), m.Vars[e.Obj].Name, loc)
+			return "racy access", fmt.Sprintf("makes a racy %s of %s at %s (non-mover)", strings.ToLower(e.Kind.String()), m.Vars[e.Obj].Name, loc)
 		case units.Acquires(e.Kind):
 			return "acquire", fmt.Sprintf("acquires %s at %s (right-mover)", m.Objects[e.Obj], loc)
 		}
@@ -450,11 +452,7 @@ func finding(m *tracemodel.Model, ts *txn.Set, us []units.Unit, v Violation) ana
 	swRole, swDesc := what(v.Switch)
 	offRole, offDesc := what(v.Offending)
 	msg := fmt.Sprintf("%s of thread %s is not reducible to R* N? L* (movers %s): it %s, then %s",
-		units.Name(m, ts, u), m.Threads[u.Thread-1].Handle, v.Movers, strings.TrimPrefix(swDesc, "a "), offDesc)
-	if swRole == "racy access" {
-		msg = fmt.Sprintf("%s of thread %s is not reducible to R* N? L* (movers %s): %s, then it %s",
-			units.Name(m, ts, u), m.Threads[u.Thread-1].Handle, v.Movers, swDesc, offDesc)
-	}
+		units.Name(m, ts, u), m.Threads[u.Thread-1].Handle, v.Movers, swDesc, offDesc)
 	var sites []analysis.Site
 	if v.Acquire >= 0 {
 		sites = append(sites, analysis.Site{Event: v.Acquire, Role: "acquire"})
