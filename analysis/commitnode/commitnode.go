@@ -318,7 +318,9 @@ func violation(f *forest, c *checker, vd verdict, kind string) Violation {
 	}
 	seen := map[int]bool{}
 	for i, s := range vd.path {
-		if i > 0 {
+		if i > 0 && s.from != v.Path[len(v.Path)-1] {
+			// The event the path leaves a unit from (one event when it
+			// enters and leaves through the same access).
 			v.Path = append(v.Path, s.from)
 		}
 		if i < len(vd.path)-1 {
