@@ -13,15 +13,16 @@ type verdict struct {
 }
 
 // step is an inter-edge of a witness path, crossed from the event on the
-// side it is entered from (from) to the event on the other side (to),
-// which is in tree (-1: in the checked transaction's tree).
-type step struct{ from, to, tree int32 }
+// side it is entered from (from) to the event on the other side (to), of
+// node.
+type step struct{ from, to, node int32 }
 
 // checker runs Figure 6.8 on one forest.
 type checker struct {
 	f       *forest
 	es      *edges
 	adj     [][]int32 // by node: indexes of its inter-edges
+	commOf  [][]int32 // by thread: its communication nodes (built on first use)
 	uf      []int32
 	work    int
 	maxWork int
@@ -73,16 +74,22 @@ func (c *checker) contains(a, b int32) bool {
 	return false
 }
 
-// vertex is the vertex of node n in the graph of transaction t's check:
-// every other tree is one vertex (it is connected by its tree edges), the
-// nodes of t are vertices of their own (t's tree edges are removed).
+// vertex is the vertex of node n in the graph of transaction t's check.
+// Every thread is one vertex: each tree is connected by its tree edges,
+// and the trees of one thread by its program order (a departure: the
+// dissertation's forest has no edge for the order of two units of one
+// thread, so its cycle test misses a serialization cycle that closes
+// through it — u reads z before another thread's unit writes z, and a
+// later unit of that thread reads y before u writes y; such an edge is
+// undirected here, which is conservative). The nodes of t are vertices
+// of their own: t's tree edges are removed.
 func (c *checker) vertex(t, n int32) int32 {
 	f := c.f
 	u := f.nodes[n].unit
 	if u != t {
-		return u
+		return f.trees[u].thread - 1
 	}
-	return int32(len(f.trees)) + n - f.trees[t].lo
+	return int32(len(f.m.Threads)) + n - f.trees[t].lo
 }
 
 func (c *checker) find(x int32) int32 {
@@ -107,7 +114,7 @@ func (c *checker) check(t int32) (v verdict, ok, budget bool) {
 		return v, true, true
 	}
 	tr := &f.trees[t]
-	nv := len(f.trees) + int(tr.hi-tr.lo)
+	nv := len(f.m.Threads) + int(tr.hi-tr.lo)
 	if c.work += nv + len(c.es.list); c.work > c.maxWork {
 		return v, true, false
 	}
@@ -142,26 +149,32 @@ func (c *checker) check(t int32) (v verdict, ok, budget bool) {
 // graph of t's check.
 func (c *checker) path(t, n1, n2 int32) []step {
 	f := c.f
+	threads := int32(len(f.m.Threads))
+	if c.commOf == nil {
+		c.commOf = make([][]int32, threads)
+		for n := range f.nodes {
+			if c.es.deg[n] > 0 {
+				th := f.trees[f.nodes[n].unit].thread - 1
+				c.commOf[th] = append(c.commOf[th], int32(n))
+			}
+		}
+	}
 	src, dst := c.vertex(t, n1), c.vertex(t, n2)
 	seen := map[int32]bfsPrev{src: {v: -1}}
 	queue := []int32{src}
 	nodesOf := func(v int32) []int32 {
-		if v >= int32(len(f.trees)) {
-			return []int32{v - int32(len(f.trees)) + f.trees[t].lo}
+		if v >= threads {
+			return []int32{v - threads + f.trees[t].lo}
 		}
-		tr := &f.trees[v]
-		ns := make([]int32, 0, tr.hi-tr.lo)
-		for n := tr.lo; n < tr.hi; n++ {
-			if c.es.deg[n] > 0 {
-				ns = append(ns, n)
-			}
-		}
-		return ns
+		return c.commOf[v]
 	}
 	for len(queue) > 0 && !has(seen, dst) {
 		v := queue[0]
 		queue = queue[1:]
 		for _, n := range nodesOf(v) {
+			if v < threads && f.nodes[n].unit == t {
+				continue // t's nodes are vertices of their own
+			}
 			for _, ei := range c.adj[n] {
 				e := &c.es.list[ei]
 				other := e.y
@@ -181,12 +194,9 @@ func (c *checker) path(t, n1, n2 int32) []step {
 	for v := dst; v != src; {
 		p := seen[v]
 		e := &c.es.list[p.e]
-		s := step{from: e.ex, to: e.ey, tree: -1}
+		s := step{from: e.ex, to: e.ey, node: e.y}
 		if p.from != e.x {
-			s.from, s.to = e.ey, e.ex
-		}
-		if v < int32(len(f.trees)) {
-			s.tree = v
+			s.from, s.to, s.node = e.ey, e.ex, e.x
 		}
 		out = append(out, s)
 		v = p.v

@@ -60,6 +60,15 @@
 //     and the deadlock analysis (on by default) reports the deadlock. With
 //     a potential deadlock, "the outermost common lock" of two accesses is
 //     taken in the first access's tree.
+//   - The units of one thread are joined by their program order (a
+//     departure: the dissertation's forest and serialization graph have no
+//     edge between two units of one thread, so its cycle test misses a
+//     cycle that closes through it — a transaction reads z before another
+//     thread's unit writes z, and a later unit of that thread reads y
+//     before the transaction writes y — which the random cross-check
+//     against a brute-force oracle found). The edge is undirected, as tree
+//     edges are: this can report a transaction whose two partners in one
+//     thread run in the order that closes no cycle.
 //   - Reachability is not restricted to simple cycles: a path may cross a
 //     unit's tree more than once, which can only add reports (the test
 //     stays sufficient).
@@ -325,7 +334,7 @@ func violation(f *forest, c *checker, vd verdict, kind string) Violation {
 		}
 		if i < len(vd.path)-1 {
 			v.Path = append(v.Path, s.to)
-			u := f.trees[s.tree].src
+			u := f.trees[f.nodes[s.node].unit].src
 			if !seen[u] {
 				seen[u] = true
 				v.Others = append(v.Others, u)
