@@ -30,6 +30,9 @@ func TestEveryAnalysisThroughTheFramework(t *testing.T) {
 			"ST before bank.c:14,bank.c:10,bank.c:14",
 		}, []string{"sidetrack"}},
 		{"block", []string{"BA view bank.c:11,bank.c:15,bank.c:15"}, []string{"block"}},
+		{"lockset", nil, []string{"lockset"}},
+		{"reduction", []string{"RD cs-cs bank.c:12,bank.c:14"}, []string{"reduction"}},
+		{"commitnode", []string{"CN view bank.c:11,bank.c:15,bank.c:11,bank.c:15"}, []string{"commitnode"}},
 	}
 	for _, tc := range tests {
 		as, err := Select(Options{}, tc.list)
