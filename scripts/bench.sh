@@ -23,6 +23,8 @@ echo "== Go benchmarks"
 go test ./predict -run '^$' -bench 'Parse|RunNative' -benchtime 3x | grep -E '^Benchmark'
 go test ./analysis/deadlock -run '^$' -bench Deadlock -benchtime 5x | grep -E '^Benchmark'
 go test ./analysis/sidetrack ./analysis/block -run '^$' -bench Analyze -benchtime 3x | grep -E '^Benchmark'
+# Wang's dissertation: multi-lockset races, reduction, commit-node (events/s: with everything each requires).
+go test ./analysis/lockset ./analysis/reduction ./analysis/commitnode -run '^$' -bench 'Lockset|Reduction|CommitNode' -benchtime 3x | grep -E '^Benchmark'
 go test ./recorder -run '^$' -bench RecordOverhead -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 go test ./service -run '^$' -bench Workers -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 # Trace reading, 1M-event fft trace: built-in CSV vs the std and jsonl plugins.

@@ -334,65 +334,95 @@ func Check(ctx context.Context, m *tracemodel.Model, esc *escape.Info, li *analy
 	}
 	res := &Result{racy: make([]bool, len(m.Vars)), conflicting: make([]bool, len(m.Vars))}
 	s := newLockSets()
+	// One pass in trace order (memory order: the accesses of a variable
+	// are scattered) fills the sets of each variable, per period and as a
+	// whole.
+	type varSets struct {
+		global sets
+		per    []sets // in order of first access; a thread's in period order
+	}
+	vs := make([]varSets, len(m.Vars))
 	ps := conc.Periods()
-	var (
-		per     []sets
-		byP     = map[int32]int{}
-		threads = map[int32][]int{} // thread -> indexes in per, in period order
-	)
-	n := 0
-	for v := int32(1); v < int32(len(m.Vars)); v++ {
-		if m.IsSyncVar(int(v)) || esc.ThreadLocal(v) {
+	cur := make([]int, len(m.Threads)) // by thread: index of its current period
+	for i := range m.Events {
+		if i&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("lockset: %w", err)
+			}
+		}
+		e := &m.Events[i]
+		if !e.Kind.IsAccess() {
 			continue
 		}
-		per = per[:0]
-		clear(byP)
-		clear(threads)
-		var global sets
-		for _, ev := range m.Vars[v].Accesses {
-			if n++; n&0xffff == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, fmt.Errorf("lockset: %w", err)
+		v := e.Obj
+		if m.IsSyncVar(int(v)) || !esc.Escaped(int32(i)) {
+			continue
+		}
+		tps := conc.ThreadPeriods(e.Thread)
+		k := cur[e.Thread-1]
+		for ps.All[tps[k]].Last < e.Pos {
+			k++
+		}
+		cur[e.Thread-1] = k
+		p := tps[k]
+		st := &vs[v]
+		j := -1
+		for q := len(st.per) - 1; q >= 0; q-- {
+			if ps.All[st.per[q].period].Thread == int(e.Thread) {
+				if st.per[q].period == p {
+					j = q
 				}
-			}
-			if !esc.Escaped(ev) {
-				continue
-			}
-			p := int32(ps.Of(ev).ID)
-			i, ok := byP[p]
-			if !ok {
-				i = len(per)
-				per = append(per, sets{period: p, reads: nil})
-				byP[p] = i
-				t := int32(ps.All[p].Thread)
-				threads[t] = append(threads[t], i)
-			}
-			all, excl := s.of(li, ev)
-			if m.Events[ev].Kind == tracemodel.Write {
-				per[i].writeLocks(s, excl)
-				global.writeLocks(s, excl)
-			} else {
-				per[i].read(s, all)
-				global.read(s, all)
+				break
 			}
 		}
-		if len(threads) < 2 || !global.hasW {
-			res.Shared += boolInt(len(threads) >= 2)
+		if j < 0 {
+			j = len(st.per)
+			st.per = append(st.per, sets{period: p})
+		}
+		all, excl := s.of(li, int32(i))
+		if e.Kind == tracemodel.Write {
+			st.per[j].writeLocks(s, excl)
+			st.global.writeLocks(s, excl)
+		} else {
+			st.per[j].read(s, all)
+			st.global.read(s, all)
+		}
+	}
+	threads := map[int32][]int{} // thread -> indexes in per, in period order
+	for v := range vs {
+		if v&0xfff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("lockset: %w", err)
+			}
+		}
+		st := &vs[v]
+		if len(st.per) < 2 {
+			continue
+		}
+		clear(threads)
+		for i := range st.per {
+			t := int32(ps.All[st.per[i].period].Thread)
+			threads[t] = append(threads[t], i)
+		}
+		if len(threads) < 2 {
 			continue
 		}
 		res.Shared++
-		crossWR, concWW, racyPairs := scan(s, conc, per, threads)
+		if !st.global.hasW {
+			continue
+		}
+		crossWR, concWW, racyPairs := scan(s, conc, st.per, threads)
 		res.conflicting[v] = crossWR || concWW
 		switch {
 		case !opts.Paper:
 			res.racy[v] = racyPairs
-		case global.write == 0:
+		case st.global.write == 0:
 			res.racy[v] = crossWR || concWW
 		default:
-			res.racy[v] = global.unprotected(s, global.write) && crossWR
+			res.racy[v] = st.global.unprotected(s, st.global.write) && crossWR
 		}
 		if res.racy[v] {
-			res.Races = append(res.Races, witness(m, esc, li, conc, s, v))
+			res.Races = append(res.Races, witness(m, esc, li, conc, s, int32(v)))
 		}
 	}
 	return res, nil

@@ -246,11 +246,12 @@ type Conc struct {
 	ps       *analysis.Periods
 	index    []int32   // by period: its index among its thread's periods
 	byThread [][]int32 // by thread (model id - 1): its periods in order
+	ranges   map[uint64][2]int32
 }
 
 // NewConc indexes the periods ps of m.
 func NewConc(m *tracemodel.Model, ps *analysis.Periods) *Conc {
-	c := &Conc{m: m, ps: ps, index: make([]int32, len(ps.All)), byThread: make([][]int32, len(m.Threads))}
+	c := &Conc{m: m, ps: ps, index: make([]int32, len(ps.All)), byThread: make([][]int32, len(m.Threads)), ranges: map[uint64][2]int32{}}
 	for i := range ps.All {
 		t := ps.All[i].Thread - 1
 		c.index[i] = int32(len(c.byThread[t]))
@@ -272,8 +273,19 @@ func (c *Conc) Concurrent(p, q int32) bool {
 }
 
 // Range returns the indexes [lo, hi) among the periods of thread (a model
-// id) of those concurrent with period p; empty for p's own thread.
+// id) of those concurrent with period p; empty for p's own thread. Ranges
+// are cached: there are few periods, and many questions.
 func (c *Conc) Range(p int32, thread int32) (lo, hi int) {
+	k := uint64(p)<<32 | uint64(thread)
+	if r, ok := c.ranges[k]; ok {
+		return int(r[0]), int(r[1])
+	}
+	lo, hi = c.rangeOf(p, thread)
+	c.ranges[k] = [2]int32{int32(lo), int32(hi)}
+	return lo, hi
+}
+
+func (c *Conc) rangeOf(p int32, thread int32) (lo, hi int) {
 	pp := &c.ps.All[p]
 	if int32(pp.Thread) == thread {
 		return 0, 0
