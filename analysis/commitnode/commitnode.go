@@ -194,6 +194,7 @@ type Result struct {
 	// the forest was not built.
 	View, Conflict []bool
 	Units          int // transactions
+	Flagged        int // transactions reported, twins of kept trees included
 	Trees          int // trees kept
 	Nodes          int
 	Edges          [2]int // inter-edges of the view- and conflict-forest
@@ -203,7 +204,7 @@ type Result struct {
 // Summary is the one-line account of the check.
 func (r *Result) Summary() string {
 	s := fmt.Sprintf("%d transactions not atomic of %d; %d trees, %d nodes, %d view and %d conflict inter-edges",
-		len(r.Violations), r.Units, r.Trees, r.Nodes, r.Edges[0], r.Edges[1])
+		r.Flagged, r.Units, r.Trees, r.Nodes, r.Edges[0], r.Edges[1])
 	if len(r.Truncated) > 0 {
 		s += "; incomplete: " + strings.Join(r.Truncated, ", ")
 	}
@@ -298,6 +299,11 @@ func Check(ctx context.Context, m *tracemodel.Model, us []units.Unit, esc *escap
 		}
 	}
 	slices.SortFunc(res.Violations, func(a, b Violation) int { return a.Unit - b.Unit })
+	for i := range us {
+		if (res.View != nil && res.View[i]) || (res.Conflict != nil && res.Conflict[i]) {
+			res.Flagged++
+		}
+	}
 	return res, nil
 }
 

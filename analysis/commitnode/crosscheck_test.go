@@ -49,10 +49,18 @@ func genTrace(r *rand.Rand, twoTxn bool) string {
 	var b strings.Builder
 	n := 0
 	line := 0
+	// Half of the traces give every event its own source location, the
+	// other half one per action and object: repeated code then makes
+	// identical trees, which commitnode keeps twice per period.
+	shared := r.Intn(2) == 0
 	emit := func(th, act, obj string) {
 		n++
 		line++
-		fmt.Fprintf(&b, "%s, %d, g.c-%d, %s, %s\n", th, n, line, act, obj)
+		loc := line
+		if shared {
+			loc = len(act)*100 + int(obj[0])
+		}
+		fmt.Fprintf(&b, "%s, %d, g.c-%d, %s, %s\n", th, n, loc, act, obj)
 	}
 	workers := 2 + r.Intn(2)
 	budget := 4

@@ -295,14 +295,22 @@ func (b *builder) signature(u *units.Unit, nodes0, leaves0 int) uint64 {
 	put(int64(u.Kind))
 	for i := nodes0; i < len(f.nodes); i++ {
 		n := &f.nodes[i]
-		put(int64(n.parent) - int64(nodes0))
+		parent := int64(-1)
+		if n.parent >= 0 {
+			parent = int64(n.parent) - int64(nodes0)
+		}
+		put(parent)
 		put(int64(n.kind)<<40 | int64(n.lock)<<1 | int64(boolInt(n.shared)))
 		put(int64(m.Events[n.ev].Loc))
 	}
 	for i := leaves0; i < len(f.leaves); i++ {
 		l := &f.leaves[i]
 		put(int64(l.v)<<2 | int64(boolInt(l.write))<<1 | int64(boolInt(l.final)))
-		put(int64(l.wdepth)<<32 | int64(l.prevW-int32(leaves0)))
+		prev := int64(-1)
+		if l.prevW >= 0 {
+			prev = int64(l.prevW) - int64(leaves0)
+		}
+		put(int64(l.wdepth)<<32 | prev&0xffffffff)
 	}
 	return h.Sum64()
 }
