@@ -68,7 +68,7 @@ func TestSplit(t *testing.T) {
 		"plain 1-1 held=0", // main's write; the Create is a boundary
 		"txn 3-4 held=0",   // f, split by the Join
 		"txn 6-7 held=0",
-		"cs 8-12 held=0",  // the critical section, g inside it
+		"cs 8-12 held=0", // the critical section, g inside it
 		"plain 13-13 held=0",
 		"txn 14-16 held=0", // h returns holding m
 		"cs 17-18 held=1",  // ... so the rest is a critical section
