@@ -14,11 +14,14 @@
 // a lock held when the unit starts is a node too), and a leaf per escaped
 // access (package escape, §3.1), trimmed to the first two reads and the
 // first two writes of each variable under each parent (§6.5.1). At most
-// two identical trees of one thread period are kept (§6.5).
+// two identical trees starting in one period are kept (§6.5).
 //
 // Inter-edges join the trees of concurrent units (different threads,
-// concurrent thread periods; package analysis, fact thread-periods), for
-// accesses of one variable, by Figure 6.2's procedure: between the two
+// concurrent thread periods: the fact thread-periods of package analysis,
+// split further at condition variables and semaphores, see package
+// analysis/internal/units; a unit is split by blocking waits, not by
+// signals, so concurrency is that of the accesses' periods), for accesses
+// of one variable, by Figure 6.2's procedure: between the two
 // leaves when no lock held at both excludes them, else between the nodes
 // of the outermost such lock in both trees — except for a read that a
 // write of its own unit inside that node precedes, which cannot observe the
@@ -78,8 +81,9 @@
 //     transactions beyond it are not checked.
 //   - Like the other atomicity analyses of the dissertation it ignores data
 //     and control dependences (every feasible schedule executes the same
-//     events) and orders units by create, join, barriers and the causal
-//     order of the trace only.
+//     events), and orders units by create, join, barriers, condition
+//     variables and semaphores only: a hand-off through a lock orders
+//     nothing.
 package commitnode
 
 import (

@@ -78,8 +78,8 @@ func (k *linker) addInterEdge(a, b int32) bool {
 	return true
 }
 
-// concurrentPairs calls fn for every pair of leaves of v in concurrent
-// units (different threads, concurrent periods) with at least one write,
+// concurrentPairs calls fn for every pair of leaves of v of different
+// threads in concurrent segments with at least one write,
 // the leaf of the lower thread first; it stops early when fn returns
 // false or the pair budget is spent.
 func (k *linker) concurrentPairs(ctx context.Context, v int32, fn func(a, b int32) bool) error {
@@ -88,7 +88,7 @@ func (k *linker) concurrentPairs(ctx context.Context, v int32, fn func(a, b int3
 	if len(ls) < 2 {
 		return nil
 	}
-	// Groups of one thread, in thread order; periods increase in a group.
+	// Groups of one thread, in thread order; segments increase in a group.
 	type group struct{ thread, lo, hi int }
 	var groups []group
 	for i := 0; i < len(ls); {
@@ -103,12 +103,10 @@ func (k *linker) concurrentPairs(ctx context.Context, v int32, fn func(a, b int3
 	if len(groups) < 2 {
 		return nil
 	}
-	periodIndex := func(l int32) int32 {
-		return k.f.conc.Index(f.trees[f.nodes[f.leaves[l].node].unit].period)
-	}
+	segIndex := func(l int32) int32 { return k.f.conc.Index(f.leaves[l].seg) }
 	for gi, ga := range groups {
 		for _, a := range ls[ga.lo:ga.hi] {
-			pa := f.trees[f.nodes[f.leaves[a].node].unit].period
+			pa := f.leaves[a].seg
 			for _, gb := range groups[gi+1:] {
 				lo, hi := f.conc.Range(pa, int32(gb.thread))
 				if lo == hi {
@@ -116,10 +114,10 @@ func (k *linker) concurrentPairs(ctx context.Context, v int32, fn func(a, b int3
 				}
 				bs := ls[gb.lo:gb.hi]
 				start, _ := slices.BinarySearchFunc(bs, int32(lo), func(l int32, lo int32) int {
-					return int(periodIndex(l) - lo)
+					return int(segIndex(l) - lo)
 				})
 				for _, b := range bs[start:] {
-					if periodIndex(b) >= int32(hi) {
+					if segIndex(b) >= int32(hi) {
 						break
 					}
 					if !f.leaves[a].write && !f.leaves[b].write {
@@ -230,9 +228,7 @@ func (k *linker) viewForest(ctx context.Context) error {
 	return nil
 }
 
-// concurrentLeaves reports whether two leaves are in concurrent units.
+// concurrentLeaves reports whether two leaves are concurrent accesses.
 func (k *linker) concurrentLeaves(a, b int32) bool {
-	f := k.f
-	ta, tb := &f.trees[f.nodes[f.leaves[a].node].unit], &f.trees[f.nodes[f.leaves[b].node].unit]
-	return ta.thread != tb.thread && f.conc.Concurrent(ta.period, tb.period)
+	return k.f.conc.Concurrent(k.f.leaves[a].seg, k.f.leaves[b].seg)
 }

@@ -32,6 +32,7 @@ type node struct {
 // leaf is an access of the trimmed trees.
 type leaf struct {
 	node  int32 // its node
+	seg   int32 // its segment (units.Conc): accesses are concurrent by segment
 	v     int32
 	write bool
 	// wdepth is the depth of the deepest node that contains both this
@@ -47,7 +48,7 @@ type leaf struct {
 type tree struct {
 	src    int   // index of the unit in the units given to build
 	lo, hi int32 // its nodes
-	period int32
+	seg    int32 // the segment of its first event
 	thread int32
 	txn    bool // a transaction (not non-transactional code)
 }
@@ -96,7 +97,7 @@ type wInfo struct {
 func build(ctx context.Context, m *tracemodel.Model, us []units.Unit, esc *escape.Info, conc *units.Conc) (*forest, error) {
 	f := &forest{m: m, conc: conc, rep: make([]int32, len(us))}
 	b := &builder{f: f, counts: map[[2]int32]*trim{}, lastW: map[int32]wInfo{}, seen: map[uint64]int{}}
-	var lastPeriod int32 = -1
+	var lastSeg int32 = -1
 	for i := range us {
 		if i&0xff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -104,11 +105,12 @@ func build(ctx context.Context, m *tracemodel.Model, us []units.Unit, esc *escap
 			}
 		}
 		u := &us[i]
-		if u.Period != lastPeriod {
-			clear(b.seen) // identical trees are merged within a period only
-			lastPeriod = u.Period
+		seg := conc.Of(u.Events(m)[0])
+		if seg != lastSeg {
+			clear(b.seen) // identical trees are merged within a segment only
+			lastSeg = seg
 		}
-		f.rep[i] = b.unit(i, u, esc)
+		f.rep[i] = b.unit(i, u, seg, esc)
 	}
 	// Leaves by variable, in tree order (thread, then period, then
 	// position).
@@ -128,10 +130,11 @@ func build(ctx context.Context, m *tracemodel.Model, us []units.Unit, esc *escap
 	return f, nil
 }
 
-// unit builds the tree of unit u (index i) and keeps it unless two
-// identical trees of the same period are kept already; it returns the
-// index of the kept tree that stands for u.
-func (b *builder) unit(i int, u *units.Unit, esc *escape.Info) int32 {
+// unit builds the tree of unit u (index i), whose first event is in
+// segment seg, and keeps it unless two identical trees starting in the
+// same segment are kept already; it returns the index of the kept tree
+// that stands for u.
+func (b *builder) unit(i int, u *units.Unit, seg int32, esc *escape.Info) int32 {
 	f, m := b.f, b.f.m
 	nodes0, leaves0 := len(f.nodes), len(f.leaves)
 	t := int32(len(f.trees))
@@ -163,12 +166,17 @@ func (b *builder) unit(i int, u *units.Unit, esc *escape.Info) int32 {
 	}
 	var hs units.Holds
 	hs.Reset(u.Held)
+	segs := f.conc.ThreadSegments(u.Thread)
+	si := f.conc.Index(seg)
 	for k, ev := range evs {
 		seq := int32(k)
 		e := &m.Events[ev]
+		for f.conc.All[segs[si]].Last < e.Pos {
+			si++
+		}
 		if e.Kind.IsAccess() {
 			if !m.IsSyncVar(int(e.Obj)) && esc.Escaped(ev) {
-				b.access(ev, e, seq, root)
+				b.access(ev, e, seq, root, segs[si])
 			}
 			continue
 		}
@@ -190,11 +198,11 @@ func (b *builder) unit(i int, u *units.Unit, esc *escape.Info) int32 {
 		f.nodes = f.nodes[:nodes0]
 		return -1
 	}
-	sig := b.signature(u, nodes0, leaves0)
+	sig := b.signature(u, seg, nodes0, leaves0)
 	if b.seen[sig] >= 2 {
 		// A third identical tree of the period adds nothing (§6.5).
 		f.nodes, f.leaves = f.nodes[:nodes0], f.leaves[:leaves0]
-		for k := len(f.trees) - 1; k >= 0 && f.trees[k].period == u.Period; k-- {
+		for k := len(f.trees) - 1; k >= 0 && f.trees[k].seg == seg; k-- {
 			if treeSig(f, k) == sig {
 				return int32(k)
 			}
@@ -202,7 +210,7 @@ func (b *builder) unit(i int, u *units.Unit, esc *escape.Info) int32 {
 		return -1
 	}
 	b.seen[sig]++
-	f.trees = append(f.trees, tree{src: i, lo: int32(nodes0), hi: int32(len(f.nodes)), period: u.Period, thread: u.Thread, txn: u.Kind.Transaction()})
+	f.trees = append(f.trees, tree{src: i, lo: int32(nodes0), hi: int32(len(f.nodes)), seg: seg, thread: u.Thread, txn: u.Kind.Transaction()})
 	f.sigs = append(f.sigs, sig)
 	return t
 }
@@ -234,7 +242,7 @@ func (b *builder) release(h units.Hold, seq int32, openSync func(units.Hold, int
 }
 
 // access adds the leaf of an escaped access, unless trimmed.
-func (b *builder) access(ev int32, e *tracemodel.Event, seq int32, root int32) {
+func (b *builder) access(ev int32, e *tracemodel.Event, seq, root, seg int32) {
 	f := b.f
 	parent := root
 	if k := len(b.open); k > 0 {
@@ -264,7 +272,7 @@ func (b *builder) access(ev int32, e *tracemodel.Event, seq int32, root int32) {
 		id := int32(len(f.nodes))
 		f.nodes = append(f.nodes, node{parent: parent, unit: int32(len(f.trees)), ev: ev, depth: f.nodes[parent].depth + 1, kind: kLeaf})
 		l = int32(len(f.leaves))
-		f.leaves = append(f.leaves, leaf{node: id, v: v, write: write, wdepth: wdepth, prevW: prevW})
+		f.leaves = append(f.leaves, leaf{node: id, seg: seg, v: v, write: write, wdepth: wdepth, prevW: prevW})
 		if write {
 			tr.writes++
 			tr.lastKeptW = l
@@ -281,10 +289,10 @@ func (b *builder) access(ev int32, e *tracemodel.Event, seq int32, root int32) {
 	}
 }
 
-// signature hashes what makes two trees of one period interchangeable:
-// the unit's kind and name, and every node and leaf with its source
-// location.
-func (b *builder) signature(u *units.Unit, nodes0, leaves0 int) uint64 {
+// signature hashes what makes two trees starting in segment seg
+// interchangeable: the unit's kind, every node with its source location,
+// and every leaf with its segment.
+func (b *builder) signature(u *units.Unit, seg int32, nodes0, leaves0 int) uint64 {
 	f, m := b.f, b.f.m
 	h := fnv.New64a()
 	var buf [8]byte
@@ -311,6 +319,7 @@ func (b *builder) signature(u *units.Unit, nodes0, leaves0 int) uint64 {
 			prev = int64(l.prevW) - int64(leaves0)
 		}
 		put(int64(l.wdepth)<<32 | prev&0xffffffff)
+		put(int64(l.seg - seg))
 	}
 	return h.Sum64()
 }

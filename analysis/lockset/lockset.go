@@ -16,9 +16,13 @@
 //   - WriteSet(x): the locks held at every write (uninitialised until the
 //     first write); a rwlock held for reading does not protect a write
 //     (two threads can hold it at once), so only exclusive holds count;
-//   - the thread periods of the reads and of the writes (package analysis,
-//     fact thread-periods: threads split at Create, Join, BarrierWait),
-//     with their concurrency.
+//   - the thread periods of the reads and of the writes (§3.2: threads
+//     split at Create, Join and BarrierWait, the fact thread-periods of
+//     package analysis), with their concurrency. The periods are split
+//     further at condition variables and semaphores (Signal, Broadcast,
+//     Wait, SemPost, SemWait; package analysis/internal/units), which the
+//     dissertation ignores: data handed over with a signal or a semaphore
+//     is then ordered, as the causal order of the trace says.
 //
 // Figure 4.1's test (Options.Paper) applies to the variable as a whole:
 // with no write there is no race; with an empty WriteSet there is one when
@@ -32,8 +36,9 @@
 // result without a lock after joining the threads that updated it under
 // one.
 //
-// By default the same sets are kept per thread period and the test is
-// applied to each pair of concurrent periods, one of them writing: the
+// By default the same sets are kept per period and the test is applied
+// to each pair of concurrent periods of two threads, one of them writing:
+// the
 // WriteSets of two writing periods must share a lock, and every read
 // lockset of one period must share a lock with the WriteSet of the other.
 // This removes those two false alarms and reports a subset of Figure
@@ -49,11 +54,9 @@
 // # What it does not check
 //
 //   - Happens-before through locks: two accesses ordered only by a lock
-//     hand-off (a locked queue) are concurrent unless they hold a common
-//     lock, as in every lockset algorithm; condition variables and
-//     semaphores order thread periods only through the causal order of
-//     their boundaries (periods are not split at them, so a signal in the
-//     middle of a period does not order the accesses before it).
+//     hand-off (a locked queue, a flag or counter read under a lock) are
+//     concurrent unless they hold a common lock, as in every lockset
+//     algorithm: such hand-offs are reported as races.
 //   - Ownership transfer and atomic instructions: an access through a C11
 //     atomic is no access of the trace (the recorder writes atomics as
 //     lock operations on atomic:... objects, which are locks here).
@@ -98,11 +101,11 @@ type Options struct {
 func New(opts Options, esc *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
-		Doc:      "data races: variables whose conflicting accesses in concurrent thread periods are not protected by a common lock (multi-lockset, after escape; no races inside one period)",
+		Doc:      "data races: variables whose conflicting accesses in concurrent thread periods are not protected by a common lock (multi-lockset, after escape; locks order nothing)",
 		Paper:    "Wang's dissertation (seeds/004): §4.5, multi-lockset algorithm, Figure 4.1 (with §3.1 escape and §3.2 thread periods)",
 		Requires: []analysis.Requirement{analysis.LockSets, analysis.ThreadPeriods, esc},
 		Kinds: []bugs.FindingKind{
-			{ID: KindRace, Name: "data race", Help: "Two threads access the variable in thread periods that are not ordered by create, join or barriers, at least one writing, and no lock held at both accesses protects it (multi-lockset test): the accesses can run at the same time."},
+			{ID: KindRace, Name: "data race", Help: "Two threads access the variable in thread periods that are not ordered by create, join, barriers, condition variables or semaphores, at least one writing, and no lock held at both accesses protects it (multi-lockset test): the accesses can run at the same time."},
 		},
 		IDPrefix: "LS",
 		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
@@ -342,8 +345,7 @@ func Check(ctx context.Context, m *tracemodel.Model, esc *escape.Info, li *analy
 		per    []sets // in order of first access; a thread's in period order
 	}
 	vs := make([]varSets, len(m.Vars))
-	ps := conc.Periods()
-	cur := make([]int, len(m.Threads)) // by thread: index of its current period
+	cur := make([]int, len(m.Threads)) // by thread: index of its current segment
 	for i := range m.Events {
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -358,9 +360,9 @@ func Check(ctx context.Context, m *tracemodel.Model, esc *escape.Info, li *analy
 		if m.IsSyncVar(int(v)) || !esc.Escaped(int32(i)) {
 			continue
 		}
-		tps := conc.ThreadPeriods(e.Thread)
+		tps := conc.ThreadSegments(e.Thread)
 		k := cur[e.Thread-1]
-		for ps.All[tps[k]].Last < e.Pos {
+		for conc.All[tps[k]].Last < e.Pos {
 			k++
 		}
 		cur[e.Thread-1] = k
@@ -368,7 +370,7 @@ func Check(ctx context.Context, m *tracemodel.Model, esc *escape.Info, li *analy
 		st := &vs[v]
 		j := -1
 		for q := len(st.per) - 1; q >= 0; q-- {
-			if ps.All[st.per[q].period].Thread == int(e.Thread) {
+			if conc.All[st.per[q].period].Thread == e.Thread {
 				if st.per[q].period == p {
 					j = q
 				}
@@ -401,7 +403,7 @@ func Check(ctx context.Context, m *tracemodel.Model, esc *escape.Info, li *analy
 		}
 		clear(threads)
 		for i := range st.per {
-			t := int32(ps.All[st.per[i].period].Thread)
+			t := conc.All[st.per[i].period].Thread
 			threads[t] = append(threads[t], i)
 		}
 		if len(threads) < 2 {
@@ -482,13 +484,12 @@ func witness(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, c
 	const maxKeys = 512
 	var evs []int32
 	seen := map[key]bool{}
-	ps := conc.Periods()
 	for _, ev := range m.Vars[v].Accesses {
 		if !esc.Escaped(ev) {
 			continue
 		}
 		all, excl := s.of(li, ev)
-		k := key{period: int32(ps.Of(ev).ID), write: m.Events[ev].Kind == tracemodel.Write, all: all, shared: excl}
+		k := key{period: conc.Of(ev), write: m.Events[ev].Kind == tracemodel.Write, all: all, shared: excl}
 		if !seen[k] {
 			seen[k] = true
 			evs = append(evs, ev)
@@ -502,9 +503,9 @@ func witness(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, c
 		if m.Events[a].Kind != tracemodel.Write {
 			continue
 		}
-		pa := int32(ps.Of(a).ID)
+		pa := conc.Of(a)
 		for _, b := range evs {
-			if b == a || m.Events[b].Thread == m.Events[a].Thread || !conc.Concurrent(pa, int32(ps.Of(b).ID)) {
+			if b == a || m.Events[b].Thread == m.Events[a].Thread || !conc.Concurrent(pa, conc.Of(b)) {
 				continue
 			}
 			r := Race{Var: v, A: min(a, b), B: max(a, b)}

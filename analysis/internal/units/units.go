@@ -238,73 +238,124 @@ func (h *Holds) Snapshot() []Hold {
 	return append([]Hold(nil), h.hs...)
 }
 
-// Conc answers concurrency questions on thread periods quickly: the
-// periods of one thread are totally ordered, so those of a thread that
-// are concurrent with a given period form a contiguous range.
+// Segment is a stretch of a thread: a thread period (fact thread-periods:
+// the thread split after Create, Join and BarrierWait) split further
+// after each Signal, Broadcast, Wait, SemPost and SemWait. Other threads
+// learn of a thread's events only through such events, and a thread learns
+// of theirs only at them, so two accesses of different threads are
+// concurrent (ordered neither way by the causal order of the trace) exactly
+// when their segments are.
+type Segment struct {
+	Thread      int32
+	First, Last int32 // positions (1-based) in the thread, inclusive
+	Period      int32 // the thread period it is part of
+}
+
+// splitsSegment reports whether an event of kind k ends its segment.
+func splitsSegment(k tracemodel.Kind) bool {
+	switch k {
+	case tracemodel.Signal, tracemodel.Broadcast, tracemodel.Wait, tracemodel.SemPost, tracemodel.SemWait:
+		return true
+	}
+	return false
+}
+
+// Conc answers concurrency questions on segments quickly: the segments of
+// one thread are totally ordered, so those of a thread that are concurrent
+// with a given segment form a contiguous range.
+//
+// The dissertation's happens-before analysis (§3.2) orders thread periods
+// by start, join and barriers only and ignores wait/notify; segments also
+// follow condition variables and semaphores (a departure, as in the block
+// analysis and the causal order of the trace model): data handed over
+// with a signal, a semaphore or a condition-variable barrier is not
+// concurrent with its producer.
 type Conc struct {
 	m        *tracemodel.Model
-	ps       *analysis.Periods
-	index    []int32   // by period: its index among its thread's periods
-	byThread [][]int32 // by thread (model id - 1): its periods in order
+	All      []Segment
+	index    []int32   // by segment: its index among its thread's segments
+	byThread [][]int32 // by thread (model id - 1): its segments in order
 	ranges   map[uint64][2]int32
 }
 
-// NewConc indexes the periods ps of m.
+// NewConc splits the thread periods ps of m into segments and indexes them.
 func NewConc(m *tracemodel.Model, ps *analysis.Periods) *Conc {
-	c := &Conc{m: m, ps: ps, index: make([]int32, len(ps.All)), byThread: make([][]int32, len(m.Threads)), ranges: map[uint64][2]int32{}}
-	for i := range ps.All {
-		t := ps.All[i].Thread - 1
-		c.index[i] = int32(len(c.byThread[t]))
-		c.byThread[t] = append(c.byThread[t], int32(i))
+	c := &Conc{m: m, byThread: make([][]int32, len(m.Threads)), ranges: map[uint64][2]int32{}}
+	for _, p := range ps.All {
+		first := p.First
+		for pos := p.First; pos <= p.Last; pos++ {
+			if pos < p.Last && !splitsSegment(m.EventAt(p.Thread, pos).Kind) {
+				continue
+			}
+			t := int32(p.Thread)
+			c.index = append(c.index, int32(len(c.byThread[t-1])))
+			c.byThread[t-1] = append(c.byThread[t-1], int32(len(c.All)))
+			c.All = append(c.All, Segment{Thread: t, First: first, Last: pos, Period: int32(p.ID)})
+			first = pos + 1
+		}
 	}
 	return c
 }
 
-// Periods returns the periods.
-func (c *Conc) Periods() *analysis.Periods { return c.ps }
-
-// Index returns the index of period p among its thread's periods.
-func (c *Conc) Index(p int32) int32 { return c.index[p] }
-
-// Concurrent reports whether periods p and q (ids) of different threads
-// are ordered neither way.
-func (c *Conc) Concurrent(p, q int32) bool {
-	return c.ps.Concurrent(&c.ps.All[p], &c.ps.All[q])
+// Of returns the segment of event ev.
+func (c *Conc) Of(ev int32) int32 {
+	e := &c.m.Events[ev]
+	ss := c.byThread[e.Thread-1]
+	i := sort.Search(len(ss), func(i int) bool { return c.All[ss[i]].Last >= e.Pos })
+	return ss[i]
 }
 
-// Range returns the indexes [lo, hi) among the periods of thread (a model
-// id) of those concurrent with period p; empty for p's own thread. Ranges
-// are cached: there are few periods, and many questions.
-func (c *Conc) Range(p int32, thread int32) (lo, hi int) {
-	k := uint64(p)<<32 | uint64(thread)
+// Index returns the index of segment s among its thread's segments.
+func (c *Conc) Index(s int32) int32 { return c.index[s] }
+
+// before reports whether segment a happens before segment b.
+func (c *Conc) before(a, b *Segment) bool {
+	if a.Thread == b.Thread {
+		return a.Last < b.First
+	}
+	return c.m.Clock(int(b.Thread), b.First, int(a.Thread)) >= a.Last
+}
+
+// Concurrent reports whether segments s and q of different threads are
+// ordered neither way.
+func (c *Conc) Concurrent(s, q int32) bool {
+	a, b := &c.All[s], &c.All[q]
+	return a.Thread != b.Thread && !c.before(a, b) && !c.before(b, a)
+}
+
+// Range returns the indexes [lo, hi) among the segments of thread (a model
+// id) of those concurrent with segment s; empty for s's own thread.
+// Ranges are cached: there are few segments, and many questions.
+func (c *Conc) Range(s int32, thread int32) (lo, hi int) {
+	k := uint64(s)<<32 | uint64(thread)
 	if r, ok := c.ranges[k]; ok {
 		return int(r[0]), int(r[1])
 	}
-	lo, hi = c.rangeOf(p, thread)
+	lo, hi = c.rangeOf(s, thread)
 	c.ranges[k] = [2]int32{int32(lo), int32(hi)}
 	return lo, hi
 }
 
-func (c *Conc) rangeOf(p int32, thread int32) (lo, hi int) {
-	pp := &c.ps.All[p]
-	if int32(pp.Thread) == thread {
+func (c *Conc) rangeOf(s int32, thread int32) (lo, hi int) {
+	a := &c.All[s]
+	if a.Thread == thread {
 		return 0, 0
 	}
 	qs := c.byThread[thread-1]
-	// q happens before p iff q's last event is causally before p's first.
-	before := c.m.Clock(pp.Thread, pp.First, int(thread))
-	lo = sort.Search(len(qs), func(i int) bool { return c.ps.All[qs[i]].Last > before })
-	// p happens before q iff p's last event is causally before q's first:
+	// q happens before s iff q's last event is causally before s's first.
+	before := c.m.Clock(int(a.Thread), a.First, int(thread))
+	lo = sort.Search(len(qs), func(i int) bool { return c.All[qs[i]].Last > before })
+	// s happens before q iff s's last event is causally before q's first:
 	// true from some q on.
 	hi = lo + sort.Search(len(qs)-lo, func(i int) bool {
-		q := &c.ps.All[qs[lo+i]]
-		return c.m.Clock(q.Thread, q.First, pp.Thread) >= pp.Last
+		q := &c.All[qs[lo+i]]
+		return c.m.Clock(int(q.Thread), q.First, int(a.Thread)) >= a.Last
 	})
 	return lo, hi
 }
 
-// ThreadPeriods returns the periods of thread (a model id), in order.
-func (c *Conc) ThreadPeriods(thread int32) []int32 { return c.byThread[thread-1] }
+// ThreadSegments returns the segments of thread (a model id), in order.
+func (c *Conc) ThreadSegments(thread int32) []int32 { return c.byThread[thread-1] }
 
 // Name describes a unit in messages: "function deposit", "label L",
 // "critical section on m", "non-transactional code".
