@@ -168,12 +168,12 @@ type Race struct {
 type lockSets struct {
 	sets  [][]int32
 	index map[string]int32
-	bySet map[int32][2]int32 // LockSetIndex.SetID -> (all locks, exclusive locks)
+	bySet [][2]int32 // by LockSetIndex.SetID: (all locks, exclusive locks) + 1, 0 unknown
 	inter map[[2]int32]int32
 }
 
 func newLockSets() *lockSets {
-	return &lockSets{sets: [][]int32{nil}, index: map[string]int32{"": 0}, bySet: map[int32][2]int32{}, inter: map[[2]int32]int32{}}
+	return &lockSets{sets: [][]int32{nil}, index: map[string]int32{"": 0}, inter: map[[2]int32]int32{}}
 }
 
 func (s *lockSets) intern(ls []int32) int32 {
@@ -201,8 +201,9 @@ func (s *lockSets) intern(ls []int32) int32 {
 // locks of the holds before event ev.
 func (s *lockSets) of(li *analysis.LockSetIndex, ev int32) (all, excl int32) {
 	id := li.SetID(ev)
-	if p, ok := s.bySet[id]; ok {
-		return p[0], p[1]
+	if int(id) < len(s.bySet) && s.bySet[id][0] > 0 {
+		p := s.bySet[id]
+		return p[0] - 1, p[1] - 1
 	}
 	hs := li.Before(ev)
 	var a, x []int32
@@ -213,7 +214,10 @@ func (s *lockSets) of(li *analysis.LockSetIndex, ev int32) (all, excl int32) {
 		}
 	}
 	p := [2]int32{s.intern(a), s.intern(x)}
-	s.bySet[id] = p
+	for int(id) >= len(s.bySet) {
+		s.bySet = append(s.bySet, [2]int32{})
+	}
+	s.bySet[id] = [2]int32{p[0] + 1, p[1] + 1}
 	return p[0], p[1]
 }
 
