@@ -25,7 +25,7 @@ func TestSelect(t *testing.T) {
 	}
 	for _, tc := range []struct{ list, want, err string }{
 		{"", all.Default, ""},
-		{"all", "mcpatom,atomicset,deadlock,sidetrack,block", ""},
+		{"all", "mcpatom,atomicset,deadlock,sidetrack,block,lockset,reduction,commitnode", ""},
 		{"block,sidetrack", "sidetrack,block", ""},
 		{"deadlock,mcpatom,deadlock", "mcpatom,deadlock", ""},
 		{" Deadlock ", "deadlock", ""},
