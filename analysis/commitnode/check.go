@@ -65,6 +65,7 @@ func (c *checker) commitNodes(t int32) (comm, commits []int32) {
 }
 
 // contains reports whether node a is an ancestor of node b (or b itself).
+// Nodes are numbered in pre-order: an ancestor has a smaller number.
 func (c *checker) contains(a, b int32) bool {
 	for ; b >= 0; b = c.f.nodes[b].parent {
 		if b == a {
@@ -131,15 +132,24 @@ func (c *checker) check(t int32) (v verdict, ok, budget bool) {
 			c.uf[a] = b
 		}
 	}
-	for i, n1 := range comm {
-		for _, n2 := range comm[i+1:] {
-			if c.contains(n1, n2) || c.contains(n2, n1) {
-				continue
+	// Communication nodes by component, in node order (a pre-order of the
+	// tree: an ancestor comes before its descendants). A component's nodes
+	// are pairwise nested iff each contains the next one.
+	byComp := map[int32][]int32{}
+	var roots []int32
+	for _, n := range comm {
+		r := c.find(c.vertex(t, n))
+		if byComp[r] == nil {
+			roots = append(roots, r)
+		}
+		byComp[r] = append(byComp[r], n)
+	}
+	for _, r := range roots {
+		ns := byComp[r]
+		for i := 0; i+1 < len(ns); i++ {
+			if n1, n2 := ns[i], ns[i+1]; !c.contains(n1, n2) {
+				return verdict{tree: t, commits: commits, n1: n1, n2: n2, path: c.path(t, n1, n2)}, false, true
 			}
-			if c.find(c.vertex(t, n1)) != c.find(c.vertex(t, n2)) {
-				continue
-			}
-			return verdict{tree: t, commits: commits, n1: n1, n2: n2, path: c.path(t, n1, n2)}, false, true
 		}
 	}
 	return v, true, true

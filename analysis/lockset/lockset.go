@@ -485,7 +485,7 @@ func witness(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, c
 		write       bool
 		all, shared int32
 	}
-	const maxKeys = 512
+	const maxKeys = 128
 	var evs []int32
 	seen := map[key]bool{}
 	for _, ev := range m.Vars[v].Accesses {
