@@ -25,6 +25,8 @@ go test ./analysis/deadlock -run '^$' -bench Deadlock -benchtime 5x | grep -E '^
 go test ./analysis/sidetrack ./analysis/block ./analysis/conflict -run '^$' -bench Analyze -benchtime 3x | grep -E '^Benchmark'
 # SVD, high-level data races, stale values: the fft trace and a 1M-event server-like one.
 go test ./analysis/svd ./analysis/hldr ./analysis/stale -run '^$' -bench Analyze -benchtime 3x | grep -E '^(pkg:|Benchmark)'
+# Wang's dissertation: multi-lockset races, reduction, commit-node (events/s: with everything each requires).
+go test ./analysis/lockset ./analysis/reduction ./analysis/commitnode -run '^$' -bench 'Lockset|Reduction|CommitNode' -benchtime 3x | grep -E '^Benchmark'
 go test ./recorder -run '^$' -bench RecordOverhead -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 go test ./service -run '^$' -bench Workers -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 # Trace reading, 1M-event fft trace: built-in CSV vs the std and jsonl plugins.

@@ -11,10 +11,14 @@ import (
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/atomicset"
 	"github.com/mcpredict/mcpredict/analysis/block"
+	"github.com/mcpredict/mcpredict/analysis/commitnode"
 	"github.com/mcpredict/mcpredict/analysis/conflict"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
+	"github.com/mcpredict/mcpredict/analysis/escape"
 	"github.com/mcpredict/mcpredict/analysis/hldr"
+	"github.com/mcpredict/mcpredict/analysis/lockset"
 	"github.com/mcpredict/mcpredict/analysis/mcpatom"
+	"github.com/mcpredict/mcpredict/analysis/reduction"
 	"github.com/mcpredict/mcpredict/analysis/sidetrack"
 	"github.com/mcpredict/mcpredict/analysis/stale"
 	"github.com/mcpredict/mcpredict/analysis/svd"
@@ -43,12 +47,17 @@ type Options struct {
 	// ValueFlow is the value-flow mode of svd, hldr and stale
 	// (--value-flow: statement, update or invocation; "": update).
 	ValueFlow string
+	// Lockset is the race detector of lockset and reduction.
+	Lockset    lockset.Options
+	CommitNode commitnode.Options
 }
 
 // Analyzers returns every analysis, in report order, configured with o.
 func Analyzers(o Options) []*analysis.Analyzer {
 	tx := txn.New(o.Transactions)
 	st := sidetrack.New(tx)
+	esc := escape.New()
+	ls := lockset.New(o.Lockset, esc)
 	return []*analysis.Analyzer{
 		mcpatom.New(o.Patterns),
 		atomicset.New(o.Patterns),
@@ -59,6 +68,9 @@ func Analyzers(o Options) []*analysis.Analyzer {
 		svd.New(svd.Options{ValueFlow: o.ValueFlow}),
 		hldr.New(hldr.Options{Atomic: o.Transactions.Atomic, ValueFlow: o.ValueFlow}),
 		stale.New(stale.Options{Atomic: o.Transactions.Atomic, ValueFlow: o.ValueFlow}),
+		ls,
+		reduction.New(tx, ls, esc),
+		commitnode.New(o.CommitNode, tx, esc),
 	}
 }
 

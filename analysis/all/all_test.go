@@ -33,6 +33,9 @@ func TestEveryAnalysisThroughTheFramework(t *testing.T) {
 		{"svd", nil, []string{"svd"}},
 		{"hldr", nil, []string{"hldr"}},
 		{"stale", []string{"SA update bank.c:11,bank.c:15,bank.c:15"}, []string{"stale"}},
+		{"lockset", nil, []string{"lockset"}},
+		{"reduction", []string{"RD cs-cs bank.c:12,bank.c:14"}, []string{"reduction"}},
+		{"commitnode", []string{"CN view bank.c:11,bank.c:15,bank.c:11,bank.c:15"}, []string{"commitnode"}},
 	}
 	for _, tc := range tests {
 		as, err := Select(Options{}, tc.list)

@@ -37,8 +37,8 @@ func defaultAnalysisFlags() analysisFlags {
 func (a *analysisFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.list, "analysis", all.Default, "analyses to run: a comma-separated `LIST` of names, or all (see mcpredict analyses); --atomic-sets, --atomic-set, --set-partners and a two-variable pattern add atomicset")
 	fs.IntVar(&a.maxCycle, "deadlock-max-cycle", deadlock.DefaultMaxCycle, "deadlock: longest lock-order cycle searched, in locks (= threads)")
-	fs.Var(&a.atomic, "atomic", "sidetrack, block, conflict: only these functions or Begin/End labels are transactions (comma-separated)")
-	fs.Var(&a.notAtomic, "not-atomic", "sidetrack, block, conflict: these functions or labels are never transactions (comma-separated)")
+	fs.Var(&a.atomic, "atomic", "sidetrack, block, conflict, reduction, commitnode: only these functions or Begin/End labels are transactions (comma-separated)")
+	fs.Var(&a.notAtomic, "not-atomic", "sidetrack, block, conflict, reduction, commitnode: these functions or labels are never transactions (comma-separated)")
 	fs.BoolVar(&a.blockConflict, "block-conflict", false, "block: also report conflict-unserializable blocks that are view-serializable")
 	fs.StringVar(&a.valueFlow, "value-flow", "update", "svd, hldr, stale: how far a read's value is assumed to flow, the trace recording none: `MODE` statement, update or invocation (analysis/internal/flow)")
 }
