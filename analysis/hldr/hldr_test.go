@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,20 +128,7 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			fmt.Fprintf(&b, "summary: %s\n", res.Summary())
-			golden := strings.TrimSuffix(f, ".csv") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-			}
+			atest.Golden(t, f, b.String(), *update)
 		})
 	}
 }

@@ -4,11 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpredict/mcpredict/analysis/internal/atest"
 
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/escape"
@@ -124,19 +125,6 @@ func TestGolden(t *testing.T) {
 			fmt.Fprintf(&got, "== paper %v\n", paper)
 			got.WriteString(summary(run(t, f, lockset.Options{Paper: paper})))
 		}
-		golden := strings.TrimSuffix(f, ".csv") + ".golden"
-		if *update {
-			if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.String() != string(want) {
-			t.Errorf("%s: got\n%s\nwant\n%s", f, got.String(), want)
-		}
+		atest.Golden(t, f, got.String(), *update)
 	}
 }

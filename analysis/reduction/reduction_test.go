@@ -4,12 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpredict/mcpredict/analysis/internal/atest"
 
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/escape"
@@ -163,19 +164,6 @@ func TestGolden(t *testing.T) {
 	}
 	for _, f := range files {
 		got := summary(run(t, f, false))
-		golden := strings.TrimSuffix(f, ".csv") + ".golden"
-		if *update {
-			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("%s: got\n%s\nwant\n%s", f, got, want)
-		}
+		atest.Golden(t, f, got, *update)
 	}
 }

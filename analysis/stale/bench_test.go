@@ -1,47 +1,21 @@
 package stale
 
 import (
-	"bytes"
 	"context"
 	"testing"
 
-	"github.com/mcpredict/mcpredict/gen"
-	"github.com/mcpredict/mcpredict/tracemodel"
+	"github.com/mcpredict/mcpredict/analysis/internal/atest"
 )
 
-func benchTrace(b *testing.B, cfg gen.Config) *tracemodel.Model {
-	b.Helper()
-	var buf bytes.Buffer
-	if _, err := gen.Write(context.Background(), &buf, cfg); err != nil {
-		b.Fatal(err)
-	}
-	m, err := tracemodel.Parse(context.Background(), &buf, "bench.csv", tracemodel.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m
-}
-
-func bench(b *testing.B, m *tracemodel.Model) {
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := Check(context.Background(), m, m.SyncOrder(), Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(len(m.Events))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-}
-
 // BenchmarkAnalyze measures the analysis after parsing, in events/s, on
-// the 1M-event fft-like trace of `mcpredict gen --kind fft --events
-// 1000000` (the figure of make bench).
+// the 1M-event fft-like trace (the figure of make bench).
 func BenchmarkAnalyze(b *testing.B) {
-	bench(b, benchTrace(b, gen.Config{Kind: gen.KindFFT, Threads: 4, Vars: 2000, Events: 1_000_000}))
+	m := atest.Generated(b, atest.FFT1M)
+	atest.BenchmarkEvents(b, m, func() error { _, err := Check(context.Background(), m, m.SyncOrder(), Options{}); return err })
 }
 
-// BenchmarkAnalyzeServer is the same on a 1M-event server-like trace,
-// whose critical sections (a locked queue, locked statistics) the fft
-// trace nearly lacks.
+// BenchmarkAnalyzeServer is the same on the 1M-event server-like trace.
 func BenchmarkAnalyzeServer(b *testing.B) {
-	bench(b, benchTrace(b, gen.Config{Kind: gen.KindServer, Threads: 4, Bugs: 4, Events: 1_000_000}))
+	m := atest.Generated(b, atest.Server1M)
+	atest.BenchmarkEvents(b, m, func() error { _, err := Check(context.Background(), m, m.SyncOrder(), Options{}); return err })
 }
