@@ -37,6 +37,31 @@ type JobOptions struct {
 	// ones are the job's work items; the others run when the job
 	// completes.
 	Analysis string `json:"analysis,omitempty"`
+
+	// The semantics' single rules (--no-dataflow, --no-scope, ...):
+	// true turns the rule off, whatever the server's semantics.
+	NoDataflow       bool `json:"no_dataflow,omitempty"`
+	NoScope          bool `json:"no_scope,omitempty"`
+	NoHandoffs       bool `json:"no_handoffs,omitempty"`
+	NoWaitConditions bool `json:"no_wait_conditions,omitempty"`
+	NoObservedReads  bool `json:"no_observed_reads,omitempty"`
+	// MaxInstances is --max-instances (0: the server's).
+	MaxInstances int `json:"max_instances,omitempty"`
+	// Atomic sets: --atomic-sets, --atomic-set (one entry per set, its
+	// variables comma-separated), --set-partners and --set-confidence
+	// (nil: the server's).
+	AtomicSetsOn  bool     `json:"atomic_sets,omitempty"`
+	AtomicSets    []string `json:"atomic_set,omitempty"`
+	SetPartners   *int     `json:"set_partners,omitempty"`
+	SetConfidence *float64 `json:"set_confidence,omitempty"`
+	// The other analyses' options: --atomic, --not-atomic,
+	// --block-conflict, --deadlock-max-cycle (0: the server's) and
+	// --value-flow ("": the server's).
+	Atomic           []string `json:"atomic,omitempty"`
+	NotAtomic        []string `json:"not_atomic,omitempty"`
+	BlockConflict    bool     `json:"block_conflict,omitempty"`
+	DeadlockMaxCycle int      `json:"deadlock_max_cycle,omitempty"`
+	ValueFlow        string   `json:"value_flow,omitempty"`
 }
 
 // Resolver turns a job's options, its Analysis filled in with the server's
@@ -50,8 +75,17 @@ type Resolver func(JobOptions) (predict.Options, []*analysis.Analyzer, error)
 // optionsFromQuery reads JobOptions from URL query parameters, for uploads
 // whose body is the trace itself: list parameters may be repeated or
 // comma-separated.
+//
+// The parameter options, the JSON of JobOptions, carries them all (what
+// `mcpredict batch --server` sends); the other parameters, for curl,
+// set single fields on top of it.
 func optionsFromQuery(q url.Values) (JobOptions, error) {
 	var o JobOptions
+	if s := q.Get("options"); s != "" {
+		if err := json.Unmarshal([]byte(s), &o); err != nil {
+			return o, &predict.UsageError{Msg: fmt.Sprintf("options: not the JSON of the job options: %v", err)}
+		}
+	}
 	list := func(key string) []string {
 		var out []string
 		for _, v := range q[key] {
@@ -63,15 +97,22 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 		}
 		return out
 	}
-	o.Vars = list("vars")
-	o.Threads = list("threads")
-	o.Patterns = list("patterns")
-	o.UserPatterns = q["pattern"] // a pattern contains spaces, never commas: not split
-	o.Engine = q.Get("engine")
-	o.ExcludeVars = list("exclude_vars")
-	o.Confirm = q.Get("confirm")
-	o.InputFormat = q.Get("input_format")
-	o.Analysis = strings.Join(list("analysis"), ",")
+	for key, dst := range map[string]*[]string{"vars": &o.Vars, "threads": &o.Threads, "patterns": &o.Patterns, "exclude_vars": &o.ExcludeVars} {
+		if l := list(key); len(l) > 0 {
+			*dst = l
+		}
+	}
+	if ps := q["pattern"]; len(ps) > 0 {
+		o.UserPatterns = ps // a pattern contains spaces, never commas: not split
+	}
+	for key, dst := range map[string]*string{"engine": &o.Engine, "semantics": &o.Semantics, "confirm": &o.Confirm, "input_format": &o.InputFormat} {
+		if v := q.Get(key); v != "" {
+			*dst = v
+		}
+	}
+	if l := list("analysis"); len(l) > 0 {
+		o.Analysis = strings.Join(l, ",")
+	}
 	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient, "strict_sync": &o.StrictSync} {
 		if v := q.Get(key); v != "" {
 			b, err := strconv.ParseBool(v)

@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/mcpredict/mcpredict/analysis/deadlock"
+	"github.com/mcpredict/mcpredict/native"
 	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/batch"
@@ -87,7 +90,20 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		extra[f] = r
 	}
 	jo := cf.jobOptions()
+	af.jobOptions(&jo)
 	jo.InputFormat = inf.format
+	if *server != "" {
+		// Said, not dropped silently: these are the server's.
+		var ignored []string
+		for _, f := range serverFlags {
+			if flagSet(fs, f) {
+				ignored = append(ignored, "--"+f)
+			}
+		}
+		if len(ignored) > 0 {
+			fmt.Fprintf(stderr, "mcpredict batch: warning: %s: the server's own limits, cache and tools apply with --server; ignored\n", strings.Join(ignored, ", "))
+		}
+	}
 	if flagSet(fs, "analysis") {
 		jo.Analysis = af.list
 	}
@@ -159,12 +175,57 @@ func batchStatus(sum *batch.Summary) int {
 
 // jobOptions are the check flags that a job of the service can carry.
 func (c *checkFlags) jobOptions() service.JobOptions {
-	return service.JobOptions{
+	jo := service.JobOptions{
 		Vars: c.vars, Threads: c.threads, Patterns: c.patterns, UserPatterns: c.userPatterns,
 		Engine: c.engine, Semantics: c.semantics, NoBoundaries: c.noBoundaries, Lenient: c.lenient, StrictSync: c.strictSync,
 		ExcludeVars: c.excludeVars, Confirm: c.confirm,
+		NoDataflow: c.noDataflow, NoScope: c.noScope, NoHandoffs: c.noHandoffs, NoWaitConditions: c.noWaitConds,
+		NoObservedReads: c.noObservedReads, AtomicSetsOn: c.atomicSetsOn, AtomicSets: c.atomicSets,
+	}
+	if c.maxInstances != native.DefaultMaxInstances {
+		jo.MaxInstances = c.maxInstances
+	}
+	if c.setPartners.set {
+		jo.SetPartners = &c.setPartners.n
+	}
+	if c.setConfidence != tracemodel.DefaultMinConfidence {
+		jo.SetConfidence = &c.setConfidence
+	}
+	return jo
+}
+
+// jobOptions adds the analyses' flags to a job's options.
+func (a *analysisFlags) jobOptions(jo *service.JobOptions) {
+	jo.Atomic, jo.NotAtomic, jo.BlockConflict = a.atomic, a.notAtomic, a.blockConflict
+	if a.maxCycle != deadlock.DefaultMaxCycle {
+		jo.DeadlockMaxCycle = a.maxCycle
+	}
+	if a.valueFlow != "update" {
+		jo.ValueFlow = a.valueFlow
 	}
 }
+
+// apply sets the analyses' flags that a job's options carry.
+func (a *analysisFlags) apply(jo service.JobOptions) {
+	if len(jo.Atomic) > 0 {
+		a.atomic = jo.Atomic
+	}
+	if len(jo.NotAtomic) > 0 {
+		a.notAtomic = jo.NotAtomic
+	}
+	a.blockConflict = a.blockConflict || jo.BlockConflict
+	if jo.DeadlockMaxCycle != 0 {
+		a.maxCycle = jo.DeadlockMaxCycle
+	}
+	if jo.ValueFlow != "" {
+		a.valueFlow = jo.ValueFlow
+	}
+}
+
+// serverFlags are the check flags whose value is the server's with
+// --server: its limits, cache and tools (docs/service.md).
+var serverFlags = []string{"jobs", "timeout", "memory", "keep-models", "cache-dir", "no-cache", "max-models",
+	"max-line-bytes", "max-trace-bytes", "max-events", "strict"}
 
 // flagSet reports whether the flag was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) bool {

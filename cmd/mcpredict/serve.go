@@ -121,7 +121,27 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			c.confirm = jo.Confirm
 		}
 		c.noBoundaries = c.noBoundaries || jo.NoBoundaries
-		as, err := af.selected(jo.Analysis, &c)
+		c.noDataflow = c.noDataflow || jo.NoDataflow
+		c.noScope = c.noScope || jo.NoScope
+		c.noHandoffs = c.noHandoffs || jo.NoHandoffs
+		c.noWaitConds = c.noWaitConds || jo.NoWaitConditions
+		c.noObservedReads = c.noObservedReads || jo.NoObservedReads
+		if jo.MaxInstances != 0 {
+			c.maxInstances = jo.MaxInstances
+		}
+		c.atomicSetsOn = c.atomicSetsOn || jo.AtomicSetsOn
+		if len(jo.AtomicSets) > 0 {
+			c.atomicSets = jo.AtomicSets
+		}
+		if jo.SetPartners != nil {
+			c.setPartners = countFlag{n: *jo.SetPartners, set: true}
+		}
+		if jo.SetConfidence != nil {
+			c.setConfidence = *jo.SetConfidence
+		}
+		a := af
+		a.apply(jo)
+		as, err := a.selected(jo.Analysis, &c)
 		if err != nil {
 			return predict.Options{}, nil, err
 		}

@@ -77,40 +77,15 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ct
 	return nil
 }
 
-// query encodes job options as the query of an upload.
+// query encodes job options as the query of an upload: its name, and the
+// options as one JSON parameter, which carries every field.
 func query(name string, o service.JobOptions) string {
 	q := url.Values{}
 	if name != "" {
 		q.Set("name", name)
 	}
-	set := func(k string, vs []string) {
-		if len(vs) > 0 {
-			q.Set(k, strings.Join(vs, ","))
-		}
-	}
-	set("vars", o.Vars)
-	set("threads", o.Threads)
-	set("patterns", o.Patterns)
-	set("exclude_vars", o.ExcludeVars)
-	for k, v := range map[string]string{"analysis": o.Analysis, "confirm": o.Confirm, "input_format": o.InputFormat} {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
-	for _, p := range o.UserPatterns {
-		q.Add("pattern", p)
-	}
-	if o.Engine != "" {
-		q.Set("engine", o.Engine)
-	}
-	if o.NoBoundaries {
-		q.Set("no_boundaries", "true")
-	}
-	if o.Lenient {
-		q.Set("lenient", "true")
-	}
-	if o.StrictSync {
-		q.Set("strict_sync", "true")
+	if b, _ := json.Marshal(o); string(b) != "{}" { // plain data: cannot fail
+		q.Set("options", string(b))
 	}
 	if len(q) == 0 {
 		return ""
