@@ -50,6 +50,36 @@ func (p *Progress) Update(done, total, violations int, started time.Time) {
 	fmt.Fprintf(p.w, "\r%s\x1b[K", p.line(done, total, violations, now.Sub(started)))
 }
 
+// Reading draws the state of reading a trace: read of size bytes (of the
+// file, compressed or not), since started.
+func (p *Progress) Reading(name string, read, size int64, started time.Time) {
+	now := p.now()
+	if p.drawn && read < size && now.Sub(p.last) < p.interval {
+		return
+	}
+	p.last, p.drawn = now, true
+	fmt.Fprintf(p.w, "\r%s\x1b[K", p.readingLine(name, read, size, now.Sub(started)))
+}
+
+// readingLine renders Reading's bar: "[====>   ] reading t.csv.gz  12/40 MB  ETA 3s".
+func (p *Progress) readingLine(name string, read, size int64, elapsed time.Duration) string {
+	filled := 0
+	if size > 0 {
+		filled = int(min(read, size) * int64(p.width) / size)
+	}
+	bar := strings.Repeat("=", filled)
+	if filled < p.width {
+		bar += ">" + strings.Repeat(" ", p.width-filled-1)
+	}
+	const mb = 1 << 20
+	s := fmt.Sprintf("[%s] reading %s  %d/%d MB", bar, name, read/mb, (size+mb-1)/mb)
+	if read > 0 && read < size {
+		eta := time.Duration(float64(elapsed) / float64(read) * float64(size-read))
+		s += "  ETA " + roundETA(eta).String()
+	}
+	return s
+}
+
 // line renders the bar without the carriage return and erase sequence.
 func (p *Progress) line(done, total, violations int, elapsed time.Duration) string {
 	filled := 0

@@ -100,3 +100,23 @@ func TestUseColor(t *testing.T) {
 		t.Error("a regular file is a terminal")
 	}
 }
+
+func TestReadingLine(t *testing.T) {
+	p := NewProgress(nil, time.Now)
+	const mb = 1 << 20
+	tests := []struct {
+		read, size int64
+		elapsed    time.Duration
+		want       string
+	}{
+		{0, 40 * mb, 0, "[>                       ] reading t.csv.gz  0/40 MB"},
+		{10 * mb, 40 * mb, 2 * time.Second, "[======>                 ] reading t.csv.gz  10/40 MB  ETA 6s"},
+		{40 * mb, 40 * mb, 8 * time.Second, "[========================] reading t.csv.gz  40/40 MB"},
+		{mb / 2, mb + 1, time.Second, "[===========>            ] reading t.csv.gz  0/2 MB  ETA 1s"},
+	}
+	for _, tt := range tests {
+		if got := p.readingLine("t.csv.gz", tt.read, tt.size, tt.elapsed); got != tt.want {
+			t.Errorf("readingLine(%d, %d) =\n%q, want\n%q", tt.read, tt.size, got, tt.want)
+		}
+	}
+}

@@ -38,6 +38,27 @@ type Options struct {
 	// so a decompression bomb of valid lines is an error, not all of the
 	// machine's memory.
 	MaxEvents int
+	// Progress, if set, is called with the bytes of the input read so far
+	// (before decompression), about every 256 KiB and at the end, from the
+	// goroutine that parses: a progress bar of a long read.
+	Progress func(read int64)
+}
+
+// progressReader counts the bytes read through it for Options.Progress.
+type progressReader struct {
+	r         io.Reader
+	read, rep int64
+	progress  func(int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.read += int64(n)
+	if p.read-p.rep >= 256<<10 || err != nil {
+		p.rep = p.read
+		p.progress(p.read)
+	}
+	return n, err
 }
 
 // DefaultMaxEvents is the default of Options.MaxEvents: about 5 GB of model
@@ -101,6 +122,9 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 
 // Parse reads a trace from r. name is used in messages.
 func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model, error) {
+	if opts.Progress != nil {
+		r = &progressReader{r: r, progress: opts.Progress}
+	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	in, closeIn, err := decompress(br, name)
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -343,6 +345,35 @@ func TestReachedComments(t *testing.T) {
 				if m.Reached[k] != v {
 					t.Errorf("Reached[%q] = %q, want %q", k, m.Reached[k], v)
 				}
+			}
+		})
+	}
+}
+
+// TestParseProgress: Options.Progress sees the bytes of the input read,
+// increasing, the last call the whole input (compressed: the file's bytes).
+func TestParseProgress(t *testing.T) {
+	var text strings.Builder
+	text.WriteString("1, 1, a.c-1, Write, x\n")
+	for i := 0; i < 40000; i++ {
+		fmt.Fprintf(&text, "1, %d, a.c-2, Read, x\n", i+2)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(text.String()))
+	zw.Close()
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{{"plain", []byte(text.String())}, {"gzip", gz.Bytes()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []int64
+			_, err := Parse(context.Background(), bytes.NewReader(tc.in), "p.csv", Options{Progress: func(n int64) { seen = append(seen, n) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) == 0 || seen[len(seen)-1] != int64(len(tc.in)) || !slices.IsSorted(seen) {
+				t.Errorf("progress %v, want increasing to %d", seen, len(tc.in))
 			}
 		})
 	}

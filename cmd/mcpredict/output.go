@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
@@ -101,6 +102,23 @@ func (o *outputFlags) progress(stderr io.Writer) (func(predict.Progress), func()
 		}
 		bar.Update(p.Done, p.Total, p.Violations, p.Started)
 	}, bar.Done
+}
+
+// readingProgress is the progress bar of reading the trace file path
+// (its bytes read of its size), on a terminal without --quiet, and the
+// function that erases it; nil and a no-op otherwise, and for standard
+// input, whose size is unknown.
+func (o *outputFlags) readingProgress(stderr io.Writer, path string) (func(int64), func()) {
+	if o.quiet || path == "-" || !report.IsTerminal(stderr) {
+		return nil, func() {}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, func() {}
+	}
+	bar := report.NewProgress(stderr, time.Now)
+	started, name, size := time.Now(), filepath.Base(path), fi.Size()
+	return func(read int64) { bar.Reading(name, read, size, started) }, bar.Done
 }
 
 // warn prints the report's warnings to stderr unless --quiet.

@@ -411,7 +411,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
-	m, err := inf.open(ctx, pos[0], cf.traceOptions(), stderr, "run")
+	topts := cf.traceOptions()
+	var endReading func()
+	topts.Progress, endReading = of.readingProgress(stderr, pos[0])
+	m, err := inf.open(ctx, pos[0], topts, stderr, "run")
+	endReading()
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
