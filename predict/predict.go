@@ -304,6 +304,7 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 			tooMany.Largest, tooMany.Its = sv.Name, n
 		}
 	}
+	conc := m.NewConcurrency() // Model.Concurrent's tables, shared by both kinds
 	var sets []setPlan
 	if len(opts.patterns(SetModels)) > 0 {
 		var err error
@@ -311,7 +312,7 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 		// orders completely are left out when every pattern needs a remote
 		// access between two local ones of one region (boundaries on).
 		ordered := !opts.Project.NoBoundaries && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
-		sets, err = planSets(m, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered)
+		sets, err = planSets(m, conc, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered)
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +346,7 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 			}
 			if skipOrdered {
 				if index == nil {
-					index = m.AccessIndex([]int{sv.Var})
+					index = conc.Index([]int{sv.Var})
 				}
 				if !index.Concurrent(t1, t2) {
 					continue
@@ -373,7 +374,7 @@ type setPlan struct {
 // can be the local thread (it accessed both in one region). Only sets of
 // selected variables are kept; the thread selection applies as for
 // single-variable models.
-func planSets(m *tracemodel.Model, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered bool) ([]setPlan, error) {
+func planSets(m *tracemodel.Model, conc *tracemodel.Concurrency, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered bool) ([]setPlan, error) {
 	sets, err := m.AtomicSets(shared, so)
 	if err != nil {
 		return nil, &UsageError{Msg: err.Error()}
@@ -404,10 +405,17 @@ func planSets(m *tracemodel.Model, shared, selected []tracemodel.SharedVar, want
 			}
 		}
 		sp := setPlan{set: s}
+		var index *tracemodel.AccessIndex
+		concurrent := func(t1, t2 int) bool {
+			if index == nil {
+				index = conc.Index(s.Vars[:])
+			}
+			return index.Concurrent(t1, t2)
+		}
 		for i, t1 := range both {
 			for _, t2 := range both[i+1:] {
 				if (usable(s, pats, t1, t2) || usable(s, pats, t2, t1)) && selects(want, t1, t2) &&
-					(!skipOrdered || m.Concurrent(s.Vars[:], t1, t2)) {
+					(!skipOrdered || concurrent(t1, t2)) {
 					sp.pairs = append(sp.pairs, [2]int{t1, t2})
 				}
 			}

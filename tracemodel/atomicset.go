@@ -592,19 +592,69 @@ func (m *Model) declaredSets(shared []SharedVar, sets [][]string) (map[[2]int32]
 // needs a remote access between two local ones of one region, with a
 // write in each pair (ltl.Pattern.Interleaved), can match.
 func (m *Model) Concurrent(vs []int, t1, t2 int) bool {
-	return m.AccessIndex(vs).Concurrent(t1, t2)
+	return m.NewConcurrency().Concurrent(vs, t1, t2)
+}
+
+// Concurrency answers Model.Concurrent for many variables and thread
+// pairs, as planning asks it: the synchronization order's clock of each
+// thread with respect to another is kept as a flat table at its first use
+// (a position where it changes, and its value), so that the many queries
+// make no vector-clock lookups. Not safe for concurrent use.
+type Concurrency struct {
+	m      *Model
+	tables map[[2]int]*clockTable
+}
+
+// clockTable is the clock of thread other in thread tid where it changes:
+// from pos[i] on, Clock(tid, ·, other) is val[i].
+type clockTable struct {
+	pos, val []int32
+}
+
+// NewConcurrency returns an empty Concurrency of m.
+func (m *Model) NewConcurrency() *Concurrency {
+	return &Concurrency{m: m, tables: map[[2]int]*clockTable{}}
+}
+
+// clock is Model.Clock(tid, pos, other) from the table.
+func (c *Concurrency) clock(tid int, pos int32, other int) int32 {
+	t := c.tables[[2]int{tid, other}]
+	if t == nil {
+		t = &clockTable{}
+		for _, s := range c.m.sync.clocks[tid-1] {
+			v := s.VC.get(other - 1)
+			if n := len(t.val); n == 0 || t.val[n-1] != v {
+				t.pos, t.val = append(t.pos, s.Pos), append(t.val, v)
+			}
+		}
+		c.tables[[2]int{tid, other}] = t
+	}
+	i, found := slices.BinarySearch(t.pos, pos)
+	if !found {
+		i--
+	}
+	if i < 0 || pos <= 0 {
+		return 0
+	}
+	return t.val[i]
+}
+
+// Concurrent is Model.Concurrent.
+func (c *Concurrency) Concurrent(vs []int, t1, t2 int) bool {
+	return c.Index(vs).Concurrent(t1, t2)
 }
 
 // AccessIndex is the accesses of some variables by thread, sorted, for
-// asking Concurrent of many thread pairs.
+// asking Concurrent of their thread pairs.
 type AccessIndex struct {
-	m           *Model
+	c           *Concurrency
 	all, writes map[int][]int32 // by thread: positions
 }
 
-// AccessIndex indexes the accesses of the variables vs by thread.
-func (m *Model) AccessIndex(vs []int) *AccessIndex {
-	x := &AccessIndex{m: m, all: map[int][]int32{}, writes: map[int][]int32{}}
+// Index indexes the accesses of the variables vs by thread.
+func (c *Concurrency) Index(vs []int) *AccessIndex {
+	m := c.m
+	x := &AccessIndex{c: c, all: map[int][]int32{}, writes: map[int][]int32{}}
 	for _, v := range vs {
 		for _, ev := range m.Vars[v].Accesses {
 			e := &m.Events[ev]
@@ -626,19 +676,24 @@ func (m *Model) AccessIndex(vs []int) *AccessIndex {
 	return x
 }
 
-// Concurrent is Model.Concurrent for the indexed variables.
+// Concurrent reports whether some access of t1 and some of t2 to the
+// indexed variables, one a write, are not ordered by the synchronization
+// order (Model.Concurrent).
 func (x *AccessIndex) Concurrent(t1, t2 int) bool {
 	return x.unordered(t1, x.all[t1], t2, x.writes[t2]) || x.unordered(t1, x.writes[t1], t2, x.all[t2])
 }
 
 // unordered reports whether an access of t2 at one of qs and one of t1 at
-// one of ps (both sorted) are unordered.
+// one of ps (both sorted) are unordered: for some q, the first access p of
+// t1 that does not happen before q does not happen after it either.
 func (x *AccessIndex) unordered(t1 int, ps []int32, t2 int, qs []int32) bool {
+	i := 0
 	for _, q := range qs {
-		// The first access of t1 that is not before q: unordered with
-		// it unless it is after q.
-		i, _ := slices.BinarySearch(ps, x.m.Clock(t2, q, t1)+1)
-		if i < len(ps) && x.m.Clock(t1, ps[i], t2) < q {
+		// Both the clock of t1 at q and the index of p only grow with q.
+		for c := x.c.clock(t2, q, t1); i < len(ps) && ps[i] <= c; {
+			i++
+		}
+		if i < len(ps) && x.c.clock(t1, ps[i], t2) < q {
 			return true
 		}
 	}
