@@ -616,8 +616,8 @@ func (m *Model) NewConcurrency() *Concurrency {
 	return &Concurrency{m: m, tables: map[[2]int]*clockTable{}}
 }
 
-// clock is Model.Clock(tid, pos, other) from the table.
-func (c *Concurrency) clock(tid int, pos int32, other int) int32 {
+// table returns the clock table of thread other in thread tid.
+func (c *Concurrency) table(tid, other int) *clockTable {
 	t := c.tables[[2]int{tid, other}]
 	if t == nil {
 		t = &clockTable{}
@@ -629,6 +629,11 @@ func (c *Concurrency) clock(tid int, pos int32, other int) int32 {
 		}
 		c.tables[[2]int{tid, other}] = t
 	}
+	return t
+}
+
+// clock is Model.Clock(tid, pos, other) from t, the table of (tid, other).
+func (t *clockTable) clock(pos int32) int32 {
 	i, found := slices.BinarySearch(t.pos, pos)
 	if !found {
 		i--
@@ -687,13 +692,17 @@ func (x *AccessIndex) Concurrent(t1, t2 int) bool {
 // one of ps (both sorted) are unordered: for some q, the first access p of
 // t1 that does not happen before q does not happen after it either.
 func (x *AccessIndex) unordered(t1 int, ps []int32, t2 int, qs []int32) bool {
+	if len(ps) == 0 || len(qs) == 0 {
+		return false
+	}
+	of1, of2 := x.c.table(t2, t1), x.c.table(t1, t2)
 	i := 0
 	for _, q := range qs {
 		// Both the clock of t1 at q and the index of p only grow with q.
-		for c := x.c.clock(t2, q, t1); i < len(ps) && ps[i] <= c; {
+		for c := of1.clock(q); i < len(ps) && ps[i] <= c; {
 			i++
 		}
-		if i < len(ps) && x.c.clock(t1, ps[i], t2) < q {
+		if i < len(ps) && of2.clock(ps[i]) < q {
 			return true
 		}
 	}
