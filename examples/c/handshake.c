@@ -23,6 +23,7 @@
  *   mcpredict run --analysis conflict handshake.csv
  *
  * mcpredict:expect none
+ * mcpredict:reports conflict cycle
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -10,6 +10,7 @@
  *   mcpredict run --analysis conflict handshake_ok.csv
  *
  * mcpredict:expect none
+ * mcpredict:reports conflict none
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -10,6 +10,7 @@
  * analysis sees the same torn read (M1).
  * mcpredict:args 40
  * mcpredict:expect M1|M2 pos.x+pos.y local:Read@getx local:Read@gety
+ * mcpredict:reports hldr read
  */
 #include <pthread.h>
 #include <stdio.h>

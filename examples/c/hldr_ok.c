@@ -4,6 +4,7 @@
  * position. The views of the two threads are {x, y} on both sides.
  * mcpredict:args 40
  * mcpredict:expect none
+ * mcpredict:reports hldr none
  */
 #include <pthread.h>
 #include <stdio.h>

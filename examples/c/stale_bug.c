@@ -7,6 +7,7 @@
  * Bug: stale value written back (stale update); McPatom: lost update (P3).
  * mcpredict:args 2 30
  * mcpredict:expect P3 acct.balance local:Read@get remote:Write@set local:Write@set
+ * mcpredict:reports stale update
  */
 #include <pthread.h>
 #include <stdio.h>

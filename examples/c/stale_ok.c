@@ -4,6 +4,7 @@
  * lock, so no value leaves an atomic block to come back into another.
  * mcpredict:args 2 30
  * mcpredict:expect none
+ * mcpredict:reports stale none
  */
 #include <pthread.h>
 #include <stdio.h>

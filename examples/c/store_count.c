@@ -19,6 +19,9 @@
  * mcpredict:expect P3|P5 loaded_store local:Read@inc local:Write@inc
  * mcpredict:expect P3|P5 loaded_store local:Read@dec local:Write@dec
  * mcpredict:notexhibited loaded_store
+ * mcpredict:reports lockset race
+ * mcpredict:reports reduction race-cs
+ * mcpredict:reports commitnode view
  */
 #include <pthread.h>
 #include <stdio.h>

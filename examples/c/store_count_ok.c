@@ -6,6 +6,9 @@
  *
  * mcpredict:args 20 20000
  * mcpredict:expect none
+ * mcpredict:reports lockset none
+ * mcpredict:reports reduction none
+ * mcpredict:reports commitnode none
  */
 #include <pthread.h>
 #include <stdio.h>

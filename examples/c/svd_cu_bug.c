@@ -14,6 +14,7 @@
  * occurred.
  * mcpredict:args 2 4
  * mcpredict:expect P3 logb.count local:Read@read remote:Write@write local:Write@write
+ * mcpredict:reports svd remote-write
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
  * computation: every computational unit is serializable.
  * mcpredict:args 2 4
  * mcpredict:expect none
+ * mcpredict:reports svd none
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -19,6 +19,8 @@
  * mcpredict:args 20 20000
  * mcpredict:expect P1 src.count local:Read@size remote:Write@clear local:Read@copy
  * mcpredict:notexhibited src.count
+ * mcpredict:reports reduction cs-cs
+ * mcpredict:reports commitnode view
  */
 #include <pthread.h>
 #include <stdio.h>

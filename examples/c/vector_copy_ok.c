@@ -7,6 +7,8 @@
  *
  * mcpredict:args 20 20000
  * mcpredict:expect none
+ * mcpredict:reports reduction none
+ * mcpredict:reports commitnode none
  */
 #include <pthread.h>
 #include <stdio.h>

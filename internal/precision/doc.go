@@ -41,6 +41,15 @@
 // to the variable, so that the bug is predicted, not observed: the program
 // is recorded again, up to five times, until a run does not.
 //
+//	mcpredict:reports conflict cycle
+//	mcpredict:reports svd none
+//
+// (optional, repeatable) what an opt-in analysis reports on the program:
+// with --analysis conflict, at least one bug of the analysis conflict of
+// kind cycle; with --analysis svd, no bug of svd (a correct twin). These
+// are checked on the same recordings, apart from the default analyses'
+// expectations.
+//
 // A reported bug that matches no expect or allow line is an unexpected report:
 // noise for a bug program, a false positive for an idiom.
 //

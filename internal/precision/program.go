@@ -26,6 +26,19 @@ type Program struct {
 	// NotExhibited is the variable whose accesses the recorded run must
 	// not interleave ("" if none).
 	NotExhibited string
+	// Reports are what an opt-in analysis reports on the program
+	// (mcpredict:reports): the program of a bug it finds, or the correct
+	// twin it is silent on.
+	Reports []AnalysisReport
+}
+
+// AnalysisReport is one mcpredict:reports line: with --analysis Analysis,
+// at least one bug of that analysis of the kind Kind, or none of that
+// analysis when Kind is "none".
+type AnalysisReport struct {
+	Line     int
+	Analysis string
+	Kind     string
 }
 
 // Kind is "bug" for a program with expected bugs, "idiom" for a correct one.
@@ -183,8 +196,14 @@ func Parse(path string, src []byte) (*Program, error) {
 				fail(n, "second mcpredict:notexhibited line (first at line %d)", notLine)
 			}
 			p.NotExhibited, notLine = fields[0], n
+		case "reports":
+			if len(fields) != 2 {
+				fail(n, "mcpredict:reports wants an analysis and a kind of finding (or none), got %d words", len(fields))
+				break
+			}
+			p.Reports = append(p.Reports, AnalysisReport{Line: n, Analysis: fields[0], Kind: fields[1]})
 		default:
-			fail(n, "unknown annotation mcpredict:%s (want args, expect, allow or notexhibited)", keyword)
+			fail(n, "unknown annotation mcpredict:%s (want args, expect, allow, notexhibited or reports)", keyword)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -21,6 +21,9 @@ type Survey struct {
 	// has an empty entry.
 	Bugs map[string][]Bug
 	Err  error
+	// Problems are the program's mcpredict:reports lines that the
+	// recording did not meet (CheckReports).
+	Problems []string
 }
 
 // SurveyTrace runs `bin run --analysis LIST --engine native --format json`
@@ -111,4 +114,39 @@ func kindCounts(bugs []Bug) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// CheckReports runs the analyses of the program's mcpredict:reports lines
+// on the recording and returns the lines it does not meet, as messages
+// naming the source line: missing, a kind of finding that was not
+// reported; unexpected, a report of an analysis that should be silent
+// ("none").
+func CheckReports(ctx context.Context, bin string, rec *Recording, opts Options) (missing, unexpected []string, err error) {
+	p := rec.Program
+	if len(p.Reports) == 0 {
+		return nil, nil, nil
+	}
+	var names []string
+	for _, r := range p.Reports {
+		if !slices.Contains(names, r.Analysis) {
+			names = append(names, r.Analysis)
+		}
+	}
+	s := SurveyTrace(ctx, bin, rec, names, opts)
+	if s.Err != nil {
+		return nil, nil, s.Err
+	}
+	for _, r := range p.Reports {
+		bugs, ran := s.Bugs[r.Analysis]
+		kinds := kindCounts(bugs)
+		switch {
+		case !ran:
+			return nil, nil, fmt.Errorf("%s:%d: analysis %s did not run", p.Path, r.Line, r.Analysis)
+		case r.Kind == "none" && len(bugs) > 0:
+			unexpected = append(unexpected, fmt.Sprintf("%s:%d: %s reports %d bugs (%s), want none", p.Path, r.Line, r.Analysis, len(bugs), kinds))
+		case r.Kind != "none" && !slices.ContainsFunc(bugs, func(b Bug) bool { return b.Pattern == r.Kind }):
+			missing = append(missing, fmt.Sprintf("%s:%d: %s reports no %s (its bugs: %s)", p.Path, r.Line, r.Analysis, r.Kind, kinds))
+		}
+	}
+	return missing, unexpected, nil
 }

@@ -162,6 +162,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		ok = ok && precision.AllOK(rows[ei])
 	}
+	for _, s := range surveys {
+		for _, p := range s.Problems {
+			fmt.Fprintf(stderr, "precision: %s\n", p)
+			ok = false
+		}
+	}
 	if len(surveyList) > 0 {
 		fmt.Fprintf(stdout, "\n### what each analysis reports (--engine native)\n\n")
 		precision.WriteSurvey(stdout, surveyList, surveys)
@@ -213,6 +219,14 @@ func checkOne(ctx context.Context, bin string, p *precision.Program, engines []s
 		sv.Err = err
 	case len(survey) > 0:
 		sv = precision.SurveyTrace(ctx, bin, rec, survey, opts)
+	}
+	if err == nil {
+		// The opt-in analyses' mcpredict:reports lines.
+		missing, unexpected, rerr := precision.CheckReports(ctx, bin, rec, opts)
+		if rerr != nil {
+			missing = append(missing, rerr.Error())
+		}
+		sv.Problems = append(missing, unexpected...)
 	}
 	return out, sv
 }
