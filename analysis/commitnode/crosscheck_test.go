@@ -204,14 +204,12 @@ type step struct {
 
 // oracle is the brute-force check of one trace.
 type oracle struct {
-	steps   [][]step // by worker
-	txnOf   []int    // by node: unit index if a transaction, -1
-	guilty  map[uint32]bool
-	base    [16]uint32 // program-order edges
-	nodes   int
-	memo    map[[6]uint64]bool
-	nviews  int
-	viewBad bool
+	steps  [][]step // by worker
+	txnOf  []int    // by node: unit index if a transaction, -1
+	guilty map[uint32]bool
+	base   [16]uint32 // program-order edges
+	nodes  int
+	memo   map[[6]uint64]bool
 }
 
 // newOracle numbers the nodes of the workers' events: a transaction unit

@@ -32,9 +32,6 @@ func (o objects) variable(v int32) int32        { return v }
 func (o objects) sync(obj int32) int32          { return o.nVars + obj }
 func (o objects) thread(tid int32) int32        { return o.nVars + o.nObjs + tid }
 
-// isVar reports whether object id is a variable.
-func (o objects) isVar(id int32) bool { return id < o.nVars }
-
 // name returns the name of object id.
 func (o objects) name(m *tracemodel.Model, id int32) string {
 	switch {

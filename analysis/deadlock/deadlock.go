@@ -358,7 +358,7 @@ func (s *state) report(as []*acq, at []int32, occurred bool) {
 	m := s.m
 	n := len(as)
 	f := analysis.Finding{Kind: Kind, Occurred: occurred}
-	var held, acquires, msg []string
+	var msg []string
 	sig := make([]string, 0, 2*n)
 	for i, a := range as {
 		prev := as[(i+n-1)%n]
@@ -369,8 +369,6 @@ func (s *state) report(as []*acq, at []int32, occurred bool) {
 			f.Sites = append(f.Sites, analysis.Site{Event: x.Acquired, Role: "held", Essential: x.Lock == prev.lock})
 		}
 		f.Sites = append(f.Sites, analysis.Site{Event: at[i], Role: "acquire", Action: acquireAction(m, at[i]), Essential: true})
-		held = append(held, fmt.Sprintf("%d", h.Acquired))
-		acquires = append(acquires, fmt.Sprintf("%d", at[i]))
 		msg = append(msg, fmt.Sprintf("thread %s holds %s (%s) and waits for %s (%s)",
 			m.Threads[a.thread-1].Handle, m.Objects[prev.lock], s.loc(h.Acquired), m.Objects[a.lock], s.loc(at[i])))
 		sig = append(sig, fmt.Sprintf("%d>%d", m.Events[h.Acquired].Loc, m.Events[at[i]].Loc))

@@ -531,13 +531,6 @@ func witness(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, c
 	return r
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // finding turns a race into a finding.
 func finding(m *tracemodel.Model, li *analysis.LockSetIndex, r Race) analysis.Finding {
 	name := m.Vars[r.Var].Name

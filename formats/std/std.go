@@ -92,7 +92,7 @@ func Split(line []byte) (Fields, bool) {
 // other line, which Parse then handles.
 func Fast(line []byte) (f Fields, action string, file []byte, n int, ok bool) {
 	f, ok = Split(line)
-	if !ok || bytes.IndexAny(bytes.TrimSpace(line), " \t") >= 0 {
+	if !ok || bytes.ContainsAny(bytes.TrimSpace(line), " \t") {
 		return f, "", nil, 0, false
 	}
 	action, ok = ops[string(f.Op)]

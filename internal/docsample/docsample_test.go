@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -287,7 +286,7 @@ func build(t *testing.T, root string) string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("the go command is not in PATH: %v", err)
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(gobin, "build", "-o", dir+string(os.PathSeparator), "./cmd/mcpredict", "./plugins/std", "./plugins/jsonl")
