@@ -183,6 +183,43 @@ type rawStep struct {
 	update   bool  // set models: the read of a read-modify-write kept as a read
 }
 
+// sortSteps orders steps by (pos, order). The steps are a few sorted runs
+// (accesses, each lock's operations, boundaries) of a struct too large to
+// move cheaply: already sorted, they are kept; otherwise packed keys
+// (position, order, index) are sorted and the steps permuted once.
+func sortSteps(steps []rawStep) []rawStep {
+	less := func(a, b *rawStep) bool { return a.pos < b.pos || a.pos == b.pos && a.order < b.order }
+	sorted := true
+	for i := 1; i < len(steps) && sorted; i++ {
+		sorted = !less(&steps[i], &steps[i-1])
+	}
+	if sorted {
+		return steps
+	}
+	// A key: the position (positive int32), the order (int8, offset to
+	// sort as unsigned) and the index, which fits 24 bits below 16 M
+	// steps; a larger model is sorted in place.
+	if len(steps) >= 1<<24 {
+		slices.SortFunc(steps, func(a, b rawStep) int {
+			if a.pos != b.pos {
+				return cmp.Compare(a.pos, b.pos)
+			}
+			return cmp.Compare(a.order, b.order)
+		})
+		return steps
+	}
+	keys := make([]uint64, len(steps))
+	for i := range steps {
+		keys[i] = uint64(steps[i].pos)<<32 | uint64(uint8(int16(steps[i].order)+128))<<24 | uint64(i)
+	}
+	slices.Sort(keys)
+	out := make([]rawStep, len(steps))
+	for i, k := range keys {
+		out[i] = steps[k&(1<<24-1)]
+	}
+	return out
+}
+
 // Project builds the PairModel of variable v for threads t1 and t2 (model
 // ids). Both threads must access v.
 func (m *Model) Project(v, t1, t2 int, opts ProjectOptions) (*PairModel, error) {
@@ -475,12 +512,7 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 		// (pos, order) is unique: one event per position, and the steps
 		// that share one (a cond Wait's release, boundary and reacquire; an
 		// unlock and its publish) differ in order.
-		slices.SortFunc(raw[x], func(a, b rawStep) int {
-			if a.pos != b.pos {
-				return cmp.Compare(a.pos, b.pos)
-			}
-			return cmp.Compare(a.order, b.order)
-		})
+		raw[x] = sortSteps(raw[x])
 		for i := range raw[x] {
 			r := &raw[x][i]
 			r.first = r.pos
