@@ -73,9 +73,13 @@ type Violation struct {
 	// and no reader goes through it.)
 	Interleaving []Access `json:"interleaving"`
 	// Elided is the number of witness steps before Interleaving.
-	Elided int    `json:"elided_steps,omitempty"`
-	Engine string `json:"engine"` // "spin" or "native"
-	BugID  string `json:"bug_id"`
+	Elided int `json:"elided_steps,omitempty"`
+	// InterleavingOmitted marks an instance beyond its bug's first
+	// InterleavingsKept: its Interleaving is left out (Report.
+	// TrimInterleavings), its Accesses say where it is.
+	InterleavingOmitted bool   `json:"interleaving_omitted,omitempty"`
+	Engine              string `json:"engine"` // "spin" or "native"
+	BugID               string `json:"bug_id"`
 
 	// Analysis names the analysis that found it (Report.Analyses); empty
 	// in a report of package predict run alone, or written before every

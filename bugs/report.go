@@ -170,6 +170,32 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}{r, groups})
 }
 
+// InterleavingsKept is how many instances of a bug keep their witness
+// interleaving in a report (TrimInterleavings): every renderer draws its
+// first instance's, and a racy counter's thousands of instances, each with
+// a witness of hundreds of steps, made JSON reports of a gigabyte.
+const InterleavingsKept = 3
+
+// TrimInterleavings leaves out the interleavings of the instances of each
+// bug beyond its first InterleavingsKept (Violation.InterleavingOmitted);
+// their accesses stay. A violation of several bugs keeps its
+// interleaving if it is among the first of any.
+func (r *Report) TrimInterleavings() {
+	keep := make([]bool, len(r.Violations))
+	for _, b := range r.Bugs {
+		for k, i := range b.Instances {
+			if k < InterleavingsKept && i >= 0 && i < len(keep) {
+				keep[i] = true
+			}
+		}
+	}
+	for i := range r.Violations {
+		if v := &r.Violations[i]; !keep[i] && len(v.Interleaving) > 0 {
+			v.Interleaving, v.Elided, v.InterleavingOmitted = []Access{}, 0, true
+		}
+	}
+}
+
 // ReadJSON reads a report written by WriteJSON, checking its schema and that
 // every bug's instances exist, so that renderers and diff can index without
 // checks. Its groups are not read: they follow from the bugs (Groups), and

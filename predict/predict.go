@@ -895,6 +895,7 @@ func Assemble(m *tracemodel.Model, opts Options, tasks []Task, results []PairRes
 	rep.Stats.Models = len(results)
 	sortViolations(rep.Violations)
 	rep.Bugs = bugs.Dedupe(rep.Violations)
+	rep.TrimInterleavings()
 	orderSetVars(rep)
 	rep.SetReached(m.Reached)
 	for i := range rep.Bugs {

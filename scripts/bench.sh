@@ -69,9 +69,9 @@ row() { # row NAME TRACE SAMPLE-GLOB
   local sampled spinsample per spinall ratio
   sampled=$(stat "$work/$name-spin.json" models)
   spinsample=$(secs "$t0" "$t1")
-  per=$(awk -v t="$spinsample" -v n="$sampled" 'BEGIN { printf "%.3f", t / n }')
+  per=$(awk -v t="$spinsample" -v n="$sampled" 'BEGIN { printf "%.3f", (n > 0 ? t / n : 0) }')
   spinall=$(awk -v p="$per" -v n="$models" 'BEGIN { printf "%.0f", p * n }')
-  ratio=$(awk -v s="$spinall" -v a="$auto" 'BEGIN { printf "%.0f", s / a }')
+  ratio=$(awk -v s="$spinall" -v a="$auto" 'BEGIN { printf "%.1f", (a > 0 ? s / a : 0) }')
   printf '| %s | %s | %s | %s | %s (%s to Spin) | %s s | %s s/model x %s = %s s (from %s models) | %sx |\n' \
     "$name" "$events" "$vars" "$bugs" "$models" "$spinmodels" "$auto" "$per" "$models" "$spinall" "$sampled" "$ratio"
 }
@@ -79,7 +79,9 @@ row() { # row NAME TRACE SAMPLE-GLOB
 echo "== End to end ($(nproc) CPUs)"
 echo "| trace | events | shared vars | violations | models | default (auto) | --engine=spin | ratio |"
 echo "|---|---|---|---|---|---|---|---|"
-row fft "$work/fft.csv" 'x1_1[0-9]'
+# Since ordered thread pairs are not modelled, the fft trace plans a few
+# models only: Spin checks them all ('*'), no sample.
+row fft "$work/fft.csv" '*'
 row server "$work/server.csv" '*'
 
 # Issue 11: a run that finds bugs must not be much slower than the native

@@ -581,6 +581,9 @@ func TestNATSAtomicSets(t *testing.T) {
 			t.Errorf("%s: bugs %+v, want M1 on lo, hi", list, rep.Bugs)
 		}
 		sets := rep.AnalysisOf("atomicset")
+		// The worker counts a model after it published its result, which
+		// can complete the job first.
+		waitFor(t, ctx, "the worker's count of the job's models", func() bool { return w.Checked()-before >= int64(jv.Done) })
 		if checked := w.Checked() - before; jv.Done == 0 || checked != int64(jv.Done) || jv.Done != rep.Stats.Models ||
 			sets == nil || !strings.HasPrefix(sets.Summary, "1 model,") {
 			t.Errorf("%s: %d models done, %d checked by the worker, report %d models, atomicset %+v; want the set model among them",
