@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/sourcegraph/conc/pool"
@@ -189,7 +190,34 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 			res.Violations = append(res.Violations, viol)
 		}
 	}
+	trimInterleavings(res.Violations)
 	return res, nil
+}
+
+// trimInterleavings leaves out the interleavings that the report will not
+// keep (bugs.Report.TrimInterleavings) as soon as a model's violations
+// are known, so that thousands of instances do not hold their witnesses
+// until the report is assembled: in the report's order of violations
+// (sortViolations, stable), an instance among the first
+// bugs.InterleavingsKept of its bug in the report is among the first of
+// its bug in its model.
+func trimInterleavings(vs []bugs.Violation) {
+	order := make([]int, len(vs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return violationLess(&vs[order[i]], &vs[order[j]]) })
+	kept := map[string]int{}
+	for _, i := range order {
+		v := &vs[i]
+		if kept[v.BugID] < bugs.InterleavingsKept {
+			kept[v.BugID]++
+			continue
+		}
+		if len(v.Interleaving) > 0 {
+			v.Interleaving, v.Elided, v.InterleavingOmitted = []bugs.Access{}, 0, true
+		}
+	}
 }
 
 // decide runs the engine on pm, then lists the instances of the violated

@@ -955,19 +955,22 @@ func orderSetVars(rep *bugs.Report) {
 // sortViolations orders violations deterministically whatever the order in
 // which workers finished.
 func sortViolations(vs []bugs.Violation) {
-	sort.SliceStable(vs, func(i, j int) bool {
-		a, b := vs[i], vs[j]
-		if a.Var != b.Var {
-			return a.Var < b.Var
-		}
-		if a.Local.ID != b.Local.ID {
-			return a.Local.ID < b.Local.ID
-		}
-		if a.Remote.ID != b.Remote.ID {
-			return a.Remote.ID < b.Remote.ID
-		}
-		return a.Claim < b.Claim
-	})
+	sort.SliceStable(vs, func(i, j int) bool { return violationLess(&vs[i], &vs[j]) })
+}
+
+// violationLess is the order of a report's violations: by variable, local
+// and remote thread, claim.
+func violationLess(a, b *bugs.Violation) bool {
+	if a.Var != b.Var {
+		return a.Var < b.Var
+	}
+	if a.Local.ID != b.Local.ID {
+		return a.Local.ID < b.Local.ID
+	}
+	if a.Remote.ID != b.Remote.ID {
+		return a.Remote.ID < b.Remote.ID
+	}
+	return a.Claim < b.Claim
 }
 
 // plural returns one or many by n.
