@@ -115,9 +115,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
+	"github.com/mcpredict/mcpredict/analysis/internal/intset"
 	"github.com/mcpredict/mcpredict/analysis/txn"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
@@ -292,8 +291,7 @@ type builder struct {
 	periods []period
 	units   []txn.Info
 
-	sets    [][]int32 // interned locksets: sorted lock*2+read
-	setIdx  map[string]int32
+	sets    *intset.Table // interned locksets: sorted lock*2+read
 	blocks  map[blockKey]*occ
 	ops     map[opKey]*occ
 	bOrder  []blockKey
@@ -321,8 +319,7 @@ type builder struct {
 func newBuilder(m *tracemodel.Model, ts *txn.Set) *builder {
 	b := &builder{
 		m: m, ts: ts,
-		sets:   [][]int32{nil},
-		setIdx: map[string]int32{"": 0},
+		sets:   intset.NewTable(),
 		blocks: map[blockKey]*occ{},
 		ops:    map[opKey]*occ{},
 		vs:     make([]varState, len(m.Vars)),
@@ -353,24 +350,7 @@ func (b *builder) intern(holds []hold, filter func(h hold) bool) int32 {
 			ls = append(ls, x)
 		}
 	}
-	if len(ls) == 0 {
-		return 0
-	}
-	slices.Sort(ls)
-	ls = slices.Compact(ls)
-	var sb strings.Builder
-	for _, x := range ls {
-		sb.WriteString(strconv.Itoa(int(x)))
-		sb.WriteByte(',')
-	}
-	k := sb.String()
-	if id, ok := b.setIdx[k]; ok {
-		return id
-	}
-	id := int32(len(b.sets))
-	b.sets = append(b.sets, ls)
-	b.setIdx[k] = id
-	return id
+	return b.sets.Intern(ls)
 }
 
 // excludes reports whether locksets x and y (ids) cannot be held at the
@@ -379,7 +359,7 @@ func (b *builder) excludes(x, y int32) bool {
 	if x == 0 || y == 0 {
 		return false
 	}
-	p, q := b.sets[x], b.sets[y]
+	p, q := b.sets.Set(x), b.sets.Set(y)
 	i, j := 0, 0
 	for i < len(p) && j < len(q) {
 		lp, lq := p[i]/2, q[j]/2

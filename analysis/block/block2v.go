@@ -112,7 +112,7 @@ func (b *builder) holdsOf(c *cand) []hold {
 }
 
 func (b *builder) inSet(id, lock int32) bool {
-	for _, x := range b.sets[id] {
+	for _, x := range b.sets.Set(id) {
 		if x/2 == lock {
 			return true
 		}

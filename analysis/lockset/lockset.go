@@ -70,11 +70,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/escape"
+	"github.com/mcpredict/mcpredict/analysis/internal/intset"
 	"github.com/mcpredict/mcpredict/analysis/internal/units"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -166,36 +166,16 @@ type Race struct {
 
 // lockSets interns sorted sets of lock object ids.
 type lockSets struct {
-	sets  [][]int32
-	index map[string]int32
+	*intset.Table
 	bySet [][2]int32 // by LockSetIndex.SetID: (all locks, exclusive locks) + 1, 0 unknown
 	inter map[[2]int32]int32
 }
 
 func newLockSets() *lockSets {
-	return &lockSets{sets: [][]int32{nil}, index: map[string]int32{"": 0}, inter: map[[2]int32]int32{}}
+	return &lockSets{Table: intset.NewTable(), inter: map[[2]int32]int32{}}
 }
 
-func (s *lockSets) intern(ls []int32) int32 {
-	if len(ls) == 0 {
-		return 0
-	}
-	slices.Sort(ls)
-	ls = slices.Compact(ls)
-	var b strings.Builder
-	for _, l := range ls {
-		b.WriteString(strconv.Itoa(int(l)))
-		b.WriteByte(',')
-	}
-	k := b.String()
-	if id, ok := s.index[k]; ok {
-		return id
-	}
-	id := int32(len(s.sets))
-	s.sets = append(s.sets, slices.Clone(ls))
-	s.index[k] = id
-	return id
-}
+func (s *lockSets) intern(ls []int32) int32 { return s.Intern(ls) }
 
 // of returns the interned sets of all locks and of the exclusively held
 // locks of the holds before event ev.
@@ -226,7 +206,7 @@ func (s *lockSets) disjoint(a, b int32) bool {
 	if a == 0 || b == 0 {
 		return true
 	}
-	p, q := s.sets[a], s.sets[b]
+	p, q := s.Set(a), s.Set(b)
 	i, j := 0, 0
 	for i < len(p) && j < len(q) {
 		switch {
@@ -246,7 +226,7 @@ func (s *lockSets) subset(a, b int32) bool {
 	if a == 0 || a == b {
 		return true
 	}
-	p, q := s.sets[a], s.sets[b]
+	p, q := s.Set(a), s.Set(b)
 	j := 0
 	for _, x := range p {
 		for j < len(q) && q[j] < x {
@@ -271,7 +251,7 @@ func (s *lockSets) intersect(a, b int32) int32 {
 		return id
 	}
 	var out []int32
-	p, q := s.sets[a], s.sets[b]
+	p, q := s.Set(a), s.Set(b)
 	i, j := 0, 0
 	for i < len(p) && j < len(q) {
 		switch {
