@@ -190,9 +190,17 @@ func (r *Report) TrimInterleavings() {
 		}
 	}
 	for i := range r.Violations {
-		if v := &r.Violations[i]; !keep[i] && len(v.Interleaving) > 0 {
-			v.Interleaving, v.Elided, v.InterleavingOmitted = []Access{}, 0, true
+		if !keep[i] {
+			r.Violations[i].OmitInterleaving()
 		}
+	}
+}
+
+// OmitInterleaving leaves out the violation's witness interleaving
+// (InterleavingOmitted); its accesses stay.
+func (v *Violation) OmitInterleaving() {
+	if len(v.Interleaving) > 0 {
+		v.Interleaving, v.Elided, v.InterleavingOmitted = []Access{}, 0, true
 	}
 }
 

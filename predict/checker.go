@@ -202,6 +202,9 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 // bugs.InterleavingsKept of its bug in the report is among the first of
 // its bug in its model.
 func trimInterleavings(vs []bugs.Violation) {
+	if len(vs) <= bugs.InterleavingsKept {
+		return
+	}
 	order := make([]int, len(vs))
 	for i := range order {
 		order[i] = i
@@ -214,9 +217,7 @@ func trimInterleavings(vs []bugs.Violation) {
 			kept[v.BugID]++
 			continue
 		}
-		if len(v.Interleaving) > 0 {
-			v.Interleaving, v.Elided, v.InterleavingOmitted = []bugs.Access{}, 0, true
-		}
+		v.OmitInterleaving()
 	}
 }
 

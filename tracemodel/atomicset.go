@@ -592,7 +592,7 @@ func (m *Model) declaredSets(shared []SharedVar, sets [][]string) (map[[2]int32]
 // needs a remote access between two local ones of one region, with a
 // write in each pair (ltl.Pattern.Interleaved), can match.
 func (m *Model) Concurrent(vs []int, t1, t2 int) bool {
-	return m.NewConcurrency().Concurrent(vs, t1, t2)
+	return m.NewConcurrency().Index(vs).Concurrent(t1, t2)
 }
 
 // Concurrency answers Model.Concurrent for many variables and thread
@@ -642,11 +642,6 @@ func (t *clockTable) clock(pos int32) int32 {
 		return 0
 	}
 	return t.val[i]
-}
-
-// Concurrent is Model.Concurrent.
-func (c *Concurrency) Concurrent(vs []int, t1, t2 int) bool {
-	return c.Index(vs).Concurrent(t1, t2)
 }
 
 // AccessIndex is the accesses of some variables by thread, sorted, for

@@ -188,24 +188,20 @@ type rawStep struct {
 // move cheaply: already sorted, they are kept; otherwise packed keys
 // (position, order, index) are sorted and the steps permuted once.
 func sortSteps(steps []rawStep) []rawStep {
-	less := func(a, b *rawStep) bool { return a.pos < b.pos || a.pos == b.pos && a.order < b.order }
-	sorted := true
-	for i := 1; i < len(steps) && sorted; i++ {
-		sorted = !less(&steps[i], &steps[i-1])
-	}
-	if sorted {
-		return steps
+	compare := func(a, b rawStep) int {
+		if a.pos != b.pos {
+			return cmp.Compare(a.pos, b.pos)
+		}
+		return cmp.Compare(a.order, b.order)
 	}
 	// A key: the position (positive int32), the order (int8, offset to
 	// sort as unsigned) and the index, which fits 24 bits below 16 M
 	// steps; a larger model is sorted in place.
+	if slices.IsSortedFunc(steps, compare) {
+		return steps
+	}
 	if len(steps) >= 1<<24 {
-		slices.SortFunc(steps, func(a, b rawStep) int {
-			if a.pos != b.pos {
-				return cmp.Compare(a.pos, b.pos)
-			}
-			return cmp.Compare(a.order, b.order)
-		})
+		slices.SortFunc(steps, compare)
 		return steps
 	}
 	keys := make([]uint64, len(steps))
