@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/internal/flow"
 	"github.com/mcpredict/mcpredict/bugs"
 )
 
@@ -36,21 +37,11 @@ func New(opts Options) *analysis.Analyzer {
 				if r.Count > 1 {
 					f.Message += fmt.Sprintf(" [%d instances]", r.Count)
 				}
-				sites := func(as []Access) ([]analysis.Site, error) {
-					var out []analysis.Site
-					for _, a := range as {
-						ev, ok := pass.EventAtLine(a.Line)
-						if !ok {
-							return nil, fmt.Errorf("hldr: no event at trace line %d", a.Line)
-						}
-						out = append(out, analysis.Site{Event: ev, Role: a.Role, Essential: true})
-					}
-					return out, nil
-				}
-				if f.Sites, err = sites(r.Events); err != nil {
+				same := func(role string) string { return role }
+				if f.Sites, err = flow.Sites(pass, Name, r.Events, same); err != nil {
 					return nil, err
 				}
-				if f.Schedule, err = sites(r.Schedule); err != nil {
+				if f.Schedule, err = flow.Sites(pass, Name, r.Schedule, same); err != nil {
 					return nil, err
 				}
 				pass.Report(f)

@@ -135,14 +135,9 @@ type Options struct {
 }
 
 // An Access is one event of a race, by trace line.
-type Access struct {
-	Line   int    // trace line of the event
-	Thread string // thread handle
-	Role   string // "atomic" (p1's block) or "split" (p2's blocks)
-	Var    string
-	Kind   string // Read or Write
-	Where  string // source location
-}
+//
+// Its Role is "atomic" (p1's block) or "split" (p2's blocks).
+type Access = flow.Access
 
 // A Race is one high-level data race.
 type Race struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/internal/flow"
 	"github.com/mcpredict/mcpredict/bugs"
 )
 
@@ -39,25 +40,10 @@ func New(opts Options) *analysis.Analyzer {
 				if e.Count > 1 {
 					f.Message += fmt.Sprintf(" [%d instances]", e.Count)
 				}
-				sites := func(as []Access) ([]analysis.Site, error) {
-					var out []analysis.Site
-					for _, a := range as {
-						ev, ok := pass.EventAtLine(a.Line)
-						if !ok {
-							return nil, fmt.Errorf("stale: no event at trace line %d", a.Line)
-						}
-						role := "local"
-						if a.Role == "remote" {
-							role = "remote"
-						}
-						out = append(out, analysis.Site{Event: ev, Role: role, Essential: true})
-					}
-					return out, nil
-				}
-				if f.Sites, err = sites(e.Events); err != nil {
+				if f.Sites, err = flow.Sites(pass, Name, e.Events, flow.LocalOrRemote); err != nil {
 					return nil, err
 				}
-				if f.Schedule, err = sites(e.Schedule); err != nil {
+				if f.Schedule, err = flow.Sites(pass, Name, e.Schedule, flow.LocalOrRemote); err != nil {
 					return nil, err
 				}
 				pass.Report(f)

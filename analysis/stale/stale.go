@@ -92,14 +92,9 @@ type Options struct {
 }
 
 // An Access is one event of an error, by trace line.
-type Access struct {
-	Line   int    // trace line of the event
-	Thread string // thread handle
-	Role   string // "read", "write" (the carrying thread) or "remote"
-	Var    string
-	Kind   string // Read or Write
-	Where  string // source location
-}
+//
+// Its Role is "read", "write" (the carrying thread) or "remote".
+type Access = flow.Access
 
 // Error is one stale-value error.
 type Error struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/analysis/internal/flow"
 	"github.com/mcpredict/mcpredict/bugs"
 )
 
@@ -40,16 +41,8 @@ func New(opts Options) *analysis.Analyzer {
 				if v.Count > 1 {
 					f.Message += fmt.Sprintf(" [%d instances]", v.Count)
 				}
-				for _, a := range v.Events {
-					ev, ok := pass.EventAtLine(a.Line)
-					if !ok {
-						return nil, fmt.Errorf("svd: no event at trace line %d", a.Line)
-					}
-					role := "local"
-					if a.Role == "remote" {
-						role = "remote"
-					}
-					f.Sites = append(f.Sites, analysis.Site{Event: ev, Role: role, Essential: true})
+				if f.Sites, err = flow.Sites(pass, Name, v.Events, flow.LocalOrRemote); err != nil {
+					return nil, err
 				}
 				pass.Report(f)
 			}

@@ -130,14 +130,10 @@ type Options struct {
 }
 
 // An Access is one event of a violation or log entry, by trace line.
-type Access struct {
-	Line   int    // trace line of the event
-	Thread string // thread handle
-	Role   string // "read" (the CU's read of the input), "remote", "write" (the dependent write); in the log "read", "remote", "local"
-	Var    string
-	Kind   string // Read or Write
-	Where  string // source location
-}
+//
+// Its Role is "read" (the CU's read of the input), "remote", "write" (the
+// dependent write); in the log "read", "remote", "local".
+type Access = flow.Access
 
 // Violation is one serializability violation (a strict 2PL violation on
 // an input of a CU).
