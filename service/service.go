@@ -434,7 +434,9 @@ func parseCSV(ctx context.Context, path, name string, opts tracemodel.Options) (
 
 // traceOptions are the parser options of a job: the server's bounds.
 func (s *Server) traceOptions(jo JobOptions) tracemodel.Options {
-	return tracemodel.Options{Lenient: jo.Lenient, StrictSync: jo.StrictSync || s.cfg.StrictSync, MaxBytes: s.cfg.MaxTraceBytes}
+	// In memory: the server keeps a job's model for as long as any of its
+	// handlers may use it, which no single owner knows to Close.
+	return tracemodel.Options{Lenient: jo.Lenient, StrictSync: jo.StrictSync || s.cfg.StrictSync, MaxBytes: s.cfg.MaxTraceBytes, Spill: tracemodel.SpillNever}
 }
 
 // runJob plans a job and dispatches the tasks that have no result yet.

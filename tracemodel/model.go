@@ -39,6 +39,7 @@ type Model struct {
 	threadLocks [][]int32               // per thread: sorted lock objects it uses
 	update      []uint64                // bitset by event index: commutative updates (update.go); nil if none
 	atomicLock  []bool                  // by object id: mutexes used only as atomics (atomiclock.go); nil if none
+	spill       *spillStore             // the on-disk store of Events and the indexes (spill.go); nil: in memory
 }
 
 // Thread is one thread of the trace.

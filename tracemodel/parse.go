@@ -38,6 +38,15 @@ type Options struct {
 	// so a decompression bomb of valid lines is an error, not all of the
 	// machine's memory.
 	MaxEvents int
+	// Spill says where the events are kept (spill.go): in memory, or in a
+	// memory-mapped temporary file under SpillDir (os.TempDir() if "")
+	// once there are more than SpillAfter (0: DefaultSpillAfter), of which
+	// about MaxResident bytes (0: DefaultMaxResident) stay resident. ""
+	// is SpillAuto. A spilled model must be closed (Model.Close).
+	Spill       SpillMode
+	SpillDir    string
+	SpillAfter  int
+	MaxResident int64
 	// Progress, if set, is called with the bytes of the input read so far
 	// (before decompression), about every 256 KiB and at the end, from the
 	// goroutine that parses: a progress bar of a long read.
@@ -141,7 +150,19 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 	lineNo := 0
 	var total int64
 	maxEvents := opts.maxEvents()
+	if err := b.spillPlan(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			b.m.Close()
+		}
+	}()
 	for {
+		if err := b.makeRoom(maxEvents); err != nil {
+			return nil, err
+		}
 		line, err := lr.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long[:0], line...)
@@ -181,7 +202,12 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 			return nil, &ParseError{File: name, Line: lineNo + 1, Msg: "reading trace: " + readErrText(err)}
 		}
 	}
-	return b.finish(), nil
+	m, err := b.finish()
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	return m, nil
 }
 
 func readErrText(err error) string {
@@ -241,6 +267,7 @@ type builder struct {
 	// checked, not yet interned (a malformed line leaves no trace).
 	curFile []byte
 	curLine int
+	spillAt int // events at which the store moves to a file (spillPlan); -1: never
 }
 
 type tstate struct {
@@ -653,7 +680,6 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 				b.varOf[obj] = v
 			}
 			ev.Obj = v
-			b.m.Vars[v].Accesses = append(b.m.Vars[v].Accesses, int32(len(b.m.Events)))
 		case Free:
 			if b.varOf[obj] != 0 || b.genOf[obj] > 1 {
 				b.genOf[obj]++
@@ -688,8 +714,6 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 	case kind == Create || kind == Signal || kind == Broadcast || kind == SemPost:
 		b.m.handoffs[tid-1] = append(b.m.handoffs[tid-1], pos)
 	}
-	th := &b.m.Threads[tid-1] // only now: b.thread above may grow m.Threads
-	th.Events = append(th.Events, int32(len(b.m.Events)))
 	b.m.Events = append(b.m.Events, ev)
 	return ""
 }
@@ -1117,8 +1141,11 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 }
 
 // finish builds the derived indexes.
-func (b *builder) finish() *Model {
+func (b *builder) finish() (*Model, error) {
 	m := b.m
+	if err := m.buildIndexes(); err != nil {
+		return nil, err
+	}
 	for len(m.syncObj) < len(m.Objects) {
 		m.syncObj = append(m.syncObj, false)
 	}
@@ -1139,10 +1166,13 @@ func (b *builder) finish() *Model {
 	m.flowCk = &flowCheckpoints{}
 	m.scope = make([]*scopeIndex, len(m.Threads))
 	for i := range m.Threads {
-		m.scope[i] = m.buildScope(i + 1)
+		var err error
+		if m.scope[i], err = m.buildScope(i + 1); err != nil {
+			return nil, err
+		}
 	}
 	m.waitSites = m.buildWaitSites()
 	m.Warnings = append(m.Warnings, b.oddityWarnings()...)
 	m.Warnings = append(m.Warnings, m.livenessWarnings()...)
-	return m
+	return m, nil
 }

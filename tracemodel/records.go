@@ -54,6 +54,15 @@ func ParseRecords(ctx context.Context, src RecordSource, name string, opts Optio
 		seen int
 	)
 	ts := []byte("-")
+	if err := b.spillPlan(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			b.m.Close()
+		}
+	}()
 	for {
 		recs, err := src.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -64,6 +73,9 @@ func ParseRecords(ctx context.Context, src RecordSource, name string, opts Optio
 		}
 		for i := range recs {
 			r := &recs[i]
+			if err := b.makeRoom(maxEvents); err != nil {
+				return nil, err
+			}
 			n := r.TraceLine
 			if n < 1 || n < last {
 				return nil, &ParseError{File: name, Line: max(n, last), Msg: fmt.Sprintf("record with trace line %d after trace line %d: trace lines must start at 1 and never decrease", n, last)}
@@ -108,7 +120,12 @@ func ParseRecords(ctx context.Context, src RecordSource, name string, opts Optio
 			}
 		}
 	}
-	return b.finish(), nil
+	m, err := b.finish()
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	return m, nil
 }
 
 // recordLoc writes the location field of r, as the CSV reader's parseLoc

@@ -77,14 +77,18 @@ type scopeKey struct {
 }
 
 // buildScope computes the scope index of thread tid.
-func (m *Model) buildScope(tid int) *scopeIndex {
+func (m *Model) buildScope(tid int) (*scopeIndex, error) {
 	evs := m.Threads[tid-1].Events
 	n := len(evs)
 	size := 1
 	for size < n {
 		size <<= 1
 	}
-	ix := &scopeIndex{size: size, tree: make([]int32, 2*size)}
+	tree, err := m.int32s(2 * size)
+	if err != nil {
+		return nil, err
+	}
+	ix := &scopeIndex{size: size, tree: tree}
 	for i := range ix.tree {
 		ix.tree[i] = math.MaxInt32
 	}
@@ -92,7 +96,9 @@ func (m *Model) buildScope(tid int) *scopeIndex {
 	stack := []int32{0} // invocation indexes, parallel to frames
 	for _, ei := range evs {
 		if m.Events[ei].Kind == Enter {
-			ix.inv = make([]int32, n)
+			if ix.inv, err = m.int32s(n); err != nil {
+				return nil, err
+			}
 			ix.frames = []invocation{{start: 0, exit: math.MaxInt32, parent: -1}}
 			break
 		}
@@ -129,7 +135,7 @@ func (m *Model) buildScope(tid int) *scopeIndex {
 	for i := size - 1; i >= 1; i-- {
 		ix.tree[i] = min(ix.tree[2*i], ix.tree[2*i+1])
 	}
-	return ix
+	return ix, nil
 }
 
 // loopBack returns the first position q in (a, b] whose event repeats code

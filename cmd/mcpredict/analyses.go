@@ -129,6 +129,7 @@ func localChecker(as []*analysis.Analyzer, opts predict.Options, open func(ctx c
 		if err != nil {
 			return nil, err
 		}
+		defer m.Close()
 		return run(ctx, m, as, opts)
 	}
 }

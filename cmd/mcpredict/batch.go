@@ -49,6 +49,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := newFlagSet("batch", "[flags] DIR|GLOB...", batchDescription, stderr)
 	var cf checkFlags
 	cf.register(fs)
+	cf.registerMemory(fs)
 	out := fs.String("out", "mcpredict-batch", "output `DIR`")
 	previous := fs.String("previous", "", "compare with the batch in `DIR` (new and fixed bugs)")
 	var formatList listFlag
@@ -125,6 +126,9 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.Check = batch.Remote(&client.Client{Base: *server, Token: tok}, jo, *poll)
 	} else {
 		opts, err := cf.options()
+		if err == nil {
+			err = cf.applyMemory()
+		}
 		if err != nil {
 			return fail(stderr, "batch", err)
 		}

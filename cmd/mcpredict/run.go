@@ -106,6 +106,8 @@ type checkFlags struct {
 	confirm                 string
 	maxModels               int
 	maxEvents               int
+	spill, tempDir          string
+	maxMemory               sizeFlag
 	atomicSets              multiFlag
 	atomicSetsOn            bool
 	setPartners             countFlag
@@ -146,7 +148,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	c.registerStrictSync(fs)
 	fs.IntVar(&c.maxLineBytes, "max-line-bytes", tracemodel.DefaultMaxLineBytes, "longest trace line accepted, in bytes")
 	fs.Int64Var(&c.maxTraceBytes, "max-trace-bytes", 0, "largest trace accepted after decompression, in bytes (0: no limit)")
-	fs.IntVar(&c.maxEvents, "max-events", tracemodel.DefaultMaxEvents, "most events accepted in a trace (about 150 bytes of memory each at peak; 0: no limit)")
+	fs.IntVar(&c.maxEvents, "max-events", tracemodel.DefaultMaxEvents, "most events accepted in a trace (a spilled trace takes 40 bytes of temporary disk an event; 0: no limit)")
 	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
 	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "time limit per model (0: none)")
@@ -262,7 +264,8 @@ func (c *checkFlags) traceOptions() tracemodel.Options {
 	if maxEvents <= 0 {
 		maxEvents = -1 // no limit
 	}
-	return tracemodel.Options{Lenient: c.lenient, StrictSync: c.strictSync, MaxLineBytes: c.maxLineBytes, MaxBytes: c.maxTraceBytes, MaxEvents: maxEvents}
+	return tracemodel.Options{Lenient: c.lenient, StrictSync: c.strictSync, MaxLineBytes: c.maxLineBytes, MaxBytes: c.maxTraceBytes, MaxEvents: maxEvents,
+		Spill: tracemodel.SpillMode(c.spill), SpillDir: c.tempDir, MaxResident: c.maxMemory.n / 4}
 }
 
 // strictSyncUsage is the help of --strict-sync (run, batch, serve, convert,
@@ -381,6 +384,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", "[flags] TRACE", runDescription, stderr)
 	var cf checkFlags
 	cf.register(fs)
+	cf.registerMemory(fs)
 	var of outputFlags
 	of.register(fs)
 	var inf inputFlags // trace format (formats.go)
@@ -408,6 +412,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	removeStaleWorkDirs(stderr, "run")
 	opts, err := cf.options()
+	if err == nil {
+		err = cf.applyMemory()
+	}
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
@@ -419,6 +426,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
+	defer m.Close()
 	var endProgress func()
 	opts.Progress, endProgress = of.progress(stderr)
 	rep, err := run(ctx, m, as, opts)

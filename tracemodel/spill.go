@@ -1,0 +1,275 @@
+package tracemodel
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Spilling: the events of a large trace, and the per-thread and
+// per-variable indexes into them, live in a memory-mapped temporary file
+// instead of the Go heap (Options.Spill). The file is unlinked as soon as
+// it is made, so nothing is left on disk whatever happens to the process;
+// its blocks are reserved (fallocate) before they are written, so a full
+// disk is an error of the parse, never a fault of a later write. The
+// mapping is shared: the kernel writes its pages back to the file and
+// may drop them from memory, and a trim (Model.trimResident) unmaps the
+// pages the process touched, so that the resident part of the store stays
+// within Options.MaxResident while the model is read. Reading a dropped
+// page faults it back from the page cache or the file.
+//
+// The rest of the model — the synchronization skeleton, the vector
+// clocks, the region and lock indexes — stays in the heap: it grows with
+// the synchronization events, not with the accesses.
+
+// SpillMode says where a trace's events are kept.
+type SpillMode string
+
+// The spill modes.
+const (
+	// SpillAuto keeps the events in memory up to Options.SpillAfter events
+	// and moves them to a temporary file past it (the default).
+	SpillAuto SpillMode = "auto"
+	// SpillAlways keeps the events in a temporary file from the first.
+	SpillAlways SpillMode = "always"
+	// SpillNever keeps every event in memory.
+	SpillNever SpillMode = "never"
+)
+
+// ParseSpillMode checks a spill mode ("" is SpillAuto).
+func ParseSpillMode(s string) (SpillMode, error) {
+	switch m := SpillMode(s); m {
+	case "":
+		return SpillAuto, nil
+	case SpillAuto, SpillAlways, SpillNever:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown spill mode %q: want auto, always or never", s)
+}
+
+// DefaultSpillAfter is the default of Options.SpillAfter: 1 M events, 32
+// MB in memory (and up to twice that while the slice grows); the traces
+// of the examples and of most tests never touch the disk.
+const DefaultSpillAfter = 1_000_000
+
+// DefaultMaxResident is the default of Options.MaxResident.
+const DefaultMaxResident = 256 << 20
+
+// spillChunk is how many events' worth of file is reserved at a time.
+const spillChunk = 1 << 20
+
+// maxIndex is the most events a model holds: events are indexed by int32.
+const maxIndex = 1<<31 - 1
+
+// eventSize is the size of an Event in the store.
+const eventSize = int64(unsafe.Sizeof(Event{}))
+
+// ErrSpillUnsupported is returned for SpillAlways where memory-mapped
+// files are not available.
+var ErrSpillUnsupported = errors.New("spilling the trace to a temporary file is not supported on this system (--spill never)")
+
+// spillStore is the on-disk store of one model: a file for the events,
+// reserved as the parse goes, and one for the indexes, made at its end.
+type spillStore struct {
+	dir         string
+	maxResident int64
+	events      *mappedFile
+	// arena holds what is made at the end of the parse, in proportion to
+	// the events: the indexes and the region-scope trees (int32s).
+	arena atomic.Pointer[mappedFile]
+	used  int64         // bytes of the arena handed out
+	stop  chan struct{} // closes the trimmer
+	done        chan struct{}
+}
+
+// SpillStats describes the on-disk store of a model.
+type SpillStats struct {
+	Spilled   bool
+	DiskBytes int64 // bytes reserved in the temporary directory
+	Dir       string
+}
+
+// Spill returns the state of the model's on-disk store.
+func (m *Model) Spill() SpillStats {
+	s := m.spill
+	if s == nil {
+		return SpillStats{}
+	}
+	st := SpillStats{Spilled: true, Dir: s.dir}
+	if s.events != nil {
+		st.DiskBytes += s.events.size
+	}
+	if a := s.arena.Load(); a != nil {
+		st.DiskBytes += a.size
+	}
+	return st
+}
+
+// Close releases the model's temporary file, if its events were spilled
+// (Options.Spill); the model and every slice of it must not be used after.
+// A model kept in memory needs no Close, and Close of it does nothing.
+func (m *Model) Close() error {
+	s := m.spill
+	if s == nil {
+		return nil
+	}
+	m.spill = nil
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+	}
+	m.Events = nil
+	for i := range m.Threads {
+		m.Threads[i].Events = nil
+	}
+	for i := range m.Vars {
+		m.Vars[i].Accesses = nil
+	}
+	return errors.Join(s.events.close(), s.arena.Load().close())
+}
+
+// spillPlan sets the number of events at which the parse moves its events
+// to a file (b.spillAt; -1: never).
+func (b *builder) spillPlan() error {
+	b.spillAt = -1
+	switch b.opts.Spill {
+	case SpillAlways:
+		if !spillSupported {
+			return ErrSpillUnsupported
+		}
+		b.spillAt = 0
+	case SpillAuto, "":
+		if spillSupported {
+			b.spillAt = b.opts.SpillAfter
+			if b.spillAt <= 0 {
+				b.spillAt = DefaultSpillAfter
+			}
+		}
+	case SpillNever:
+	default:
+		_, err := ParseSpillMode(string(b.opts.Spill))
+		return err
+	}
+	return nil
+}
+
+// makeRoom is called before each line: it moves the events to a file at
+// b.spillAt, and reserves the file's next chunk when the reserved part is
+// full.
+func (b *builder) makeRoom(maxEvents int) error {
+	if b.m.spill == nil {
+		if len(b.m.Events) != b.spillAt {
+			return nil
+		}
+		return b.startSpill(maxEvents)
+	}
+	mf := b.m.spill.events
+	need := int64(len(b.m.Events)+1) * eventSize
+	if need <= mf.size {
+		return nil
+	}
+	return mf.reserve(need + spillChunk*eventSize)
+}
+
+// startSpill moves the events parsed so far to a new temporary file,
+// reserved for up to maxEvents events, and makes b.m.Events a slice of it.
+func (b *builder) startSpill(maxEvents int) error {
+	if maxEvents <= 0 || maxEvents > maxIndex {
+		maxEvents = maxIndex
+	}
+	dir := b.opts.SpillDir
+	mf, err := newMappedFile(dir, int64(maxEvents+1)*eventSize)
+	if err != nil {
+		return err
+	}
+	n := len(b.m.Events)
+	if err := mf.reserve(int64(n+spillChunk) * eventSize); err != nil {
+		mf.close()
+		return err
+	}
+	evs := unsafe.Slice((*Event)(unsafe.Pointer(&mf.data[0])), maxEvents+1)
+	copy(evs, b.m.Events)
+	b.m.Events = evs[:n]
+	res := b.opts.MaxResident
+	if res <= 0 {
+		res = DefaultMaxResident
+	}
+	b.m.spill = &spillStore{dir: mf.dir, maxResident: res, events: mf}
+	b.m.spill.startTrimmer()
+	return nil
+}
+
+// buildIndexes fills Thread.Events and Var.Accesses from the events: in
+// one allocation (of the heap, or of the spill file), two passes.
+func (m *Model) buildIndexes() error {
+	perThread := make([]int, len(m.Threads))
+	perVar := make([]int, len(m.Vars))
+	accesses := 0
+	for i := range m.Events {
+		e := &m.Events[i]
+		perThread[e.Thread-1]++
+		if e.Kind.IsAccess() {
+			perVar[e.Obj]++
+			accesses++
+		}
+	}
+	total := len(m.Events) + accesses
+	flat, err := m.int32s(total)
+	if err != nil {
+		return err
+	}
+	off := 0
+	for i, n := range perThread {
+		m.Threads[i].Events = flat[off : off : off+n]
+		off += n
+	}
+	for v, n := range perVar {
+		if n > 0 {
+			m.Vars[v].Accesses = flat[off : off : off+n]
+			off += n
+		}
+	}
+	for i := range m.Events {
+		e := &m.Events[i]
+		th := &m.Threads[e.Thread-1]
+		th.Events = append(th.Events, int32(i))
+		if e.Kind.IsAccess() {
+			v := &m.Vars[e.Obj]
+			v.Accesses = append(v.Accesses, int32(i))
+		}
+	}
+	return nil
+}
+
+// arenaPerEvent bounds the arena's bytes per event: the indexes (8) and
+// the scope trees (up to 16) and invocations (4).
+const arenaPerEvent = 32
+
+// int32s returns a zeroed slice of n int32s: from the heap, or from the
+// spill arena when the model is spilled.
+func (m *Model) int32s(n int) ([]int32, error) {
+	s := m.spill
+	if s == nil || n == 0 {
+		return make([]int32, n), nil
+	}
+	a := s.arena.Load()
+	if a == nil {
+		var err error
+		a, err = newMappedFile(s.dir, int64(len(m.Events)+1024)*arenaPerEvent)
+		if err != nil {
+			return nil, err
+		}
+		s.arena.Store(a)
+	}
+	start := (s.used + 63) &^ 63
+	end := start + int64(n)*4
+	if end > int64(len(a.data)) {
+		return nil, fmt.Errorf("spilling the trace: arena of %d bytes full (internal error)", len(a.data))
+	}
+	if err := a.reserve(end); err != nil {
+		return nil, err
+	}
+	s.used = end
+	return unsafe.Slice((*int32)(unsafe.Pointer(&a.data[start])), n), nil
+}

@@ -1,0 +1,145 @@
+package tracemodel
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// mappedFile is an unlinked temporary file mapped shared, read-write, over
+// a reservation of address space; size bytes of it are backed by reserved
+// disk blocks.
+type mappedFile struct {
+	f    *os.File
+	dir  string
+	data []byte // the whole reservation
+	size int64  // bytes reserved on disk
+}
+
+// newMappedFile makes the file in dir (os.TempDir() if "") and maps
+// reserve bytes of address space over it.
+func newMappedFile(dir string, reserve int64) (*mappedFile, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := os.CreateTemp(dir, "mcpredict-spill-*")
+	if err != nil {
+		return nil, fmt.Errorf("spilling the trace: %w", err)
+	}
+	// Unlinked now: the open file and the mapping keep it alive, and
+	// nothing is left behind by a crash or a kill -9.
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("spilling the trace: %w", err)
+	}
+	reserve = (reserve + pageSize - 1) &^ (pageSize - 1)
+	data, err := unix.Mmap(int(f.Fd()), 0, int(reserve), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("spilling the trace to %s: mapping %d bytes: %w", dir, reserve, err)
+	}
+	return &mappedFile{f: f, dir: dir, data: data}, nil
+}
+
+const pageSize = 1 << 12
+
+// reserve makes the first n bytes of the mapping usable, reserving their
+// disk blocks: a full disk is an error here, not a SIGBUS at a write.
+func (mf *mappedFile) reserve(n int64) error {
+	n = min((n+pageSize-1)&^(pageSize-1), int64(len(mf.data)))
+	if n <= mf.size {
+		return nil
+	}
+	err := unix.Fallocate(int(mf.f.Fd()), 0, mf.size, n-mf.size)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		// A file system without fallocate: a sparse file, whose blocks
+		// are allocated at the first write of each page.
+		err = mf.f.Truncate(n)
+	}
+	if err != nil {
+		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+			return fmt.Errorf("spilling the trace: the temporary directory %s is full (%d MB reserved so far, %d MB more needed; --temp-dir chooses another, --spill never keeps the trace in memory): %w",
+				mf.dir, mf.size>>20, (n-mf.size+(1<<20)-1)>>20, err)
+		}
+		return fmt.Errorf("spilling the trace to %s: %w", mf.dir, err)
+	}
+	mf.size = n
+	return nil
+}
+
+// release drops the mapping's pages from the process's memory; they stay
+// in the page cache and the file, and a later read faults them back.
+func (mf *mappedFile) release() {
+	if mf != nil && mf.size > 0 {
+		_ = unix.Madvise(mf.data[:mf.size], unix.MADV_DONTNEED)
+	}
+}
+
+func (mf *mappedFile) close() error {
+	if mf == nil {
+		return nil
+	}
+	err := unix.Munmap(mf.data)
+	mf.data = nil
+	return errors.Join(err, mf.f.Close())
+}
+
+// trimEvery is how often the trimmer looks at the resident size.
+const trimEvery = 5 * time.Millisecond
+
+// startTrimmer starts the goroutine that keeps the store's resident pages
+// within maxResident: when the process's file-backed resident memory
+// (/proc/self/statm's shared pages) passes it, both mappings are
+// released. Model.Close stops it.
+func (s *spillStore) startTrimmer() {
+	statm, err := os.Open("/proc/self/statm")
+	if err != nil {
+		return // no way to measure: the kernel still drops clean pages under pressure
+	}
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.done)
+		defer statm.Close()
+		t := time.NewTicker(trimEvery)
+		defer t.Stop()
+		var buf [128]byte
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+			n, err := statm.ReadAt(buf[:], 0)
+			if n == 0 && err != nil {
+				return
+			}
+			if shared, ok := statmShared(buf[:n]); ok && shared*pageSize > s.maxResident {
+				s.trimNow()
+			}
+		}
+	}()
+}
+
+// statmShared returns the third field of /proc/self/statm: resident
+// file-backed pages.
+func statmShared(b []byte) (int64, bool) {
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(f[2]), 10, 64)
+	return n, err == nil
+}
+
+// trimNow releases the store's resident pages.
+func (s *spillStore) trimNow() {
+	s.events.release()
+	s.arena.Load().release()
+}
+
+const spillSupported = true
