@@ -35,8 +35,10 @@ test: setup build
 	# on 250 random traces, native vs the brute-force oracle on 5,000
 	# (models of one variable) and 2,000 (models of atomic sets).
 	$(GO) test -count=1 -timeout 20m -run 'TestNativeMatches' ./native
-	# The hostile-input suite at full size (a million threads).
-	$(GO) test -count=1 -timeout 10m -run 'TestHostileInput' ./cmd/mcpredict
+	# The hostile-input suite at full size (a million threads), and a trace
+	# of 2 M events spilled to disk against the in-memory path (the same
+	# report, and its peak memory measured in a child process).
+	$(GO) test -count=1 -timeout 10m -run 'TestHostileInput|TestLargeTrace' ./cmd/mcpredict
 	$(MAKE) docker-test
 
 # The Docker nightly for real (service/e2e/docker_test.go): local base

@@ -161,7 +161,7 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 	}()
 	for {
 		if err := b.makeRoom(maxEvents); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
 		}
 		line, err := lr.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -204,7 +204,7 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 	}
 	m, err := b.finish()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	ok = true
 	return m, nil

@@ -73,10 +73,10 @@ func ParseRecords(ctx context.Context, src RecordSource, name string, opts Optio
 		}
 		for i := range recs {
 			r := &recs[i]
-			if err := b.makeRoom(maxEvents); err != nil {
-				return nil, err
-			}
 			n := r.TraceLine
+			if err := b.makeRoom(maxEvents); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+			}
 			if n < 1 || n < last {
 				return nil, &ParseError{File: name, Line: max(n, last), Msg: fmt.Sprintf("record with trace line %d after trace line %d: trace lines must start at 1 and never decrease", n, last)}
 			}
@@ -122,7 +122,7 @@ func ParseRecords(ctx context.Context, src RecordSource, name string, opts Optio
 	}
 	m, err := b.finish()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	ok = true
 	return m, nil

@@ -80,7 +80,7 @@ type spillStore struct {
 	arena atomic.Pointer[mappedFile]
 	used  int64         // bytes of the arena handed out
 	stop  chan struct{} // closes the trimmer
-	done        chan struct{}
+	done  chan struct{}
 }
 
 // SpillStats describes the on-disk store of a model.

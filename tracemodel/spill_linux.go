@@ -62,9 +62,16 @@ func (mf *mappedFile) reserve(n int64) error {
 		err = mf.f.Truncate(n)
 	}
 	if err != nil {
-		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-			return fmt.Errorf("spilling the trace: the temporary directory %s is full (%d MB reserved so far, %d MB more needed; --temp-dir chooses another, --spill never keeps the trace in memory): %w",
-				mf.dir, mf.size>>20, (n-mf.size+(1<<20)-1)>>20, err)
+		var what string
+		switch {
+		case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
+			what = "the temporary directory " + mf.dir + " is full"
+		case errors.Is(err, unix.EFBIG):
+			what = "the file size limit (ulimit -f) is reached in the temporary directory " + mf.dir
+		}
+		if what != "" {
+			return fmt.Errorf("spilling the trace: %s (%d MB of this file reserved, %d MB more needed; --temp-dir chooses another directory, --spill never keeps the trace in memory): %w",
+				what, mf.size>>20, (n-mf.size+(1<<20)-1)>>20, err)
 		}
 		return fmt.Errorf("spilling the trace to %s: %w", mf.dir, err)
 	}

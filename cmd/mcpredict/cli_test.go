@@ -169,6 +169,10 @@ func TestOutputFile(t *testing.T) {
 // TestMain keeps the tests off the user's verdict cache: each run of the
 // test binary starts with an empty one.
 func TestMain(m *testing.M) {
+	if os.Getenv(asCLI) != "" {
+		// A child of runChild: this test binary is mcpredict.
+		os.Exit(dispatch(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "mcpredict-cli-test-")
 	if err != nil {
 		panic(err)

@@ -1,0 +1,161 @@
+package tracemodel
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/mcpredict/mcpredict/gen"
+)
+
+// spillTraces are the traces the spill tests parse both ways: the shipped
+// examples and generated ones of every kind.
+func spillTraces(t *testing.T) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	files, err := filepath.Glob("../examples/*.csv")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shipped traces: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(f)] = b
+	}
+	n := int64(300)
+	if testing.Short() {
+		n = 100
+	}
+	var configs []gen.Config
+	for seed := range n {
+		configs = append(configs, gen.Config{Kind: gen.KindRandom, Seed: seed, Events: 8 + seed%40})
+	}
+	for seed := range int64(6) {
+		configs = append(configs,
+			gen.Config{Kind: gen.KindFFT, Seed: seed, Threads: 2 + int(seed%3), Vars: 4, Phases: 3, Bugs: int(seed % 2)},
+			gen.Config{Kind: gen.KindServer, Seed: seed, Threads: 2 + int(seed%3), Phases: 2, Bugs: 4})
+	}
+	for _, c := range configs {
+		var buf bytes.Buffer
+		if _, err := gen.Write(context.Background(), &buf, c); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("%s-%d.csv", c.Kind, c.Seed)] = buf.Bytes()
+	}
+	return out
+}
+
+// TestSpillSameModel parses every trace in memory, spilled from the first
+// event, and spilled part way through, and requires the same events,
+// indexes, warnings and models of every (variable, thread pair).
+func TestSpillSameModel(t *testing.T) {
+	if !spillSupported {
+		t.Skip("no spilling on this system")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	popts, err := SemanticsOptions(SemanticsPrecise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := []Options{
+		{Spill: SpillAlways, SpillDir: dir},
+		{Spill: SpillAuto, SpillAfter: 5, SpillDir: dir, MaxResident: 1}, // trimmed all the time
+	}
+	models := 0
+	for name, text := range spillTraces(t) {
+		mem, err := Parse(ctx, bytes.NewReader(text), name, Options{Spill: SpillNever})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if mem.Spill().Spilled {
+			t.Fatalf("%s: spilled with SpillNever", name)
+		}
+		for _, o := range modes {
+			m, err := Parse(ctx, bytes.NewReader(text), name, o)
+			if err != nil {
+				t.Fatalf("%s %+v: %v", name, o, err)
+			}
+			st := m.Spill()
+			if len(m.Events) > 5 && (!st.Spilled || st.DiskBytes < int64(len(m.Events))*eventSize) {
+				t.Errorf("%s %+v: spill stats %+v for %d events", name, o, st, len(m.Events))
+			}
+			if !slices.Equal(mem.Events, m.Events) {
+				t.Fatalf("%s %+v: events differ", name, o)
+			}
+			for i := range mem.Threads {
+				if !slices.Equal(mem.Threads[i].Events, m.Threads[i].Events) {
+					t.Fatalf("%s %+v: events of thread %d differ", name, o, i+1)
+				}
+			}
+			for v := range mem.Vars {
+				if !slices.Equal(mem.Vars[v].Accesses, m.Vars[v].Accesses) {
+					t.Fatalf("%s %+v: accesses of %s differ", name, o, mem.Vars[v].Name)
+				}
+			}
+			if !slices.Equal(mem.Warnings, m.Warnings) {
+				t.Fatalf("%s %+v: warnings differ:\n%q\n%q", name, o, mem.Warnings, m.Warnings)
+			}
+			for _, sv := range mem.SharedVars() {
+				for t1, t2 := range sv.Pairs() {
+					want, werr := mem.Project(sv.Var, t1, t2, popts)
+					got, gerr := m.Project(sv.Var, t1, t2, popts)
+					if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
+						t.Fatalf("%s %+v: model of %s threads %d,%d differs", name, o, sv.Name, t1, t2)
+					}
+					models++
+				}
+			}
+			if err := m.Close(); err != nil {
+				t.Fatalf("%s: Close: %v", name, err)
+			}
+			if m.Events != nil || m.Spill().Spilled {
+				t.Fatalf("%s: Close left the store", name)
+			}
+		}
+	}
+	t.Logf("%d models compared", models)
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("spill files left in the temporary directory: %d", len(left))
+	}
+}
+
+func TestParseSpillMode(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want SpillMode
+		ok   bool
+	}{
+		{"", SpillAuto, true}, {"auto", SpillAuto, true}, {"always", SpillAlways, true},
+		{"never", SpillNever, true}, {"sometimes", "", false},
+	} {
+		got, err := ParseSpillMode(tc.in)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("ParseSpillMode(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+	_, err := Parse(context.Background(), bytes.NewReader(nil), "t.csv", Options{Spill: "sometimes"})
+	if err == nil {
+		t.Error("Parse with an unknown spill mode: no error")
+	}
+}
+
+// TestSpillDirMissing: a temporary directory that does not exist is an
+// error of the parse that names it.
+func TestSpillDirMissing(t *testing.T) {
+	if !spillSupported {
+		t.Skip("no spilling on this system")
+	}
+	dir := filepath.Join(t.TempDir(), "gone")
+	_, err := Parse(context.Background(), bytes.NewReader([]byte("1, 1, a.c-1, Write, x\n")), "t.csv", Options{Spill: SpillAlways, SpillDir: dir})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(dir)) {
+		t.Fatalf("err = %v, want one naming %s", err, dir)
+	}
+}
