@@ -54,8 +54,8 @@ func (m *Model) settledVars() []bool {
 	out := make([]bool, len(m.Vars))
 	for v := 1; v < len(m.Vars); v++ {
 		writer, other, ok := int32(0), false, true
-		for _, i := range m.Vars[v].Accesses {
-			e := &m.Events[i]
+		for i := range m.Vars[v].access {
+			e := &m.Vars[v].access[i]
 			if e.Kind == Write {
 				if other || writer != 0 && e.Thread != writer {
 					ok = false

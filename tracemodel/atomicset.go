@@ -203,8 +203,8 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		s.Confidence = confidence(s.Regions, varRegions, [2]int32{int32(s.Vars[0]), int32(s.Vars[1])})
 		s.Names = [2]string{m.Vars[s.Vars[0]].Name, m.Vars[s.Vars[1]].Name}
 		for i, v := range s.Vars {
-			for _, ev := range m.Vars[v].Accesses {
-				e := &m.Events[ev]
+			for k := range m.Vars[v].access {
+				e := &m.Vars[v].access[k]
 				if e.Thread > 64 {
 					s.anyUse = true
 					continue
@@ -427,8 +427,8 @@ func (m *Model) writers() ([]uint64, []bool) {
 	bits := make([]uint64, len(m.Vars))
 	above := make([]bool, len(m.Vars))
 	for v := range m.Vars {
-		for _, ev := range m.Vars[v].Accesses {
-			if e := &m.Events[ev]; e.Kind == Write {
+		for i := range m.Vars[v].access {
+			if e := &m.Vars[v].access[i]; e.Kind == Write {
 				if e.Thread <= 64 {
 					bits[v] |= 1 << (e.Thread - 1)
 				} else {
@@ -656,8 +656,8 @@ func (c *Concurrency) Index(vs []int) *AccessIndex {
 	m := c.m
 	x := &AccessIndex{c: c, all: map[int][]int32{}, writes: map[int][]int32{}}
 	for _, v := range vs {
-		for _, ev := range m.Vars[v].Accesses {
-			e := &m.Events[ev]
+		for i := range m.Vars[v].access {
+			e := &m.Vars[v].access[i]
 			t := int(e.Thread)
 			x.all[t] = append(x.all[t], e.Pos)
 			if e.Kind == Write {

@@ -54,7 +54,24 @@ type Var struct {
 	Name     string  // object name, with "#g" for generation g ≥ 2
 	Obj      int32   // object id
 	Accesses []int32 // indexes into Model.Events of its Read/Write events
+	access   []Access
 }
+
+// Access is a variable's access as the scans of one variable need it: a
+// copy of its event's fields, stored by variable, so that such a scan reads
+// memory in order instead of events scattered over the trace (a page each
+// when the trace is spilled to disk).
+type Access struct {
+	Ev     int32 // index into Model.Events
+	Thread int32
+	Pos    int32
+	Kind   Kind // Read or Write
+	Data   bool // Event.Data
+}
+
+// AccessesOf returns the accesses of variable v in trace order, parallel
+// to Vars[v].Accesses.
+func (m *Model) AccessesOf(v int) []Access { return m.Vars[v].access }
 
 // clockSnap is the vector clock of a thread from event position Pos (1-based,
 // in the thread) until the next snapshot. VC[i] is the number of events of
@@ -211,8 +228,8 @@ func (m *Model) SharedVars() []SharedVar {
 		}
 		touched = touched[:0]
 		anyWrite := false
-		for _, ev := range m.Vars[v].Accesses {
-			e := &m.Events[ev]
+		for i := range m.Vars[v].access {
+			e := &m.Vars[v].access[i]
 			if state[e.Thread] == 0 {
 				touched = append(touched, e.Thread)
 				state[e.Thread] = 1

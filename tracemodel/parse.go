@@ -34,9 +34,9 @@ type Options struct {
 	// MaxBytes bounds the trace's size after decompression (0: no bound).
 	MaxBytes int64
 	// MaxEvents bounds the events kept (0: DefaultMaxEvents; negative: no
-	// bound): the model costs about 50 bytes per event and 150 at peak,
-	// so a decompression bomb of valid lines is an error, not all of the
-	// machine's memory.
+	// bound, but at most 2^31-1, the events' index type): a decompression
+	// bomb of valid lines is an error, not all of the machine's memory or
+	// temporary disk.
 	MaxEvents int
 	// Spill says where the events are kept (spill.go): in memory, or in a
 	// memory-mapped temporary file under SpillDir (os.TempDir() if "")
@@ -47,6 +47,8 @@ type Options struct {
 	SpillDir    string
 	SpillAfter  int
 	MaxResident int64
+	// bucketAccesses overrides the bucket size of fillAccesses (tests).
+	bucketAccesses int
 	// Progress, if set, is called with the bytes of the input read so far
 	// (before decompression), about every 256 KiB and at the end, from the
 	// goroutine that parses: a progress bar of a long read.
@@ -70,9 +72,11 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// DefaultMaxEvents is the default of Options.MaxEvents: about 5 GB of model
-// and 15 GB at peak.
-const DefaultMaxEvents = 100_000_000
+// DefaultMaxEvents is the default of Options.MaxEvents: 500 million events,
+// about 20 GB of temporary disk when spilled (32 bytes an event, and up to
+// 32 more for the indexes and scope trees; see spill.go), and a parse of a
+// few minutes before a decompression bomb of valid lines is refused.
+const DefaultMaxEvents = 500_000_000
 
 // maxEvents is the bound of Options.MaxEvents, 0 for none.
 func (o Options) maxEvents() int {
@@ -80,9 +84,9 @@ func (o Options) maxEvents() int {
 	case o.MaxEvents == 0:
 		return DefaultMaxEvents
 	case o.MaxEvents < 0:
-		return 0
+		return maxIndex
 	}
-	return o.MaxEvents
+	return min(o.MaxEvents, maxIndex)
 }
 
 // overEvents is the error of a trace with more than max events at line.
@@ -1143,7 +1147,7 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 // finish builds the derived indexes.
 func (b *builder) finish() (*Model, error) {
 	m := b.m
-	if err := m.buildIndexes(); err != nil {
+	if err := m.buildIndexes(b.opts.bucketAccesses); err != nil {
 		return nil, err
 	}
 	for len(m.syncObj) < len(m.Objects) {

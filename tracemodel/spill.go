@@ -202,7 +202,7 @@ func (b *builder) startSpill(maxEvents int) error {
 
 // buildIndexes fills Thread.Events and Var.Accesses from the events: in
 // one allocation (of the heap, or of the spill file), two passes.
-func (m *Model) buildIndexes() error {
+func (m *Model) buildIndexes(bucket int) error {
 	perThread := make([]int, len(m.Threads))
 	perVar := make([]int, len(m.Vars))
 	accesses := 0
@@ -219,32 +219,108 @@ func (m *Model) buildIndexes() error {
 	if err != nil {
 		return err
 	}
+	words, err := m.int32s(accesses * accessWords)
+	if err != nil {
+		return err
+	}
+	var infos []Access
+	if accesses > 0 {
+		infos = unsafe.Slice((*Access)(unsafe.Pointer(&words[0])), accesses)
+	}
 	off := 0
 	for i, n := range perThread {
 		m.Threads[i].Events = flat[off : off : off+n]
 		off += n
 	}
-	for v, n := range perVar {
-		if n > 0 {
-			m.Vars[v].Accesses = flat[off : off : off+n]
-			off += n
-		}
-	}
 	for i := range m.Events {
-		e := &m.Events[i]
-		th := &m.Threads[e.Thread-1]
+		th := &m.Threads[m.Events[i].Thread-1]
 		th.Events = append(th.Events, int32(i))
-		if e.Kind.IsAccess() {
-			v := &m.Vars[e.Obj]
-			v.Accesses = append(v.Accesses, int32(i))
-		}
 	}
+	if bucket <= 0 {
+		bucket = bucketAccesses
+	}
+	m.fillAccesses(perVar, flat[off:], infos, bucket)
 	return nil
 }
 
-// arenaPerEvent bounds the arena's bytes per event: the indexes (8) and
-// the scope trees (up to 16) and invocations (4).
-const arenaPerEvent = 32
+// bucketAccesses is the default of the most accesses of one bucket of
+// fillAccesses (32 MB
+// of Access): a window of the output that stays in memory.
+const bucketAccesses = 2 << 20
+
+// fillAccesses fills Vars[v].Accesses (from evIdx) and Vars[v].access
+// (from infos), both laid out by variable, perVar[v] each. It is a
+// two-pass distribution: a direct one would write, event after event, at
+// as many places of the output as there are variables (32,768 pages for
+// 16,384 variables), which a spilled store would fault in again and
+// again. First, buckets of consecutive variables of at most
+// bucket accesses each get their accesses in trace order, each
+// bucket in its own part of the output (a cursor per bucket), the
+// variable in evIdx; then each bucket, copied aside, is spread over its
+// variables, within its own part.
+func (m *Model) fillAccesses(perVar []int, evIdx []int32, infos []Access, bucket int) {
+	// Buckets: bucketOf[v], and each bucket's start in the output.
+	bucketOf := make([]int32, len(perVar))
+	var starts []int
+	n, size := 0, 0
+	for v, c := range perVar {
+		if c == 0 {
+			continue
+		}
+		if len(starts) == 0 || size > 0 && size+c > bucket {
+			starts = append(starts, n)
+			size = 0
+		}
+		bucketOf[v] = int32(len(starts) - 1)
+		size += c
+		n += c
+	}
+	starts = append(starts, n)
+	cursor := append([]int(nil), starts[:len(starts)-1]...)
+	for i := range m.Events {
+		e := &m.Events[i]
+		if !e.Kind.IsAccess() {
+			continue
+		}
+		b := bucketOf[e.Obj]
+		k := cursor[b]
+		cursor[b]++
+		infos[k] = Access{Ev: int32(i), Thread: e.Thread, Pos: e.Pos, Kind: e.Kind, Data: e.Data}
+		evIdx[k] = e.Obj
+	}
+	// Each bucket: the variables' slices, in order, over its part.
+	off := 0
+	var (
+		tmp  []Access
+		vars []int32
+	)
+	v := 0
+	for b := 0; b+1 < len(starts); b++ {
+		lo, hi := starts[b], starts[b+1]
+		tmp = append(tmp[:0], infos[lo:hi]...)
+		vars = append(vars[:0], evIdx[lo:hi]...)
+		for ; v < len(perVar) && (perVar[v] == 0 || int(bucketOf[v]) == b); v++ {
+			if c := perVar[v]; c > 0 {
+				m.Vars[v].Accesses = evIdx[off : off : off+c]
+				m.Vars[v].access = infos[off : off : off+c]
+				off += c
+			}
+		}
+		for k := range tmp {
+			x := &m.Vars[vars[k]]
+			x.Accesses = append(x.Accesses, tmp[k].Ev)
+			x.access = append(x.access, tmp[k])
+		}
+	}
+}
+
+// arenaPerEvent bounds the arena's bytes per event: the indexes (8), the
+// accesses by variable (16), the scope trees (up to 16) and invocations
+// (4), and alignment.
+const arenaPerEvent = 48
+
+// accessWords is the size of an Access in int32s.
+const accessWords = int(unsafe.Sizeof(Access{}) / 4)
 
 // int32s returns a zeroed slice of n int32s: from the heap, or from the
 // spill arena when the model is spilled.

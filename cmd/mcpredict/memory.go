@@ -92,3 +92,11 @@ func parseSize(s string) (int64, error) {
 	}
 	return n << shift, nil
 }
+
+// humanBytes writes n bytes in MB or GB (decimal, as df -H).
+func humanBytes(n int64) string {
+	if n >= 1e9 {
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	}
+	return fmt.Sprintf("%.0f MB", float64(n)/1e6)
+}

@@ -56,6 +56,14 @@ leaves out the bugs a previous JSON report has; --suppressions silences
 the bugs its rules match (docs/formats.md). Both are counted in the
 summary. On a terminal, standard error shows a progress bar (--quiet: none).
 
+Large traces: past 1 M events the events and their indexes move to an
+unlinked temporary file in --temp-dir (--spill; 32 to 64 bytes of disk an
+event, said on standard error), of which the process keeps about a quarter
+of --max-memory (default 1GiB) resident; the rest of --max-memory is Go's
+soft heap limit. Memory then grows with the synchronization events and the
+largest model, not with the accesses. A full temporary directory is an
+error naming the trace line (exit 3).
+
 The native search decides every claim; with --engine auto, Spin then
 confirms one model per distinct bug (--confirm one; all: every violating
 model; none: no Spin), and the report marks the confirmed bugs.
@@ -148,7 +156,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	c.registerStrictSync(fs)
 	fs.IntVar(&c.maxLineBytes, "max-line-bytes", tracemodel.DefaultMaxLineBytes, "longest trace line accepted, in bytes")
 	fs.Int64Var(&c.maxTraceBytes, "max-trace-bytes", 0, "largest trace accepted after decompression, in bytes (0: no limit)")
-	fs.IntVar(&c.maxEvents, "max-events", tracemodel.DefaultMaxEvents, "most events accepted in a trace (a spilled trace takes 40 bytes of temporary disk an event; 0: no limit)")
+	fs.IntVar(&c.maxEvents, "max-events", tracemodel.DefaultMaxEvents, "most events accepted in a trace (a spilled trace takes 32 to 64 bytes of temporary disk an event; 0: no limit but the 2^31-1 the model can index)")
 	fs.StringVar(&c.engine, "engine", "auto", "auto (native search, Spin confirms violations), spin (every model through Spin) or native (no Spin)")
 	fs.IntVar(&c.jobs, "jobs", 0, "models checked in parallel (default: number of CPUs)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "time limit per model (0: none)")
@@ -427,6 +435,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "run", err)
 	}
 	defer m.Close()
+	if st := m.Spill(); st.Spilled && !of.quiet {
+		fmt.Fprintf(stderr, "mcpredict run: %s: %d events spilled to an unlinked temporary file in %s: %s of disk\n", pos[0], m.EventCount(), st.Dir, humanBytes(st.DiskBytes))
+	}
 	var endProgress func()
 	opts.Progress, endProgress = of.progress(stderr)
 	rep, err := run(ctx, m, as, opts)
