@@ -188,6 +188,7 @@ func baseReport(m *tracemodel.Model, opts Options) *bugs.Report {
 		Violations: []bugs.Violation{},
 	}
 	rep.Stats.Events = m.EventCount()
+	rep.Stats.SpillBytes = m.Spill().DiskBytes
 	rep.Stats.Threads = len(m.Threads)
 	rep.Stats.SharedVars = len(m.SharedVars())
 	return rep

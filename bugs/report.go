@@ -141,7 +141,10 @@ type Stats struct {
 	Baseline   int           `json:"baseline"`            // bugs left out because the baseline has them
 	Confirmed  int           `json:"confirmed,omitempty"` // bugs Spin confirmed
 	Elapsed    time.Duration `json:"elapsed_ns"`          // wall time
-	Patterns   []string      `json:"patterns"`            // pattern ids checked
+	// SpillBytes is the temporary disk the trace was spilled to (README
+	// "Traces bigger than memory"); 0: kept in memory.
+	SpillBytes int64    `json:"spill_bytes,omitempty"`
+	Patterns   []string `json:"patterns"` // pattern ids checked
 }
 
 // Active returns the bugs that are not suppressed.

@@ -846,6 +846,7 @@ func Assemble(m *tracemodel.Model, opts Options, tasks []Task, results []PairRes
 		Warnings:  m.Warnings,
 	}
 	rep.Stats.Events = m.EventCount()
+	rep.Stats.SpillBytes = m.Spill().DiskBytes
 	rep.Stats.Threads = len(m.Threads)
 	rep.Stats.SharedVars = len(m.SharedVars())
 	for _, ms := range opts.Models {

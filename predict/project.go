@@ -111,3 +111,35 @@ func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairMod
 	pm, err = t.Project(p.m, df)
 	return pm, false, err
 }
+
+// Projector builds the models of a plan's tasks as Run does, for a caller
+// that checks them elsewhere (the service's workers): the data-flow order
+// is computed once per variable and only for the models with a violation
+// under the synchronization order. It is safe for concurrent use; each task
+// must be projected once.
+type Projector struct {
+	p    *projector
+	opts Options
+}
+
+// NewProjector returns the projector of tasks, the tasks of Plan(m, opts)
+// that are to be projected.
+func NewProjector(m *tracemodel.Model, opts Options, tasks []Task) *Projector {
+	opts.defaults()
+	return &Projector{p: newProjector(m, opts, tasks), opts: opts}
+}
+
+// Project returns the model of t; or, when the native search under the
+// synchronization order alone found that every claim of t holds (and the
+// engine is not Spin, which checks every model), no model and the result
+// Run records for it.
+func (p *Projector) Project(ctx context.Context, t Task) (*tracemodel.PairModel, *PairResult, error) {
+	pm, holds, err := p.p.project(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if holds && p.opts.Engine != EngineSpin {
+		return nil, &PairResult{Claims: p.opts.claimCount(t)}, nil
+	}
+	return pm, nil, nil
+}

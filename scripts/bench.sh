@@ -133,3 +133,31 @@ done
 awk -v a="$(field "$work/threads2000.time" 1)" -v b="$(field "$work/threads20000.time" 1)" \
   -v ma="$(field "$work/threads2000.time" 2)" -v mb="$(field "$work/threads20000.time" 2)" \
   'BEGIN { printf "20,000 / 2,000 threads: time %.1fx, peak RSS %.1fx (10x the events; target linear)\n", (a > 0 ? b / a : 0), (ma > 0 ? mb / ma : 0) }'
+
+# Issue 22: traces bigger than memory. Both 10 M-event shapes, end to end
+# with the default flags (past 1 M events the trace is spilled to a
+# temporary file), beside `zcat | wc -l` of the same file; BENCH_100M=1 adds
+# the 100 M-event runs (minutes each, 4-7 GB of temporary disk).
+echo
+echo "== Large traces ($(nproc) CPUs, --engine native --no-cache; peak RSS; stats.spill_bytes)"
+echo "| trace | events | run | zcat \| wc -l | run / zcat | temporary disk |"
+echo "|---|---|---|---|---|---|"
+large_row() { # large_row SLUG NAME EVENTS GEN-ARGS...
+  local slug=$1 label=$2 events=$3; shift 3
+  local name="$slug-$events"
+  local f="$work/$name.csv.gz"
+  "$BIN" gen "$@" --events "$events" -o "$f" 2>/dev/null
+  timed "$work/$name-zcat.time" sh -c "zcat '$f' | wc -l >/dev/null"
+  timed "$work/$name.time" "$BIN" run --no-cache --engine native --quiet --format json -o "$work/$name.json" "$f"
+  local disk
+  disk=$(stat "$work/$name.json" spill_bytes)
+  awk -v n="$label" -v e="$events" -v r="$(tail -1 "$work/$name.time")" -v z="$(tail -1 "$work/$name-zcat.time")" -v d="${disk:-0}" \
+    'BEGIN { split(r, a, " "); split(z, b, " "); printf "| %s | %d M | %.1f s, %.0f MB | %.2f s | %.1fx | %.1f GB |\n", n, e / 1e6, a[1], a[2] / 1024, b[1], a[1] / b[1], d / 1e9 }'
+  rm -f "$f"
+}
+large_row fft16k "fft, 8 threads, 16,384 vars" 10000000 --kind fft --threads 8 --vars 16384
+large_row fft33 "fft, 33 vars" 10000000 --kind fft
+if [ "${BENCH_100M:-0}" = 1 ]; then
+  large_row fft16k "fft, 8 threads, 16,384 vars" 100000000 --kind fft --threads 8 --vars 16384
+  large_row server "server, 8 threads" 100000000 --kind server --threads 8
+fi

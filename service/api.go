@@ -256,17 +256,22 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return store.Job{}, inputError(err)
 	}
 	jo.InputFormat = format // a restart reads the trace in the same format
-	opts, _, err := s.resolve(jo)
+	opts, analyzers, err := s.resolve(jo)
 	if err != nil {
 		return store.Job{}, inputError(err)
 	}
-	if _, err := predict.Plan(m, opts); err != nil {
+	tasks, err := predict.Plan(m, opts)
+	if err != nil {
 		return store.Job{}, inputError(err)
 	}
 	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}
 	// Active before it is in the store, so that the supervisor does not
-	// adopt it too.
+	// adopt it too; with its plan, which load would otherwise make again
+	// (seconds for a trace of millions of events).
 	aj := s.register(id, m)
+	aj.mu.Lock()
+	aj.opts, aj.analyzers, aj.tasks = opts, analyzers, tasks
+	aj.mu.Unlock()
 	if err := s.st.CreateJob(ctx, &j); err != nil {
 		s.forget(aj)
 		return store.Job{}, err

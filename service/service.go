@@ -74,6 +74,10 @@ type Config struct {
 	// MaxTraceBytes bounds a trace after decompression (default 4 GiB):
 	// a small compressed upload may decompress to gigabytes.
 	MaxTraceBytes int64
+	// MaxEvents bounds a trace's events (tracemodel.Options.MaxEvents; 0:
+	// its default, negative: none). The server keeps a job's trace in
+	// memory, about 50 bytes an event.
+	MaxEvents int
 	// StrictSync refuses every job's trace with a synchronization oddity
 	// (JobOptions.StrictSync per job).
 	StrictSync bool
@@ -436,7 +440,7 @@ func parseCSV(ctx context.Context, path, name string, opts tracemodel.Options) (
 func (s *Server) traceOptions(jo JobOptions) tracemodel.Options {
 	// In memory: the server keeps a job's model for as long as any of its
 	// handlers may use it, which no single owner knows to Close.
-	return tracemodel.Options{Lenient: jo.Lenient, StrictSync: jo.StrictSync || s.cfg.StrictSync, MaxBytes: s.cfg.MaxTraceBytes, Spill: tracemodel.SpillNever}
+	return tracemodel.Options{Lenient: jo.Lenient, StrictSync: jo.StrictSync || s.cfg.StrictSync, MaxBytes: s.cfg.MaxTraceBytes, MaxEvents: s.cfg.MaxEvents, Spill: tracemodel.SpillNever}
 }
 
 // runJob plans a job and dispatches the tasks that have no result yet.
@@ -476,13 +480,34 @@ func (s *Server) runJob(aj *activeJob) error {
 			return transient(err)
 		}
 	}
+	var todo []predict.Task
+	for i, t := range tasks {
+		if !done[i] {
+			todo = append(todo, t)
+		}
+	}
+	proj := predict.NewProjector(m, opts, todo)
 	for i, t := range tasks {
 		if done[i] {
 			continue
 		}
-		pm, err := t.Project(m, opts.Project)
+		pm, res, err := proj.Project(ctx, t)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			return fmt.Errorf("projecting %s threads %d,%d: %w", t.Name(), t.T1, t.T2, err)
+		}
+		if res != nil {
+			// Decided while projecting, as run decides it: no claim holds
+			// a violation. Stored here, not checked by a worker.
+			if err := s.onResult(ctx, work.Result{Job: aj.id, Task: i, Result: *res}); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return transient(err)
+			}
+			continue
 		}
 		it := &work.Item{Job: aj.id, Task: i, Spec: spec, Model: pm}
 		if q := s.cfg.Queue; q != nil {

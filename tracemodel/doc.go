@@ -9,6 +9,9 @@
 // later stages (promela, native checking, spinrunner) consume.
 //
 // Memory is proportional to the number of events kept (a fixed-size Event of
-// 32 bytes plus a 4-byte per-thread index entry), never to the text of the
-// trace: names and source locations are interned.
+// 32 bytes plus its index entries), never to the text of the trace: names
+// and source locations are interned. Past Options.SpillAfter events the
+// events and their indexes move to a memory-mapped temporary file
+// (spill.go), and the heap keeps what grows with the synchronization
+// events; a model so parsed must be closed (Model.Close).
 package tracemodel

@@ -7,21 +7,23 @@ import (
 	"unsafe"
 )
 
-// Spilling: the events of a large trace, and the per-thread and
-// per-variable indexes into them, live in a memory-mapped temporary file
-// instead of the Go heap (Options.Spill). The file is unlinked as soon as
-// it is made, so nothing is left on disk whatever happens to the process;
-// its blocks are reserved (fallocate) before they are written, so a full
-// disk is an error of the parse, never a fault of a later write. The
-// mapping is shared: the kernel writes its pages back to the file and
-// may drop them from memory, and a trim (Model.trimResident) unmaps the
-// pages the process touched, so that the resident part of the store stays
-// within Options.MaxResident while the model is read. Reading a dropped
-// page faults it back from the page cache or the file.
+// Spilling: the events of a large trace live in a memory-mapped temporary
+// file instead of the Go heap (Options.Spill), and so do what is made of
+// them in proportion at the end of the parse — each thread's events, each
+// variable's accesses and their copies (Access), the region-scope trees —
+// in a second file, the arena (Model.int32s). Both files are unlinked as
+// soon as they are made, so nothing is left on disk whatever happens to
+// the process; their blocks are reserved (fallocate) before they are
+// written, so a full disk is an error of the parse, never a fault of a
+// later write. The mappings are shared: the kernel writes their pages back
+// to the files and may drop them from memory, and a goroutine (the
+// trimmer, spillStore.startTrimmer) unmaps the pages the process touched
+// whenever their resident size passes Options.MaxResident. Reading a
+// dropped page faults it back from the page cache or the file.
 //
-// The rest of the model — the synchronization skeleton, the vector
-// clocks, the region and lock indexes — stays in the heap: it grows with
-// the synchronization events, not with the accesses.
+// The rest of the model — the synchronization order, the lock operations,
+// the region boundaries — stays in the heap: it grows with the
+// synchronization events, not with the accesses.
 
 // SpillMode says where a trace's events are kept.
 type SpillMode string

@@ -12,22 +12,21 @@ import (
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
-// defaultMaxMemory is the default of --max-memory.
-const defaultMaxMemory = 1 << 30
-
 // registerMemory registers --spill, --temp-dir and --max-memory (run,
 // batch, convert, model).
 func (c *checkFlags) registerMemory(fs *flag.FlagSet) {
-	c.maxMemory = sizeFlag{n: defaultMaxMemory}
 	fs.StringVar(&c.spill, "spill", string(tracemodel.SpillAuto), "where the trace's events are kept: auto (in memory up to 1 M events, then in a temporary file), always (a temporary file) or never (memory)")
 	fs.StringVar(&c.tempDir, "temp-dir", "", "`DIR` of the temporary file of a spilled trace (default $TMPDIR or /tmp); it is unlinked at once, so nothing is left behind")
-	fs.Var(&c.maxMemory, "max-memory", "memory target of the run, e.g. 1GiB, 512MiB (0: none): a quarter of it for the spilled trace's resident pages, the rest is Go's soft heap limit; models larger than that still get the memory they need")
+	fs.Var(&c.maxMemory, "max-memory", "memory target of the run, e.g. 1GiB, 512MiB: a quarter of it for the spilled trace's resident pages (default 256MiB), the rest Go's soft heap limit (default none); a model larger than that still gets the memory it needs, at the cost of more garbage collection")
 }
 
 // applyMemory checks --spill and sets the process's soft heap limit from
 // --max-memory. It is the caller's: a process-wide setting made once, by
 // the command.
 func (c *checkFlags) applyMemory() error {
+	// No soft heap limit by default: a heap of large models near it makes
+	// the garbage collector take up to half the CPU (a 4 M-event server
+	// trace ran for minutes instead of one).
 	if _, err := tracemodel.ParseSpillMode(c.spill); err != nil {
 		return &predict.UsageError{Msg: "--spill: " + err.Error()}
 	}

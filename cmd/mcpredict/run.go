@@ -58,10 +58,10 @@ summary. On a terminal, standard error shows a progress bar (--quiet: none).
 
 Large traces: past 1 M events the events and their indexes move to an
 unlinked temporary file in --temp-dir (--spill; 32 to 64 bytes of disk an
-event, said on standard error), of which the process keeps about a quarter
-of --max-memory (default 1GiB) resident; the rest of --max-memory is Go's
-soft heap limit. Memory then grows with the synchronization events and the
-largest model, not with the accesses. A full temporary directory is an
+event, said on standard error), of which the process keeps about 256 MiB
+resident (a quarter of --max-memory when it is given; the rest of it is
+then Go's soft heap limit). Memory then grows with the synchronization
+events and the largest model, not with the accesses. A full temporary directory is an
 error naming the trace line (exit 3).
 
 The native search decides every claim; with --engine auto, Spin then

@@ -163,7 +163,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := service.Config{
 		OpenTrace: openTrace,
 		DataDir:   *data, Resolve: resolve, Analysis: all.Default, Formats: rendererMap(formats(report.Options{SrcRoot: *srcRoot, Expand: *expand}, false)), Token: token,
-		MaxUpload: *maxUpload << 20, BodyIdleTimeout: *bodyIdle, MaxTraceBytes: cf.maxTraceBytes, StrictSync: cf.strictSync, AllowPaths: allow, Workers: base.Jobs, Log: log,
+		MaxUpload: *maxUpload << 20, BodyIdleTimeout: *bodyIdle, MaxTraceBytes: cf.maxTraceBytes, MaxEvents: cf.traceOptions().MaxEvents, StrictSync: cf.strictSync, AllowPaths: allow, Workers: base.Jobs, Log: log,
 		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}
 	var (
