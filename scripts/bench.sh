@@ -161,3 +161,42 @@ if [ "${BENCH_100M:-0}" = 1 ]; then
   large_row fft16k "fft, 8 threads, 16,384 vars" 100000000 --kind fft --threads 8 --vars 16384
   large_row server "server, 8 threads" 100000000 --kind server --threads 8
 fi
+
+# Issue 22: one 10 M-event trace with two seeded bugs through the service —
+# serve with an embedded NATS server and no worker of its own, then 1 and 2
+# `mcpredict worker`s, on loopback — against `mcpredict run` of the same
+# file: the time of `batch --server` (upload, parse, plan, projection, the
+# workers' checks, the report) and whether the report is the same (mcpredict
+# diff: no new or fixed bug; the same number of violation instances).
+echo
+echo "== One 10 M-event trace through serve + workers (NATS JetStream, loopback)"
+"$BIN" gen --kind fft --threads 8 --vars 16384 --bugs 2 --events 10000000 -o "$work/dist.csv.gz" 2>/dev/null
+timed "$work/dist-run.time" "$BIN" run --no-cache --engine native --quiet --format json -o "$work/dist-run.json" "$work/dist.csv.gz"
+echo "| how | time | same report as run |"
+echo "|---|---|---|"
+printf '| run | %s | |\n' "$(peak "$work/dist-run.time")"
+port=$((20000 + RANDOM % 20000)); nport=$((port + 1))
+for n in 1 2; do
+  d="$work/dist$n"; mkdir -p "$d/in"; ln -sf "$work/dist.csv.gz" "$d/in/"
+  "$BIN" serve --addr "127.0.0.1:$port" --data "$d/data" --embedded-nats --nats-listen "127.0.0.1:$nport" --workers 0 --no-cache >"$d/serve.log" 2>&1 &
+  sp=$!
+  trap 'kill "$sp" "${wps[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+  wps=()
+  for i in $(seq 1 "$n"); do
+    "$BIN" worker --nats "nats://127.0.0.1:$nport" --jobs 1 --native-only --no-cache --name "w$i" >"$d/w$i.log" 2>&1 &
+    wps+=($!)
+  done
+  for _ in $(seq 1 100); do curl -sf "127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  timed "$d/batch.time" "$BIN" batch -q --server "http://127.0.0.1:$port" --engine native --out "$d/out" "$d/in"
+  kill "$sp" "${wps[@]}" 2>/dev/null || true
+  wait "$sp" "${wps[@]}" 2>/dev/null || true
+  trap 'rm -rf "$work"' EXIT
+  rep="$d/out/reports/dist.csv.gz.json"
+  same=no
+  if "$BIN" diff "$work/dist-run.json" "$rep" 2>/dev/null | grep -q '^0 new, 0 fixed' &&
+    [ "$(grep -c '"bug_id"' "$rep")" = "$(grep -c '"bug_id"' "$work/dist-run.json")" ]; then
+    same=yes
+  fi
+  printf '| serve + %d worker(s) | %s s | %s |\n' "$n" "$(tail -1 "$d/batch.time" | cut -d' ' -f1)" "$same"
+  port=$((port + 2)); nport=$((port + 1))
+done
