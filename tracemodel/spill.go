@@ -100,10 +100,10 @@ func (m *Model) Spill() SpillStats {
 	}
 	st := SpillStats{Spilled: true, Dir: s.dir}
 	if s.events != nil {
-		st.DiskBytes += s.events.size
+		st.DiskBytes += s.events.size.Load()
 	}
 	if a := s.arena.Load(); a != nil {
-		st.DiskBytes += a.size
+		st.DiskBytes += a.size.Load()
 	}
 	return st
 }
@@ -168,7 +168,7 @@ func (b *builder) makeRoom(maxEvents int) error {
 	}
 	mf := b.m.spill.events
 	need := int64(len(b.m.Events)+1) * eventSize
-	if need <= mf.size {
+	if need <= mf.size.Load() {
 		return nil
 	}
 	return mf.reserve(need + spillChunk*eventSize)

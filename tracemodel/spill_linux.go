@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,8 +18,8 @@ import (
 type mappedFile struct {
 	f    *os.File
 	dir  string
-	data []byte // the whole reservation
-	size int64  // bytes reserved on disk
+	data []byte       // the whole reservation
+	size atomic.Int64 // bytes reserved on disk (the trimmer reads it)
 }
 
 // newMappedFile makes the file in dir (os.TempDir() if "") and maps
@@ -52,10 +53,11 @@ const pageSize = 1 << 12
 // disk blocks: a full disk is an error here, not a SIGBUS at a write.
 func (mf *mappedFile) reserve(n int64) error {
 	n = min((n+pageSize-1)&^(pageSize-1), int64(len(mf.data)))
-	if n <= mf.size {
+	size := mf.size.Load()
+	if n <= size {
 		return nil
 	}
-	err := unix.Fallocate(int(mf.f.Fd()), 0, mf.size, n-mf.size)
+	err := unix.Fallocate(int(mf.f.Fd()), 0, size, n-size)
 	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
 		// A file system without fallocate: a sparse file, whose blocks
 		// are allocated at the first write of each page.
@@ -71,19 +73,22 @@ func (mf *mappedFile) reserve(n int64) error {
 		}
 		if what != "" {
 			return fmt.Errorf("spilling the trace: %s (%d MB of this file reserved, %d MB more needed; --temp-dir chooses another directory, --spill never keeps the trace in memory): %w",
-				what, mf.size>>20, (n-mf.size+(1<<20)-1)>>20, err)
+				what, size>>20, (n-size+(1<<20)-1)>>20, err)
 		}
 		return fmt.Errorf("spilling the trace to %s: %w", mf.dir, err)
 	}
-	mf.size = n
+	mf.size.Store(n)
 	return nil
 }
 
 // release drops the mapping's pages from the process's memory; they stay
 // in the page cache and the file, and a later read faults them back.
 func (mf *mappedFile) release() {
-	if mf != nil && mf.size > 0 {
-		_ = unix.Madvise(mf.data[:mf.size], unix.MADV_DONTNEED)
+	if mf == nil {
+		return
+	}
+	if size := mf.size.Load(); size > 0 {
+		_ = unix.Madvise(mf.data[:size], unix.MADV_DONTNEED)
 	}
 }
 

@@ -2,13 +2,15 @@
 
 package tracemodel
 
+import "sync/atomic"
+
 // Spilling needs Linux's fallocate and madvise; elsewhere SpillAuto keeps
 // the trace in memory and SpillAlways is an error.
 
 type mappedFile struct {
 	dir  string
 	data []byte
-	size int64
+	size atomic.Int64
 }
 
 func newMappedFile(dir string, reserve int64) (*mappedFile, error) {
