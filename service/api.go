@@ -258,10 +258,12 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	jo.InputFormat = format // a restart reads the trace in the same format
 	opts, analyzers, err := s.resolve(jo)
 	if err != nil {
+		m.Close()
 		return store.Job{}, inputError(err)
 	}
 	tasks, err := predict.Plan(m, opts)
 	if err != nil {
+		m.Close()
 		return store.Job{}, inputError(err)
 	}
 	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}

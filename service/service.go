@@ -75,9 +75,13 @@ type Config struct {
 	// a small compressed upload may decompress to gigabytes.
 	MaxTraceBytes int64
 	// MaxEvents bounds a trace's events (tracemodel.Options.MaxEvents; 0:
-	// its default, negative: none). The server keeps a job's trace in
-	// memory, about 50 bytes an event.
+	// its default, negative: none).
 	MaxEvents int
+	// SpillDir is where a job's trace of more than SpillAfter events (0:
+	// tracemodel.DefaultSpillAfter) is spilled (tracemodel.Options.Spill;
+	// "": os.TempDir()), until the job ends.
+	SpillDir   string
+	SpillAfter int
 	// StrictSync refuses every job's trace with a synchronization oddity
 	// (JobOptions.StrictSync per job).
 	StrictSync bool
@@ -144,6 +148,11 @@ type activeJob struct {
 	tasks     []predict.Task
 	loadErr   error
 	final     bool // being or already finished: later results are ignored
+	// users counts the loads not yet released (load, release); a model
+	// spilled to disk is closed when the job is forgotten and has none,
+	// and a forgotten job loads nothing again.
+	users     int
+	forgotten bool
 
 	// Recovery (see supervise).
 	running  bool      // runJob is dispatching
@@ -273,6 +282,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) Close() error {
 	s.cancel()
 	s.wg.Wait()
+	s.mu.Lock()
+	jobs := make([]*activeJob, 0, len(s.active))
+	for _, aj := range s.active {
+		jobs = append(jobs, aj)
+	}
+	s.mu.Unlock()
+	for _, aj := range jobs {
+		s.forget(aj) // their temporary files; the store resumes them
+	}
 	return s.st.Close()
 }
 
@@ -299,13 +317,37 @@ func (s *Server) activeJob(id string) *activeJob {
 	return s.active[id]
 }
 
-// forget removes a job from the active set and stops its work.
+// forget removes a job from the active set and stops its work; its model
+// is closed once no load of it is in use.
 func (s *Server) forget(aj *activeJob) {
 	aj.cancel()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.active[aj.id] == aj {
 		delete(s.active, aj.id)
+	}
+	s.mu.Unlock()
+	aj.mu.Lock()
+	aj.forgotten = true
+	aj.mu.Unlock()
+	s.release(aj, false)
+}
+
+// release ends a use of the job's model that load began (used), and
+// closes the model of a forgotten job that nothing uses any more.
+func (s *Server) release(aj *activeJob, used bool) {
+	aj.mu.Lock()
+	if used {
+		aj.users--
+	}
+	var m *tracemodel.Model
+	if aj.forgotten && aj.users == 0 {
+		m, aj.model = aj.model, nil
+	}
+	aj.mu.Unlock()
+	if m != nil {
+		if err := m.Close(); err != nil {
+			s.log.Warn("closing a job's trace", "job", aj.id, "err", err)
+		}
 	}
 }
 
@@ -376,11 +418,18 @@ func guard(fn func() error) (err error) {
 }
 
 // load returns the job's model, options and tasks, parsing the stored
-// trace the first time after a restart.
+// trace the first time after a restart. A load without error must be
+// released (s.release(aj, true)) when the model is no longer used.
 func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, predict.Options, []predict.Task, error) {
 	aj.mu.Lock()
 	defer aj.mu.Unlock()
+	if aj.forgotten {
+		return nil, predict.Options{}, nil, context.Canceled
+	}
 	if aj.tasks != nil || aj.loadErr != nil {
+		if aj.loadErr == nil {
+			aj.users++
+		}
 		return aj.model, aj.opts, aj.tasks, aj.loadErr
 	}
 	j, err := s.st.Job(ctx, aj.id)
@@ -413,6 +462,9 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 		aj.loadErr = nil
 		return nil, predict.Options{}, nil, err
 	}
+	if aj.loadErr == nil {
+		aj.users++
+	}
 	return aj.model, aj.opts, aj.tasks, aj.loadErr
 }
 
@@ -438,9 +490,11 @@ func parseCSV(ctx context.Context, path, name string, opts tracemodel.Options) (
 
 // traceOptions are the parser options of a job: the server's bounds.
 func (s *Server) traceOptions(jo JobOptions) tracemodel.Options {
-	// In memory: the server keeps a job's model for as long as any of its
-	// handlers may use it, which no single owner knows to Close.
-	return tracemodel.Options{Lenient: jo.Lenient, StrictSync: jo.StrictSync || s.cfg.StrictSync, MaxBytes: s.cfg.MaxTraceBytes, MaxEvents: s.cfg.MaxEvents, Spill: tracemodel.SpillNever}
+	// A large trace is spilled to the server's temporary directory, as run
+	// spills it; the job closes its model once it is forgotten and no load
+	// of it is in use (forget, release).
+	return tracemodel.Options{Lenient: jo.Lenient, StrictSync: jo.StrictSync || s.cfg.StrictSync, MaxBytes: s.cfg.MaxTraceBytes, MaxEvents: s.cfg.MaxEvents,
+		SpillDir: s.cfg.SpillDir, SpillAfter: s.cfg.SpillAfter}
 }
 
 // runJob plans a job and dispatches the tasks that have no result yet.
@@ -451,6 +505,7 @@ func (s *Server) runJob(aj *activeJob) error {
 	if err != nil {
 		return err
 	}
+	defer s.release(aj, true)
 	ok, err := s.st.Start(ctx, aj.id, len(tasks))
 	if err != nil {
 		return transient(err)
@@ -619,6 +674,7 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 	if err != nil {
 		return err
 	}
+	defer s.release(aj, true)
 	aj.mu.Lock()
 	if aj.final {
 		aj.mu.Unlock()

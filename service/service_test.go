@@ -147,7 +147,7 @@ func sameReport(t *testing.T, got, want *bugs.Report) {
 	// Costs differ between runs (time, verdict cache hits and so the
 	// models that needed Spin); what was found must not.
 	for _, r := range []*bugs.Report{&g, &w} {
-		r.Stats.Elapsed, r.Stats.CacheHits, r.Stats.SpinModels = 0, 0, 0
+		r.Stats.Elapsed, r.Stats.CacheHits, r.Stats.SpinModels, r.Stats.SpillBytes = 0, 0, 0, 0
 	}
 	gj, _ := json.Marshal(g)
 	wj, _ := json.Marshal(w)
@@ -157,6 +157,34 @@ func sameReport(t *testing.T, got, want *bugs.Report) {
 }
 
 const example = "../examples/bank.csv"
+
+// TestSpilledJob: a job whose trace is spilled to disk (here from its
+// second event) reports what run reports, and its temporary files are
+// released once the job is done: no mapping of them is left in the
+// process.
+func TestSpilledJob(t *testing.T) {
+	dir := t.TempDir()
+	e := start(t, service.Config{Workers: 2, SpillDir: dir, SpillAfter: 1})
+	ctx := ctxT(t, time.Minute)
+	for _, trace := range []string{"../examples/fig5.csv", "../examples/logbuf.csv"} {
+		j, err := e.c.UploadFile(ctx, trace, service.JobOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.c.Wait(ctx, j.ID, 20*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := e.c.Report(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameReport(t, rep, runReport(t, trace, trace, service.JobOptions{}))
+	}
+	waitFor(t, ctx, "the spilled traces' files unmapped", func() bool {
+		maps, err := os.ReadFile("/proc/self/maps")
+		return err == nil && !bytes.Contains(maps, []byte(dir))
+	})
+}
 
 func TestSubmitModes(t *testing.T) {
 	e := start(t, service.Config{AllowPaths: []string{"../examples"}, Workers: 2})
