@@ -53,8 +53,9 @@ func spillTraces(t *testing.T) map[string][]byte {
 }
 
 // TestSpillSameModel parses every trace in memory, spilled from the first
-// event, and spilled part way through, and requires the same events,
-// indexes, warnings and models of every (variable, thread pair).
+// event (as a format plugin's records), and spilled part way through, and
+// requires the same events, indexes, warnings and models of every
+// (variable, thread pair).
 func TestSpillSameModel(t *testing.T) {
 	if !spillSupported {
 		t.Skip("no spilling on this system")
@@ -80,8 +81,12 @@ func TestSpillSameModel(t *testing.T) {
 		if mem.Spill().Spilled {
 			t.Fatalf("%s: spilled with SpillNever", name)
 		}
-		for _, o := range modes {
+		for k, o := range modes {
 			m, err := Parse(ctx, bytes.NewReader(text), name, o)
+			if k == 0 {
+				// The records of a format plugin, spilled the same way.
+				m, err = ParseRecords(ctx, &sliceSource{recs: csvRecords(t, string(text)), n: 7}, name, o)
+			}
 			if err != nil {
 				t.Fatalf("%s %+v: %v", name, o, err)
 			}

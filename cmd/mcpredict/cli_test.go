@@ -171,7 +171,9 @@ func TestOutputFile(t *testing.T) {
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) != "" {
 		// A child of runChild: this test binary is mcpredict.
-		os.Exit(dispatch(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		code := dispatch(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+		writePeak(os.Getenv(peakFile))
+		os.Exit(code)
 	}
 	dir, err := os.MkdirTemp("", "mcpredict-cli-test-")
 	if err != nil {

@@ -53,6 +53,13 @@ func commands() map[string]command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGINT or SIGTERM stops the work and writes what is done;
+	// a second one ends the process at once (a phase of a huge trace, such
+	// as the planning of 100 M events, may take a while to notice).
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	endProfile := startProfile(os.Stderr)
 	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	endProfile()

@@ -75,7 +75,7 @@ compile Spin's verifiers, else gcc). Verdicts are cached (--cache-dir).
 A model over its limits (--timeout, --memory, the native state bound) is
 listed as undecided, with the flag that raises the limit, and the run goes
 on. SIGINT or SIGTERM stops the run: the report of the models checked so
-far is written, marked incomplete.
+far is written, marked incomplete; a second one ends the process at once.
 
 Synchronization oddities of real programs (an Unlock of a mutex the thread
 does not hold, a Join of an unknown thread, ...) are warnings on standard
