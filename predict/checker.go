@@ -30,6 +30,9 @@ type PairResult struct {
 	// not.
 	Confirmed []string `json:",omitempty"`
 	Warnings  []string `json:",omitempty"`
+	// Steps is the size of the model, in statements of both threads
+	// (ConfirmBugs sends the smallest model of a bug to Spin).
+	Steps int `json:",omitempty"`
 }
 
 // DisagreementError is raised when the native search and Spin disagree on a
@@ -168,7 +171,7 @@ func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
 
 // result turns verdicts into violations of pm: one per listed instance.
 func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, error) {
-	res := PairResult{Claims: len(e.Verdicts), Spin: e.Spin}
+	res := PairResult{Claims: len(e.Verdicts), Spin: e.Spin, Steps: len(pm.Steps[0]) + len(pm.Steps[1])}
 	pats, _ := c.patterns(pm)
 	for _, v := range e.Verdicts {
 		if !v.Violated {

@@ -128,3 +128,38 @@ func TestPlanLimits(t *testing.T) {
 		t.Errorf("bad glob: %v", err)
 	}
 }
+
+// TestRepresentatives: Spin confirms each bug on its smallest model, one
+// model covering every bug it has, and a bug confirmed already needs none.
+func TestRepresentatives(t *testing.T) {
+	res := func(steps int, ids ...string) PairResult {
+		r := PairResult{Steps: steps}
+		for _, id := range ids {
+			r.Violations = append(r.Violations, bugs.Violation{BugID: id})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name      string
+		results   []PairResult
+		confirmed []string
+		want      []int
+	}{
+		{"the smallest model of a bug", []PairResult{res(900, "A"), res(30, "A"), res(50, "A")}, nil, []int{1}},
+		{"plan order among equals", []PairResult{res(40, "A"), res(40, "A")}, nil, []int{0}},
+		{"one model for two bugs", []PairResult{res(10, "A", "B"), res(5, "B"), res(100, "C")}, nil, []int{0, 1, 2}},
+		{"a small model covers a big one's bugs", []PairResult{res(100, "A", "B"), res(5, "A", "B")}, nil, []int{1}},
+		{"confirmed already", []PairResult{res(10, "A"), res(20, "B")}, []string{"A"}, []int{1}},
+		{"no violation", []PairResult{{Steps: 3}, {}}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			confirmed := map[string]bool{}
+			for _, id := range tc.confirmed {
+				confirmed[id] = true
+			}
+			if got := representatives(tc.results, confirmed); !slices.Equal(got, tc.want) {
+				t.Errorf("representatives = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

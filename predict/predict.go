@@ -16,6 +16,7 @@
 package predict
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +58,8 @@ type Confirm string
 // The confirmation modes.
 const (
 	// ConfirmOne runs Spin on one representative model per distinct bug:
-	// the first model, in plan order, with an instance of it.
+	// the smallest model with an instance of it (fewest statements; the
+	// first in plan order among equals).
 	ConfirmOne Confirm = "one"
 	// ConfirmAll runs Spin on every model with a violation.
 	ConfirmAll Confirm = "all"
@@ -743,19 +745,7 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 			confirmed[id] = true
 		}
 	}
-	var reps []int
-	for i, r := range results {
-		for _, v := range r.Violations {
-			if !confirmed[v.BugID] {
-				// Every bug of this model is confirmed with it.
-				for _, w := range r.Violations {
-					confirmed[w.BugID] = true
-				}
-				reps = append(reps, i)
-				break
-			}
-		}
-	}
+	reps := representatives(results, confirmed)
 	if len(reps) == 0 {
 		return nil
 	}
@@ -804,6 +794,34 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 		}
 		return nil
 	})
+}
+
+// representatives returns the results (indexes, in plan order) whose
+// models Spin checks so that every bug not yet confirmed is: the smallest
+// models first (plan order among equals), since Spin's cost grows with a
+// model's size and a bug of a server trace has models of tens of
+// statements and of hundreds of thousands; each covers all its bugs.
+func representatives(results []PairResult, confirmed map[string]bool) []int {
+	order := make([]int, len(results))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(results[a].Steps, results[b].Steps) })
+	var reps []int
+	for _, i := range order {
+		r := results[i]
+		for _, v := range r.Violations {
+			if !confirmed[v.BugID] {
+				for _, w := range r.Violations {
+					confirmed[w.BugID] = true
+				}
+				reps = append(reps, i)
+				break
+			}
+		}
+	}
+	slices.Sort(reps)
+	return reps
 }
 
 // undecided turns a model's failure into an undecided entry when it is a
