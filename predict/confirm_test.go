@@ -163,3 +163,30 @@ func TestRepresentatives(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmMaxSteps: a bug whose smallest model is over ConfirmMaxSteps
+// is not sent to Spin; it stays reported, unconfirmed, with a warning that
+// names the bound.
+func TestConfirmMaxSteps(t *testing.T) {
+	tools := fastTools(t)
+	m := serverTrace(t)
+	rep, err := Run(context.Background(), m, Options{Tools: tools, Jobs: 2, ConfirmMaxSteps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Bugs) == 0 {
+		t.Fatal("no bugs: the test needs some")
+	}
+	if rep.Stats.SpinModels != 0 || rep.Stats.Confirmed != 0 {
+		t.Errorf("%d models to Spin, %d bugs confirmed; want none over the bound", rep.Stats.SpinModels, rep.Stats.Confirmed)
+	}
+	warned := 0
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "over --confirm-max-steps 1") {
+			warned++
+		}
+	}
+	if warned == 0 || warned > len(rep.Bugs) {
+		t.Errorf("%d warnings about the bound for %d bugs: %q", warned, len(rep.Bugs), rep.Warnings)
+	}
+}

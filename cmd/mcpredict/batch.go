@@ -229,7 +229,7 @@ func (a *analysisFlags) apply(jo service.JobOptions) {
 // serverFlags are the check flags whose value is the server's with
 // --server: its limits, cache and tools (docs/service.md).
 var serverFlags = []string{"jobs", "timeout", "memory", "keep-models", "cache-dir", "no-cache", "max-models",
-	"max-line-bytes", "max-trace-bytes", "max-events", "strict", "spill", "temp-dir", "max-memory"}
+	"max-line-bytes", "max-trace-bytes", "max-events", "strict", "spill", "temp-dir", "max-memory", "confirm-max-steps"}
 
 // flagSet reports whether the flag was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) bool {

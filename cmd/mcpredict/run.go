@@ -112,6 +112,7 @@ type checkFlags struct {
 	maxTraceBytes           int64
 	excludeVars             listFlag
 	confirm                 string
+	confirmMaxSteps         int
 	maxModels               int
 	maxEvents               int
 	spill, tempDir          string
@@ -143,6 +144,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.excludeVars, "exclude-vars", "leave out these variables (comma-separated names or globs; applied after --vars)")
 	fs.IntVar(&c.maxModels, "max-models", predict.DefaultMaxModels, "refuse a trace whose selection needs more models than this (one per shared variable and thread pair; 0: no limit)")
 	fs.StringVar(&c.confirm, "confirm", "one", "with --engine auto, which bugs Spin confirms: one (one model per distinct bug), all (every violating model) or none")
+	fs.IntVar(&c.confirmMaxSteps, "confirm-max-steps", predict.DefaultConfirmMaxSteps, "with --confirm one, the largest model sent to Spin, in statements: a bug whose smallest model is larger stays unconfirmed, with a warning (0: no limit)")
 	fs.Var(&c.threads, "threads", "check only pairs of these thread handles (one handle: every pair with it)")
 	fs.Var(&c.patterns, "patterns", "check only these built-in patterns, e.g. P1,P3 (default all)")
 	fs.Var(&c.userPatterns, "pattern", "add a user pattern in the pattern language, e.g. 'W1 R2 W1', or over an atomic set, 'R1(x) W2(x) W2(y) R1(y)' (repeatable)")
@@ -231,7 +233,7 @@ func (c *checkFlags) options() (predict.Options, error) {
 		Sets: sets,
 		Vars: c.vars, Threads: c.threads, Engine: eng, Jobs: c.jobs,
 		Project: proj, MaxInstances: c.maxInstances,
-		ExcludeVars: c.excludeVars, Confirm: confirm, MaxModels: maxModels,
+		ExcludeVars: c.excludeVars, Confirm: confirm, ConfirmMaxSteps: confirmMaxSteps(c.confirmMaxSteps), MaxModels: maxModels,
 		Spin:    spinrunner.Options{Timeout: c.timeout, KeepDir: c.keepModels, MemoryMB: c.memoryMB},
 		Version: version,
 	}
@@ -264,6 +266,15 @@ func (c *checkFlags) options() (predict.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// confirmMaxSteps turns --confirm-max-steps into Options.ConfirmMaxSteps
+// (0 on the command line is no limit).
+func confirmMaxSteps(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // traceOptions are the parser options of the flags.
