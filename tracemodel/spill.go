@@ -72,13 +72,14 @@ const eventSize = int64(unsafe.Sizeof(Event{}))
 var ErrSpillUnsupported = errors.New("spilling the trace to a temporary file is not supported on this system (--spill never)")
 
 // spillStore is the on-disk store of one model: a file for the events,
-// reserved as the parse goes, and one for the indexes, made at its end.
+// reserved as the parse goes, and the arena, made at its end.
 type spillStore struct {
 	dir         string
 	maxResident int64
 	events      *mappedFile
 	// arena holds what is made at the end of the parse, in proportion to
-	// the events: the indexes and the region-scope trees (int32s).
+	// the events: the indexes, the accesses by variable and the
+	// region-scope trees (Model.int32s).
 	arena atomic.Pointer[mappedFile]
 	used  int64         // bytes of the arena handed out
 	stop  chan struct{} // closes the trimmer
@@ -126,8 +127,9 @@ func (m *Model) Close() error {
 		m.Threads[i].Events = nil
 	}
 	for i := range m.Vars {
-		m.Vars[i].Accesses = nil
+		m.Vars[i].Accesses, m.Vars[i].access = nil, nil
 	}
+	m.scope = nil // its trees were in the arena
 	return errors.Join(s.events.close(), s.arena.Load().close())
 }
 
