@@ -759,17 +759,17 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 		}
 	}
 	reps := representatives(results, confirmed)
-	if max := opts.ConfirmMaxSteps; max > 0 {
+	if limit := opts.ConfirmMaxSteps; limit > 0 {
 		small := reps[:0]
 		for _, i := range reps {
-			if results[i].Steps <= max {
+			if results[i].Steps <= limit {
 				small = append(small, i)
 				continue
 			}
 			t := tasks[i]
 			results[i].Warnings = append(results[i].Warnings, fmt.Sprintf(
 				"Spin did not confirm the bugs of %s threads %s,%s: their smallest model has %d statements, over --confirm-max-steps %d (the native verdict stands; raise it to confirm them)",
-				t.Name(), m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle, results[i].Steps, max))
+				t.Name(), m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle, results[i].Steps, limit))
 		}
 		reps = small
 	}

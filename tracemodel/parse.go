@@ -154,64 +154,52 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 	lineNo := 0
 	var total int64
 	maxEvents := opts.maxEvents()
-	if err := b.spillPlan(); err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			b.m.Close()
-		}
-	}()
-	for {
-		if err := b.makeRoom(maxEvents); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
-		}
-		line, err := lr.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				if len(long) > maxLine {
-					return nil, overLimit(name, lineNo+1, "line", int64(maxLine), "--max-line-bytes")
+	return b.build(name, func() error {
+		for {
+			if err := b.makeRoom(maxEvents); err != nil {
+				return fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
+			}
+			line, err := lr.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				long = append(long[:0], line...)
+				for err == bufio.ErrBufferFull {
+					if len(long) > maxLine {
+						return overLimit(name, lineNo+1, "line", int64(maxLine), "--max-line-bytes")
+					}
+					line, err = lr.ReadSlice('\n')
+					long = append(long, line...)
 				}
-				line, err = lr.ReadSlice('\n')
-				long = append(long, line...)
+				line = long
 			}
-			line = long
-		}
-		if len(line) > maxLine {
-			return nil, overLimit(name, lineNo+1, "line", int64(maxLine), "--max-line-bytes")
-		}
-		if total += int64(len(line)); opts.MaxBytes > 0 && total > opts.MaxBytes {
-			return nil, overLimit(name, lineNo+1, "trace (decompressed)", opts.MaxBytes, "--max-trace-bytes")
-		}
-		if len(line) > 0 {
-			lineNo++
-			if lineNo&0xffff == 0 {
-				if cerr := ctx.Err(); cerr != nil {
-					return nil, cerr
+			if len(line) > maxLine {
+				return overLimit(name, lineNo+1, "line", int64(maxLine), "--max-line-bytes")
+			}
+			if total += int64(len(line)); opts.MaxBytes > 0 && total > opts.MaxBytes {
+				return overLimit(name, lineNo+1, "trace (decompressed)", opts.MaxBytes, "--max-trace-bytes")
+			}
+			if len(line) > 0 {
+				lineNo++
+				if lineNo&0xffff == 0 {
+					if cerr := ctx.Err(); cerr != nil {
+						return cerr
+					}
+				}
+				if perr := b.line(lineNo, line); perr != nil {
+					return perr
+				}
+				if err := overEvents(name, lineNo, len(b.m.Events), maxEvents); err != nil {
+					return err
 				}
 			}
-			if perr := b.line(lineNo, line); perr != nil {
-				return nil, perr
+			if err == io.EOF {
+				break
 			}
-			if err := overEvents(name, lineNo, len(b.m.Events), maxEvents); err != nil {
-				return nil, err
+			if err != nil {
+				return &ParseError{File: name, Line: lineNo + 1, Msg: "reading trace: " + readErrText(err)}
 			}
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, &ParseError{File: name, Line: lineNo + 1, Msg: "reading trace: " + readErrText(err)}
-		}
-	}
-	m, err := b.finish()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	ok = true
-	return m, nil
+		return nil
+	})
 }
 
 func readErrText(err error) string {

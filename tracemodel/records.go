@@ -54,78 +54,66 @@ func ParseRecords(ctx context.Context, src RecordSource, name string, opts Optio
 		seen int
 	)
 	ts := []byte("-")
-	if err := b.spillPlan(); err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			b.m.Close()
-		}
-	}()
-	for {
-		recs, err := src.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		for i := range recs {
-			r := &recs[i]
-			n := r.TraceLine
-			if err := b.makeRoom(maxEvents); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+	return b.build(name, func() error {
+		for {
+			recs, err := src.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
 			}
-			if n < 1 || n < last {
-				return nil, &ParseError{File: name, Line: max(n, last), Msg: fmt.Sprintf("record with trace line %d after trace line %d: trace lines must start at 1 and never decrease", n, last)}
+			if err != nil {
+				return err
 			}
-			last = n
-			if seen++; seen&0xffff == 0 {
-				if cerr := ctx.Err(); cerr != nil {
-					return nil, cerr
+			for i := range recs {
+				r := &recs[i]
+				n := r.TraceLine
+				if err := b.makeRoom(maxEvents); err != nil {
+					return fmt.Errorf("%s:%d: %w", name, n, err)
 				}
-			}
-			msg := r.Problem
-			if msg == "" {
-				loc, msg = recordLoc(loc[:0], r)
-			}
-			if msg == "" {
-				k := 5
-				f[0], f[1], f[2], f[3], f[4] = r.Thread, ts, loc, r.Action, r.Object
-				if len(r.Object2) > 0 {
-					f[5] = r.Object2
-					k = 6
+				if n < 1 || n < last {
+					return &ParseError{File: name, Line: max(n, last), Msg: fmt.Sprintf("record with trace line %d after trace line %d: trace lines must start at 1 and never decrease", n, last)}
 				}
-				for _, x := range f[:k] {
-					if bytes.IndexByte(x, 0) >= 0 {
-						msg = "NUL byte in a field: not a text trace (binary or corrupt input)"
+				last = n
+				if seen++; seen&0xffff == 0 {
+					if cerr := ctx.Err(); cerr != nil {
+						return cerr
 					}
 				}
+				msg := r.Problem
 				if msg == "" {
-					msg = b.eventFields(n, f[:k])
+					loc, msg = recordLoc(loc[:0], r)
 				}
-			}
-			if msg != "" {
-				if !opts.Lenient {
-					return nil, &ParseError{File: name, Line: n, Msg: msg}
+				if msg == "" {
+					k := 5
+					f[0], f[1], f[2], f[3], f[4] = r.Thread, ts, loc, r.Action, r.Object
+					if len(r.Object2) > 0 {
+						f[5] = r.Object2
+						k = 6
+					}
+					for _, x := range f[:k] {
+						if bytes.IndexByte(x, 0) >= 0 {
+							msg = "NUL byte in a field: not a text trace (binary or corrupt input)"
+						}
+					}
+					if msg == "" {
+						msg = b.eventFields(n, f[:k])
+					}
 				}
-				b.m.Skipped++
-				if len(b.m.Problems) < maxProblems {
-					b.m.Problems = append(b.m.Problems, fmt.Sprintf("%s:%d: %s", name, n, msg))
+				if msg != "" {
+					if !opts.Lenient {
+						return &ParseError{File: name, Line: n, Msg: msg}
+					}
+					b.m.Skipped++
+					if len(b.m.Problems) < maxProblems {
+						b.m.Problems = append(b.m.Problems, fmt.Sprintf("%s:%d: %s", name, n, msg))
+					}
 				}
-			}
-			if err := overEvents(name, n, len(b.m.Events), maxEvents); err != nil {
-				return nil, err
+				if err := overEvents(name, n, len(b.m.Events), maxEvents); err != nil {
+					return err
+				}
 			}
 		}
-	}
-	m, err := b.finish()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	ok = true
-	return m, nil
+		return nil
+	})
 }
 
 // recordLoc writes the location field of r, as the CSV reader's parseLoc

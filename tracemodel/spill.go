@@ -133,6 +133,30 @@ func (m *Model) Close() error {
 	return errors.Join(s.events.close(), s.arena.Load().close())
 }
 
+// build runs read, the loop that feeds the builder its lines or records,
+// and finishes the model; on any failure the spill files made so far are
+// closed.
+func (b *builder) build(name string, read func() error) (*Model, error) {
+	if err := b.spillPlan(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			b.m.Close()
+		}
+	}()
+	if err := read(); err != nil {
+		return nil, err
+	}
+	m, err := b.finish()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	ok = true
+	return m, nil
+}
+
 // spillPlan sets the number of events at which the parse moves its events
 // to a file (b.spillAt; -1: never).
 func (b *builder) spillPlan() error {
@@ -248,8 +272,8 @@ func (m *Model) buildIndexes(bucket int) error {
 }
 
 // bucketAccesses is the default of the most accesses of one bucket of
-// fillAccesses (32 MB
-// of Access): a window of the output that stays in memory.
+// fillAccesses (32 MB of Access): a window of the output that stays in
+// memory.
 const bucketAccesses = 2 << 20
 
 // fillAccesses fills Vars[v].Accesses (from evIdx) and Vars[v].access
