@@ -554,8 +554,8 @@ func (s *Server) runJob(aj *activeJob) error {
 			return fmt.Errorf("projecting %s threads %d,%d: %w", t.Name(), t.T1, t.T2, err)
 		}
 		if res != nil {
-			// Decided while projecting, as run decides it: no claim holds
-			// a violation. Stored here, not checked by a worker.
+			// Decided while projecting, as run decides it: no claim is
+			// violated. Stored here, not checked by a worker.
 			if err := s.onResult(ctx, work.Result{Job: aj.id, Task: i, Result: *res}); err != nil {
 				if ctx.Err() != nil {
 					return nil
