@@ -86,6 +86,17 @@ func userPatterns(t testing.TB) []ltl.Pattern {
 	return out
 }
 
+// remoteFirst is a user pattern whose first term is the remote thread's:
+// it tells a model that starts Broken from one that does not.
+func remoteFirst(t testing.TB) ltl.Pattern {
+	t.Helper()
+	p, err := ltl.User("U9", "W2 R1 W2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // genTrace writes the trace of a generator configuration.
 func genTrace(t testing.TB, c gen.Config) []byte {
 	t.Helper()
@@ -141,6 +152,38 @@ func modelsOf(t testing.TB, name string, trace []byte, opts tracemodel.ProjectOp
 			t.Fatalf("%s: Project(%s, %d, %d): %v", name, task.VarName, task.T1, task.T2, err)
 		}
 		out = append(out, newDiffModel(t, fmt.Sprintf("%s var %s threads %s,%s semantics %s", name, task.VarName, pm.Threads[0].Handle, pm.Threads[1].Handle, opts), trace, opts, pm, pats))
+	}
+	return out
+}
+
+// partModelsOf is modelsOf for the parts after the first of every model
+// that Projection.Parts cuts, at every cut.
+func partModelsOf(t testing.TB, name string, trace []byte, pats []ltl.Pattern) []*diffModel {
+	t.Helper()
+	m, err := tracemodel.Parse(context.Background(), bytes.NewReader(trace), name, tracemodel.Options{})
+	if err != nil {
+		t.Fatalf("%s: the generated trace does not parse: %v\n%s", name, err, trace)
+	}
+	tasks, err := predict.Plan(m, predict.Options{KeepOrderedPairs: true})
+	if err != nil {
+		t.Fatalf("%s: Plan: %v", name, err)
+	}
+	var out []*diffModel
+	for _, task := range tasks {
+		p, err := m.NewProjection(task.Var, 0, task.T1, task.T2, tracemodel.ProjectOptions{})
+		if err != nil {
+			t.Fatalf("%s: NewProjection(%s, %d, %d): %v", name, task.VarName, task.T1, task.T2, err)
+		}
+		for _, part := range p.Parts(1)[1:] {
+			pm, err := p.Model(part)
+			if err != nil {
+				t.Fatalf("%s: %s part %d: %v", name, task.VarName, part.Index, err)
+			}
+			out = append(out, newDiffModel(t, fmt.Sprintf("%s var %s threads %s,%s part %d", name, task.VarName, pm.Threads[0].Handle, pm.Threads[1].Handle, part.Index), trace, tracemodel.ProjectOptions{}, pm, pats))
+		}
+	}
+	if len(out) == 0 {
+		t.Errorf("%s: no model is cut", name)
 	}
 	return out
 }
@@ -427,6 +470,11 @@ func TestNativeMatchesSpin(t *testing.T) {
 				for _, d := range modelsOf(t, name, buf.Bytes(), tracemodel.ProjectOptions{NoBoundaries: nb}, builtin) {
 					set.add(d)
 				}
+			}
+			// The later parts of the models cut at the barriers: they
+			// start Broken.
+			for _, d := range partModelsOf(t, name, buf.Bytes(), append(withUser, remoteFirst(t))) {
+				set.add(d)
 			}
 		}
 	}

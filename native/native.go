@@ -83,6 +83,7 @@ func New(pm *tracemodel.PairModel) *Checker {
 		c.n[x] = len(steps)
 		c.progAt[x] = make([]int32, len(steps)+1)
 		c.brkAt[x] = make([]bool, len(steps)+1)
+		c.brkAt[x][0] = pm.Broken
 		c.pubAt[x] = make([]bool, len(steps)+1)
 		c.excl[x] = make([][]interval, len(pm.Locks))
 		c.shared[x] = make([][]interval, len(pm.Locks))

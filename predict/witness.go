@@ -19,8 +19,9 @@ const WitnessContext = 200
 // accesses marked, and the bug id. The violation names no analysis
 // (Assemble does). It fails when the witness does not show the pattern.
 func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef, engine string) (bugs.Violation, error) {
+	cur := ltl.Obs{Brk1: pm.Broken, Brk2: pm.Broken}
 	obs := make([]ltl.Obs, 1, len(executed)+1)
-	cur := ltl.Obs{}
+	obs[0] = cur
 	for _, r := range executed {
 		if r.Thread < 0 || r.Thread > 1 || r.Index < 0 || r.Index >= len(pm.Steps[r.Thread]) {
 			return bugs.Violation{}, fmt.Errorf("witness step %d/%d outside the model", r.Thread, r.Index)

@@ -64,7 +64,12 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 		w.printf(" * an access of %s (y of the claims as written).\n", commentSafe(pm.Var2))
 	}
 	w.printf(" */\n")
-	w.printf("short v = 0;\n")
+	if pm.Broken {
+		// A later part of its pair: both threads start past a boundary.
+		w.printf("short v = %d; /* both threads past a region boundary: this part starts at a cut */\n", ltl.BrkBit(1)|ltl.BrkBit(2))
+	} else {
+		w.printf("short v = 0;\n")
+	}
 	progType := "byte"
 	for x := 0; x < 2; x++ {
 		for _, s := range pm.Steps[x] {

@@ -77,6 +77,13 @@ type PairModel struct {
 	// (see ProjectSet): its writes commute, so a pattern that only orders
 	// two threads' writes of it describes no violation (ltl.Pattern.OnlyWrites).
 	OnlyUpdates [2]bool `json:"onlyUpdates,omitempty"`
+	// Part numbers the model among the parts of its pair (Projection.Parts),
+	// from 0; a pair with no cut has one part.
+	Part int `json:"part,omitempty"`
+	// Broken: both threads start past a region boundary, as every run of
+	// the whole model passes the cut that starts this part (Part > 0): no
+	// region of either thread is open, and the claims see no access yet.
+	Broken bool `json:"broken,omitempty"`
 }
 
 // StepRef identifies a step of a PairModel: Thread is 0 or 1 (model thread 1
@@ -258,20 +265,6 @@ func (m *Model) ProjectSet(v, w, t1, t2 int, opts ProjectOptions) (*PairModel, e
 	return m.project([]int32{int32(v), int32(w)}, t1, t2, opts)
 }
 
-// viewOf reports whether the thread's latest access step of a set model
-// (steps so far: raw) is a plain read of the other variable than which.
-func viewOf(raw []rawStep, which int8) bool {
-	for i := len(raw) - 1; i >= 0; i-- {
-		switch s := raw[i]; s.Kind {
-		case StepRead:
-			return s.Second != (which == 1)
-		case StepWrite:
-			return false
-		}
-	}
-	return false
-}
-
 // at returns xs[i], 0 when xs is empty (the pins of a one-variable model).
 func at(xs []int32, i int) int32 {
 	if len(xs) == 0 {
@@ -342,6 +335,17 @@ func (m *Model) setAccesses(vars []int32) ([]int32, []int8) {
 }
 
 func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairModel, error) {
+	p, err := m.newProjection(vars, t1, t2, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.Model(p.Whole())
+}
+
+// newProjection gathers what every model of the variables (one, or an
+// atomic set) and the thread pair needs: each thread's accesses, their
+// observed writes, and the common locks.
+func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*Projection, error) {
 	if t1 == t2 || t1 <= 0 || t2 <= 0 || t1 > len(m.Threads) || t2 > len(m.Threads) {
 		return nil, fmt.Errorf("trace %s: bad thread pair %d,%d", m.Name, t1, t2)
 	}
@@ -353,14 +357,9 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 	default:
 		ord = m.sync
 	}
-	tids := [2]int{t1, t2}
-	var acc [2][]int32 // positions of accesses
-	var accEv [2][]int32
-	var accVar [2][]int8 // per access: index in vars of its variable
-	var src [2][]int32   // per access: position of a read's observed write in the other thread
-	// In set models, per access: position of the other thread's last write
-	// of the variable before a read (0: none), the steering reads' pin.
-	var pin [2][]int32
+	p := &Projection{m: m, vars: vars, tids: [2]int{t1, t2}, opts: opts, ord: ord}
+	tids := p.tids
+	acc, accEv, accVar, src, pin := &p.acc, &p.accEv, &p.accVar, &p.src, &p.pin
 	// Per variable, the last two writes so far, and each thread's last.
 	lastWrite, prevWrite := [2]int32{-1, -1}, [2]int32{-1, -1}
 	var lastBy [2][2]int32
@@ -399,24 +398,64 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 			lastWrite[vi], prevWrite[vi] = ev, lw
 		}
 	}
-	name := m.Vars[vars[0]].Name
+	p.name = m.Vars[vars[0]].Name
 	if len(vars) == 2 {
-		name += " and " + m.Vars[vars[1]].Name
+		p.name += " and " + m.Vars[vars[1]].Name
 	}
 	for x := 0; x < 2; x++ {
 		if len(acc[x]) == 0 {
-			return nil, fmt.Errorf("trace %s: thread %s does not access %s", m.Name, m.Threads[tids[x]-1].Handle, name)
+			return nil, fmt.Errorf("trace %s: thread %s does not access %s", m.Name, m.Threads[tids[x]-1].Handle, p.name)
 		}
 	}
-	common := intersect(m.threadLocks[t1-1], m.threadLocks[t2-1])
+	p.common = intersect(m.threadLocks[t1-1], m.threadLocks[t2-1])
+	// In set models: rmw[x][i], access i of thread x is the read of a
+	// read-modify-write.
+	for x := 0; x < 2 && len(vars) == 2; x++ {
+		p.rmw[x] = make([]bool, len(acc[x]))
+		for i := range acc[x] {
+			p.rmw[x][i] = m.readModifyWrite(tids[x], accEv[x], acc[x], accVar[x], i)
+		}
+	}
+	return p, nil
+}
+
+// Model builds the PairModel of one part of the projection (Whole: all of
+// it).
+func (p *Projection) Model(part Part) (*PairModel, error) {
+	m, vars, tids, opts, ord, common := p.m, p.vars, p.tids, p.opts, p.ord, p.common
+	if part.From[0] < 0 || part.From[1] < 0 || part.To[0] > len(p.acc[0]) || part.To[1] > len(p.acc[1]) ||
+		part.From[0] >= part.To[0] || part.From[1] >= part.To[1] {
+		return nil, fmt.Errorf("trace %s: model of %s: bad part %v", m.Name, p.name, part)
+	}
+	t1, t2 := tids[0], tids[1]
+	var acc, accEv [2][]int32
+	var accVar [2][]int8
+	var src, pin [2][]int32
+	var rmw [2][]bool
+	for x := 0; x < 2; x++ {
+		lo, hi := part.From[x], part.To[x]
+		acc[x], accEv[x], accVar[x], src[x] = p.acc[x][lo:hi], p.accEv[x][lo:hi], p.accVar[x][lo:hi], p.src[x][lo:hi]
+		if len(vars) == 2 {
+			pin[x], rmw[x] = p.pin[x][lo:hi], p.rmw[x][lo:hi]
+		}
+	}
+	// viewOf(x, i): the thread's access before access i of the part (in
+	// the whole projection, so that a part's steps are those of the whole
+	// model) is a plain read of the other variable of the set.
+	viewOf := func(x, i int) bool {
+		g := part.From[x] + i
+		return g > 0 && m.Events[p.accEv[x][g-1]].Kind == Read && p.accVar[x][g-1] != p.accVar[x][g]
+	}
 
 	// Windows [start, end] of positions that matter (see DESIGN §3 and the
 	// comments in window).
 	var start, end [2]int32
 	for x := 0; x < 2; x++ {
 		c := acc[x][0]
-		if d := ord.firstDependence(tids[x], tids[1-x]); d > 0 && d < c {
-			c = d
+		if part.From == [2]int{} {
+			if d := ord.firstDependence(tids[x], tids[1-x]); d > 0 && d < c {
+				c = d
+			}
 		}
 		start[x] = m.openAt(tids[x], common, c)
 		end[x] = acc[x][len(acc[x])-1]
@@ -441,22 +480,9 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 	// In set models: rmw[x][i], access i of thread x is the read of a
 	// read-modify-write; stores[x][v], thread x writes variable v other
 	// than by one.
-	var rmw [2][]bool
-	var stores [2][2]bool
-	for x := 0; x < 2 && len(vars) == 2; x++ {
-		rmw[x] = make([]bool, len(acc[x]))
-		for i := range acc[x] {
-			switch {
-			case m.readModifyWrite(tids[x], accEv[x], acc[x], accVar[x], i):
-				rmw[x][i] = true
-			case m.Events[accEv[x][i]].Kind == Write && (i == 0 || !rmw[x][i-1]) &&
-				ord.Clock(tids[1-x], acc[1-x][0], tids[x]) < acc[x][i]:
-				// A store that happens before every access of the other
-				// thread (an initialization) falls in no view of it.
-				stores[x][accVar[x][i]] = true
-			}
-		}
-	}
+	// In set models: stores[x][v], thread x writes variable v other than
+	// by a read-modify-write.
+	stores := p.storesOf()
 	for x := 0; x < 2; x++ {
 		tid := tids[x]
 		raw[x] = make([]rawStep, 0, 3*len(acc[x]))
@@ -469,7 +495,7 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 				k = StepWrite
 			}
 			refs[i] = m.ref(e)
-			if len(vars) == 2 && rmw[x][i] && !(stores[1-x][accVar[x][i]] && viewOf(raw[x], accVar[x][i])) {
+			if len(vars) == 2 && rmw[x][i] && i+1 < len(acc[x]) && !(stores[1-x][accVar[x][i]] && viewOf(x, i)) {
 				refs[i+1] = m.ref(&m.Events[accEv[x][i+1]])
 				raw[x] = append(raw[x], rawStep{Step: Step{Kind: StepWrite, Second: accVar[x][i] == 1, Events: refs[i : i+2 : i+2]},
 					pos: acc[x][i+1], guardPos: acc[x][i+1]})
@@ -591,6 +617,8 @@ func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairMod
 		Var:     m.Vars[vars[0]].Name,
 		Threads: [2]ThreadRef{{ID: t1, Handle: m.Threads[t1-1].Handle}, {ID: t2, Handle: m.Threads[t2-1].Handle}},
 		Locks:   make([]LockRef, len(lockIndex)),
+		Part:    part.Index,
+		Broken:  part.Index > 0,
 	}
 	if len(vars) == 2 {
 		pm.Var2 = m.Vars[vars[1]].Name
