@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,9 +31,87 @@ type PairResult struct {
 	// not.
 	Confirmed []string `json:",omitempty"`
 	Warnings  []string `json:",omitempty"`
-	// Steps is the size of the model, in statements of both threads
-	// (ConfirmBugs sends the smallest model of a bug to Spin).
-	Steps int `json:",omitempty"`
+	// Parts lists the parts of the model (tracemodel.Projection.Parts)
+	// that have violations, with their size and bugs: ConfirmBugs sends
+	// the smallest part with an instance of a bug to Spin.
+	Parts []PartBugs `json:",omitempty"`
+}
+
+// PartBugs is one part of a model with violations.
+type PartBugs struct {
+	Part  int      // PairModel.Part
+	Steps int      // statements of both threads
+	Bugs  []string // the bugs of its violations, in order of first violation
+}
+
+// partsResult merges the results of the parts of one model, checked in
+// part order, into the result of the model: the violations of each claim
+// are the first Options.MaxInstances of its parts together, as the search
+// of the whole model lists them (breadth first, so part by part: every run
+// of the whole model passes the cuts in order).
+type partsResult struct {
+	max      int
+	res      PairResult
+	perClaim map[string]int
+	checked  int
+}
+
+func newPartsResult(maxInstances int) *partsResult {
+	return &partsResult{max: maxInstances, perClaim: map[string]int{}}
+}
+
+// holds records a part that the projector found to hold: claims claims,
+// none violated.
+func (a *partsResult) holds(claims int) { a.res.Claims = max(a.res.Claims, claims) }
+
+// add records the result of the next checked part.
+func (a *partsResult) add(r PairResult) {
+	if a.checked == 0 {
+		a.res.Cached = r.Cached
+	} else {
+		a.res.Cached = a.res.Cached && r.Cached
+	}
+	a.checked++
+	a.res.Spin = a.res.Spin || r.Spin
+	a.res.Claims = max(a.res.Claims, r.Claims)
+	a.res.Confirmed = append(a.res.Confirmed, r.Confirmed...)
+	a.res.Warnings = append(a.res.Warnings, r.Warnings...)
+	var bugs []string
+	for _, v := range r.Violations {
+		if a.perClaim[v.Claim] >= a.max {
+			continue
+		}
+		a.perClaim[v.Claim]++
+		a.res.Violations = append(a.res.Violations, v)
+		if !slices.Contains(bugs, v.BugID) {
+			bugs = append(bugs, v.BugID)
+		}
+	}
+	if len(bugs) > 0 {
+		for _, p := range r.Parts {
+			a.res.Parts = append(a.res.Parts, PartBugs{Part: p.Part, Steps: p.Steps, Bugs: bugs})
+		}
+	}
+}
+
+// result is the merged result.
+func (a *partsResult) result() PairResult {
+	trimInterleavings(a.res.Violations)
+	return a.res
+}
+
+// CheckParts checks the parts of one model, in part order (those the
+// projector left out hold), and merges their results as Run does.
+func (c *Checker) CheckParts(ctx context.Context, parts []*tracemodel.PairModel) (PairResult, error) {
+	acc := newPartsResult(c.opts.MaxInstances)
+	for _, pm := range parts {
+		r, err := c.Check(ctx, pm)
+		if err != nil {
+			return PairResult{}, err
+		}
+		acc.add(r)
+	}
+	return acc.result(), nil
 }
 
 // DisagreementError is raised when the native search and Spin disagree on a
@@ -91,6 +170,9 @@ func ModelName(pm *tracemodel.PairModel) string {
 	v := pm.Var
 	if pm.Var2 != "" {
 		v = "{" + pm.Var + ", " + pm.Var2 + "}"
+	}
+	if pm.Part > 0 {
+		return fmt.Sprintf("%s threads %s,%s part %d", v, pm.Threads[0].Handle, pm.Threads[1].Handle, pm.Part)
 	}
 	return fmt.Sprintf("%s threads %s,%s", v, pm.Threads[0].Handle, pm.Threads[1].Handle)
 }
@@ -171,7 +253,7 @@ func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
 
 // result turns verdicts into violations of pm: one per listed instance.
 func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, error) {
-	res := PairResult{Claims: len(e.Verdicts), Spin: e.Spin, Steps: len(pm.Steps[0]) + len(pm.Steps[1])}
+	res := PairResult{Claims: len(e.Verdicts), Spin: e.Spin}
 	pats, _ := c.patterns(pm)
 	for _, v := range e.Verdicts {
 		if !v.Violated {
@@ -194,6 +276,15 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 		}
 	}
 	trimInterleavings(res.Violations)
+	if len(res.Violations) > 0 {
+		var ids []string
+		for _, v := range res.Violations {
+			if !slices.Contains(ids, v.BugID) {
+				ids = append(ids, v.BugID)
+			}
+		}
+		res.Parts = []PartBugs{{Part: pm.Part, Steps: len(pm.Steps[0]) + len(pm.Steps[1]), Bugs: ids}}
+	}
 	return res, nil
 }
 

@@ -129,28 +129,44 @@ func TestPlanLimits(t *testing.T) {
 	}
 }
 
-// TestRepresentatives: Spin confirms each bug on its smallest model, one
-// model covering every bug it has, and a bug confirmed already needs none.
+// TestRepresentatives: Spin confirms each bug on its smallest model part,
+// one part covering every bug it has, and a bug confirmed already needs
+// none.
 func TestRepresentatives(t *testing.T) {
-	res := func(steps int, ids ...string) PairResult {
-		r := PairResult{Steps: steps}
-		for _, id := range ids {
-			r.Violations = append(r.Violations, bugs.Violation{BugID: id})
+	// part returns a part of the given size and bugs; res, a result of
+	// such parts (numbered in order).
+	type part struct {
+		steps int
+		bugs  []string
+	}
+	p := func(steps int, ids ...string) part { return part{steps, ids} }
+	res := func(parts ...part) PairResult {
+		var r PairResult
+		for k, pt := range parts {
+			for _, id := range pt.bugs {
+				r.Violations = append(r.Violations, bugs.Violation{BugID: id})
+			}
+			if len(pt.bugs) > 0 {
+				r.Parts = append(r.Parts, PartBugs{Part: 2 * k, Steps: pt.steps, Bugs: pt.bugs})
+			}
 		}
 		return r
 	}
+	type rep = representative
 	for _, tc := range []struct {
 		name      string
 		results   []PairResult
 		confirmed []string
-		want      []int
+		want      []rep
 	}{
-		{"the smallest model of a bug", []PairResult{res(900, "A"), res(30, "A"), res(50, "A")}, nil, []int{1}},
-		{"plan order among equals", []PairResult{res(40, "A"), res(40, "A")}, nil, []int{0}},
-		{"one model for two bugs", []PairResult{res(10, "A", "B"), res(5, "B"), res(100, "C")}, nil, []int{0, 1, 2}},
-		{"a small model covers a big one's bugs", []PairResult{res(100, "A", "B"), res(5, "A", "B")}, nil, []int{1}},
-		{"confirmed already", []PairResult{res(10, "A"), res(20, "B")}, []string{"A"}, []int{1}},
-		{"no violation", []PairResult{{Steps: 3}, {}}, nil, nil},
+		{"the smallest model of a bug", []PairResult{res(p(900, "A")), res(p(30, "A")), res(p(50, "A"))}, nil, []rep{{1, 0}}},
+		{"plan order among equals", []PairResult{res(p(40, "A")), res(p(40, "A"))}, nil, []rep{{0, 0}}},
+		{"one model for two bugs", []PairResult{res(p(10, "A", "B")), res(p(5, "B")), res(p(100, "C"))}, nil, []rep{{0, 0}, {1, 0}, {2, 0}}},
+		{"a small model covers a big one's bugs", []PairResult{res(p(100, "A", "B")), res(p(5, "A", "B"))}, nil, []rep{{1, 0}}},
+		{"confirmed already", []PairResult{res(p(10, "A")), res(p(20, "B"))}, []string{"A"}, []rep{{1, 0}}},
+		{"no violation", []PairResult{res(p(3)), {}}, nil, nil},
+		{"the smallest part of a model", []PairResult{res(p(50, "A"), p(20, "A"), p(30, "A"))}, nil, []rep{{0, 1}}},
+		{"parts of one model for different bugs", []PairResult{res(p(50, "A"), p(20, "B")), res(p(40, "A"))}, nil, []rep{{0, 1}, {1, 0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			confirmed := map[string]bool{}

@@ -126,6 +126,10 @@ type Options struct {
 	// MaxInstances bounds the instances listed per claim of a model
 	// (native.Checker.Instances); 0 means native.DefaultMaxInstances.
 	MaxInstances int
+	// PartAccesses is the size, in accesses of both threads, past which a
+	// model is cut into parts at its next cut (tracemodel.Projection.Parts;
+	// 0: tracemodel.DefaultPartAccesses; negative: never).
+	PartAccesses int
 	Version      string // tool version written into the report
 	// Progress, if set, is called (serially) after each model.
 	Progress func(Progress)
@@ -653,17 +657,22 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 	done := make([]bool, len(tasks))
 	err = forEach(ctx, len(tasks), opts.Jobs, func(ctx context.Context, i int) error {
 		t := tasks[i]
-		pm, holds, err := proj.project(ctx, t)
-		var res PairResult
-		switch {
-		case err != nil:
-		case holds && opts.Engine != EngineSpin:
-			// Decided by the projector's native search: no claim is
-			// violated, and the native verdict is the engine's.
-			res = PairResult{Claims: opts.claimCount(t)}
-		default:
-			res, err = checker.Check(ctx, pm)
-		}
+		// The parts of the model one at a time, merged as they come.
+		acc := newPartsResult(opts.MaxInstances)
+		err := proj.each(ctx, t, func(pm *tracemodel.PairModel, holds bool) error {
+			if holds && opts.Engine != EngineSpin {
+				// Decided by the projector's native search: no claim
+				// is violated, and the native verdict is the engine's.
+				acc.holds(opts.claimCount(t))
+				return nil
+			}
+			res, err := checker.Check(ctx, pm)
+			if err == nil {
+				acc.add(res)
+			}
+			return err
+		})
+		res := acc.result()
 		if err != nil {
 			u, ok := undecided(ctx, m, t, err)
 			if !ok {
@@ -761,15 +770,16 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 	reps := representatives(results, confirmed)
 	if limit := opts.ConfirmMaxSteps; limit > 0 {
 		small := reps[:0]
-		for _, i := range reps {
-			if results[i].Steps <= limit {
-				small = append(small, i)
+		for _, r := range reps {
+			part := results[r.Result].Parts[r.Part]
+			if part.Steps <= limit {
+				small = append(small, r)
 				continue
 			}
-			t := tasks[i]
-			results[i].Warnings = append(results[i].Warnings, fmt.Sprintf(
+			t := tasks[r.Result]
+			results[r.Result].Warnings = append(results[r.Result].Warnings, fmt.Sprintf(
 				"Spin did not confirm the bugs of %s threads %s,%s: their smallest model has %d statements, over --confirm-max-steps %d (the native verdict stands; raise it to confirm them)",
-				t.Name(), m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle, results[i].Steps, limit))
+				t.Name(), m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle, part.Steps, limit))
 		}
 		reps = small
 	}
@@ -777,8 +787,8 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 		return nil
 	}
 	repTasks := make([]Task, len(reps))
-	for k, i := range reps {
-		repTasks[k] = tasks[i]
+	for k, r := range reps {
+		repTasks[k] = tasks[r.Result]
 	}
 	checker := NewChecker(opts)
 	proj := newProjector(m, opts, repTasks)
@@ -790,8 +800,9 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 		prog.Violations += len(r.Violations)
 	}
 	return forEach(ctx, len(reps), opts.Jobs, func(ctx context.Context, k int) error {
-		i := reps[k]
-		pm, _, err := proj.project(ctx, repTasks[k])
+		i := reps[k].Result
+		part := results[i].Parts[reps[k].Part]
+		pm, err := proj.part(ctx, repTasks[k], part.Part)
 		if err == nil {
 			err = checker.Confirm(ctx, pm)
 		}
@@ -809,9 +820,9 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 		if warning != "" {
 			r.Warnings = append(r.Warnings, warning)
 		} else {
-			for _, v := range r.Violations {
-				if !slices.Contains(r.Confirmed, v.BugID) {
-					r.Confirmed = append(r.Confirmed, v.BugID)
+			for _, id := range part.Bugs {
+				if !slices.Contains(r.Confirmed, id) {
+					r.Confirmed = append(r.Confirmed, id)
 				}
 			}
 		}
@@ -823,31 +834,38 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 	})
 }
 
-// representatives returns the results (indexes, in plan order) whose
-// models Spin checks so that every bug not yet confirmed is: the smallest
-// models first (plan order among equals), since Spin's cost grows with a
-// model's size and a bug of a server trace has models of tens of
-// statements and of hundreds of thousands; each covers all its bugs.
-func representatives(results []PairResult, confirmed map[string]bool) []int {
-	order := make([]int, len(results))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(results[a].Steps, results[b].Steps) })
-	var reps []int
-	for _, i := range order {
-		r := results[i]
-		for _, v := range r.Violations {
-			if !confirmed[v.BugID] {
-				for _, w := range r.Violations {
-					confirmed[w.BugID] = true
-				}
-				reps = append(reps, i)
-				break
-			}
+// A representative is a part of a model that Spin checks: Parts[Part] of
+// results[Result].
+type representative struct{ Result, Part int }
+
+// representatives returns the model parts Spin checks so that every bug not
+// yet confirmed is (in plan order, then part order): the smallest parts
+// first (plan order among equals), since Spin's cost grows with a model's
+// size and a bug of a server trace has models of tens of statements and of
+// hundreds of thousands; each covers all its bugs.
+func representatives(results []PairResult, confirmed map[string]bool) []representative {
+	var all []representative
+	for i, r := range results {
+		for k := range r.Parts {
+			all = append(all, representative{i, k})
 		}
 	}
-	slices.Sort(reps)
+	steps := func(r representative) int { return results[r.Result].Parts[r.Part].Steps }
+	order := slices.Clone(all)
+	slices.SortStableFunc(order, func(a, b representative) int { return cmp.Compare(steps(a), steps(b)) })
+	var reps []representative
+	for _, r := range order {
+		bugs := results[r.Result].Parts[r.Part].Bugs
+		if slices.ContainsFunc(bugs, func(id string) bool { return !confirmed[id] }) {
+			for _, id := range bugs {
+				confirmed[id] = true
+			}
+			reps = append(reps, r)
+		}
+	}
+	slices.SortFunc(reps, func(a, b representative) int {
+		return cmp.Or(cmp.Compare(a.Result, b.Result), cmp.Compare(a.Part, b.Part))
+	})
 	return reps
 }
 

@@ -3,6 +3,7 @@ package predict
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/mcpredict/mcpredict/ltl"
@@ -22,6 +23,8 @@ type projector struct {
 	pats   map[TaskKind][]ltl.Pattern // the patterns of each kind of models
 	mu     sync.Mutex
 	orders map[[2]int]*varOrder // by variable, or set: (Var, Var2)
+	// partAccesses is the size of the parts (tracemodel.Projection.Parts).
+	partAccesses int
 }
 
 // setPrefilterStates bounds the search of a set model under the
@@ -35,7 +38,7 @@ type varOrder struct {
 }
 
 func newProjector(m *tracemodel.Model, opts Options, tasks []Task) *projector {
-	p := &projector{m: m, opts: opts.Project, orders: map[[2]int]*varOrder{},
+	p := &projector{m: m, opts: opts.Project, orders: map[[2]int]*varOrder{}, partAccesses: opts.PartAccesses,
 		pats: map[TaskKind][]ltl.Pattern{VariableModels: opts.patterns(VariableModels), SetModels: opts.patterns(SetModels)}}
 	for _, t := range tasks {
 		vo := p.orders[orderKey(t)]
@@ -51,29 +54,60 @@ func newProjector(m *tracemodel.Model, opts Options, tasks []Task) *projector {
 // orderKey is what the data-flow order of a task's model depends on.
 func orderKey(t Task) [2]int { return [2]int{t.Var, t.Var2} }
 
-// project returns the PairModel of task t. holds reports that the native
+// taskModels builds the models of the parts of one task, one at a time.
+type taskModels struct {
+	p     *projector
+	t     Task
+	vo    *varOrder              // nil without the data-flow semantics
+	sync  *tracemodel.Projection // under the synchronization order (or the options' own)
+	df    *tracemodel.Projection // under the data-flow order, once a part needs it
+	parts []tracemodel.Part
+}
+
+// models returns the builder of task t's models. Each task's models are
+// built once; done must be called after the last.
+func (p *projector) models(t Task) (*taskModels, error) {
+	tm := &taskModels{p: p, t: t}
+	base := p.opts
+	if base.Dataflow && base.Order == nil {
+		p.mu.Lock()
+		tm.vo = p.orders[orderKey(t)]
+		p.mu.Unlock()
+		base.Dataflow = false
+	}
+	var err error
+	tm.sync, err = p.m.NewProjection(t.Var, t.Var2, t.T1, t.T2, base)
+	if err != nil {
+		tm.done()
+		return nil, err
+	}
+	tm.parts = tm.sync.Parts(p.partAccesses)
+	return tm, nil
+}
+
+// done releases what the task's models shared: the data-flow order of its
+// variable once the last task of the variable is done.
+func (tm *taskModels) done() {
+	if tm.vo == nil {
+		return
+	}
+	p := tm.p
+	p.mu.Lock()
+	if tm.vo.left--; tm.vo.left == 0 {
+		delete(p.orders, orderKey(tm.t))
+	}
+	p.mu.Unlock()
+	tm.vo = nil
+}
+
+// model returns the PairModel of part k. holds reports that the native
 // search already decided every claim of it as holding (the prefilter of the
 // data-flow semantics), so that the model need not be searched again.
-func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairModel, holds bool, err error) {
-	if !p.opts.Dataflow || p.opts.Order != nil {
-		pm, err = t.Project(p.m, p.opts)
+func (tm *taskModels) model(ctx context.Context, k int) (pm *tracemodel.PairModel, holds bool, err error) {
+	p, t := tm.p, tm.t
+	pm, err = tm.sync.Model(tm.parts[k])
+	if err != nil || tm.vo == nil {
 		return pm, false, err
-	}
-	p.mu.Lock()
-	vo := p.orders[orderKey(t)]
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		if vo.left--; vo.left == 0 {
-			delete(p.orders, orderKey(t))
-		}
-		p.mu.Unlock()
-	}()
-	base := p.opts
-	base.Dataflow = false
-	pm, err = t.Project(p.m, base)
-	if err != nil {
-		return nil, false, err
 	}
 	pre := native.New(pm)
 	pre.AnyViolation = true // only "every claim holds" skips the data-flow order
@@ -99,17 +133,56 @@ func (p *projector) project(ctx context.Context, t Task) (pm *tracemodel.PairMod
 			return pm, true, nil
 		}
 	}
-	vo.once.Do(func() {
-		if t.Var2 != 0 {
-			vo.order = p.m.DataflowOrderSet(t.Var, t.Var2)
-		} else {
-			vo.order = p.m.DataflowOrder(t.Var)
-		}
-	})
-	df := p.opts
-	df.Order = vo.order
-	pm, err = t.Project(p.m, df)
+	if tm.df == nil {
+		vo := tm.vo
+		vo.once.Do(func() {
+			if t.Var2 != 0 {
+				vo.order = p.m.DataflowOrderSet(t.Var, t.Var2)
+			} else {
+				vo.order = p.m.DataflowOrder(t.Var)
+			}
+		})
+		tm.df = tm.sync.WithOrder(vo.order)
+	}
+	pm, err = tm.df.Model(tm.parts[k])
 	return pm, false, err
+}
+
+// each builds the models of task t's parts in order and calls fn with each
+// (holds as model returns it).
+func (p *projector) each(ctx context.Context, t Task, fn func(pm *tracemodel.PairModel, holds bool) error) error {
+	tm, err := p.models(t)
+	if err != nil {
+		return err
+	}
+	defer tm.done()
+	for k := range tm.parts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pm, holds, err := tm.model(ctx, k)
+		if err != nil {
+			return err
+		}
+		if err := fn(pm, holds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// part builds the model of part k of task t alone (ConfirmBugs).
+func (p *projector) part(ctx context.Context, t Task, k int) (*tracemodel.PairModel, error) {
+	tm, err := p.models(t)
+	if err != nil {
+		return nil, err
+	}
+	defer tm.done()
+	if k < 0 || k >= len(tm.parts) {
+		return nil, fmt.Errorf("model of %s threads %d,%d: no part %d of %d", t.Name(), t.T1, t.T2, k, len(tm.parts))
+	}
+	pm, _, err := tm.model(ctx, k)
+	return pm, err
 }
 
 // Projector builds the models of a plan's tasks as Run does, for a caller
@@ -129,17 +202,24 @@ func NewProjector(m *tracemodel.Model, opts Options, tasks []Task) *Projector {
 	return &Projector{p: newProjector(m, opts, tasks), opts: opts}
 }
 
-// Project returns the model of t; or, when the native search under the
-// synchronization order alone found that every claim of t holds (and the
-// engine is not Spin, which checks every model), no model and the result
-// Run records for it.
-func (p *Projector) Project(ctx context.Context, t Task) (*tracemodel.PairModel, *PairResult, error) {
-	pm, holds, err := p.p.project(ctx, t)
+// Project returns the models of t's parts that are to be checked, in part
+// order (CheckParts checks and merges them as Run does); or, when the native
+// search under the synchronization order alone found that every claim of
+// every part holds (and the engine is not Spin, which checks every model),
+// no model and the result Run records for it.
+func (p *Projector) Project(ctx context.Context, t Task) ([]*tracemodel.PairModel, *PairResult, error) {
+	var out []*tracemodel.PairModel
+	err := p.p.each(ctx, t, func(pm *tracemodel.PairModel, holds bool) error {
+		if !holds || p.opts.Engine == EngineSpin {
+			out = append(out, pm)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if holds && p.opts.Engine != EngineSpin {
+	if len(out) == 0 {
 		return nil, &PairResult{Claims: p.opts.claimCount(t)}, nil
 	}
-	return pm, nil, nil
+	return out, nil, nil
 }

@@ -546,7 +546,7 @@ func (s *Server) runJob(aj *activeJob) error {
 		if done[i] {
 			continue
 		}
-		pm, res, err := proj.Project(ctx, t)
+		pms, res, err := proj.Project(ctx, t)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -564,7 +564,7 @@ func (s *Server) runJob(aj *activeJob) error {
 			}
 			continue
 		}
-		it := &work.Item{Job: aj.id, Task: i, Spec: spec, Model: pm}
+		it := &work.Item{Job: aj.id, Task: i, Spec: spec, Models: pms}
 		if q := s.cfg.Queue; q != nil {
 			// NATS may be restarting: keep trying rather than fail a job
 			// that nothing is wrong with.

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 
 	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/ltl"
+	"github.com/mcpredict/mcpredict/native"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/spinrunner"
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -46,12 +48,18 @@ type Spec struct {
 	// memory limit (0: spinrunner's default).
 	Timeout  time.Duration `json:"timeout_ns,omitempty"`
 	MemoryMB int           `json:"memory_mb,omitempty"`
+	// MaxInstances bounds the instances listed per claim of a model (0:
+	// the default), as predict.Options.MaxInstances.
+	MaxInstances int `json:"max_instances,omitempty"`
 }
 
 // SpecOf extracts the Spec of run options. Pattern help texts are dropped:
 // they are long and never reach a report.
 func SpecOf(o predict.Options) Spec {
-	s := Spec{Engine: o.Engine, Confirm: o.Confirm, Timeout: o.Spin.Timeout, MemoryMB: o.Spin.MemoryMB}
+	s := Spec{Engine: o.Engine, Confirm: o.Confirm, Timeout: o.Spin.Timeout, MemoryMB: o.Spin.MemoryMB, MaxInstances: o.MaxInstances}
+	if s.MaxInstances == native.DefaultMaxInstances {
+		s.MaxInstances = 0
+	}
 	if s.Confirm == predict.ConfirmOne {
 		s.Confirm = ""
 	}
@@ -82,10 +90,12 @@ func (s Spec) Key() string {
 
 // Item is one model to check.
 type Item struct {
-	Job   string                `json:"job"`
-	Task  int                   `json:"task"`
-	Spec  Spec                  `json:"spec"`
-	Model *tracemodel.PairModel `json:"model"`
+	Job  string `json:"job"`
+	Task int    `json:"task"`
+	Spec Spec   `json:"spec"`
+	// Models are the parts of the task's model to check, in part order
+	// (predict.Projector.Project); the result merges them.
+	Models []*tracemodel.PairModel `json:"models"`
 }
 
 // Result is the outcome of an Item. Exactly one of Err and Result is
@@ -139,9 +149,11 @@ func (c *Checkers) For(s Spec) *predict.Checker {
 		Engine:  s.Engine,
 		Confirm: s.Confirm,
 		Jobs:    1,
-		Spin:    spinrunner.Options{Timeout: s.Timeout, MemoryMB: mem, KeepDir: c.KeepDir},
-		Tools:   c.Tools,
-		Cache:   c.Cache,
+		// The instances of a claim, and so the report, depend on it.
+		MaxInstances: s.MaxInstances,
+		Spin:         spinrunner.Options{Timeout: s.Timeout, MemoryMB: mem, KeepDir: c.KeepDir},
+		Tools:        c.Tools,
+		Cache:        c.Cache,
 	})
 	c.m[key] = ch
 	return ch
@@ -157,10 +169,10 @@ func (c *Checkers) Do(ctx context.Context, it *Item) (r Result, err error) {
 	// the worker process and every other job with it.
 	defer func() {
 		if p := recover(); p != nil {
-			r.Err, err = fmt.Sprintf("internal error checking %s: panic: %v", predict.ModelName(it.Model), p), nil
+			r.Err, err = fmt.Sprintf("internal error checking %s: panic: %v", predict.ModelName(it.Models[0]), p), nil
 		}
 	}()
-	if it.Model == nil {
+	if len(it.Models) == 0 || slices.Contains(it.Models, nil) {
 		r.Err = "work item without a model"
 		return r, nil
 	}
@@ -168,7 +180,7 @@ func (c *Checkers) Do(ctx context.Context, it *Item) (r Result, err error) {
 		r.Err = fmt.Sprintf("engine %s needs spin and gcc, which this worker has not found", it.Spec.Engine)
 		return r, nil
 	}
-	res, err := c.For(it.Spec).Check(ctx, it.Model)
+	res, err := c.For(it.Spec).CheckParts(ctx, it.Models)
 	r.Elapsed = time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
