@@ -94,6 +94,9 @@ func (a *partsResult) add(r PairResult) {
 	}
 }
 
+// left is how many instances of a claim later parts may still list.
+func (a *partsResult) left(claim string) int { return a.max - a.perClaim[claim] }
+
 // result is the merged result.
 func (a *partsResult) result() PairResult {
 	trimInterleavings(a.res.Violations)
@@ -105,7 +108,7 @@ func (a *partsResult) result() PairResult {
 func (c *Checker) CheckParts(ctx context.Context, parts []*tracemodel.PairModel) (PairResult, error) {
 	acc := newPartsResult(c.opts.MaxInstances)
 	for _, pm := range parts {
-		r, err := c.Check(ctx, pm)
+		r, err := c.check(ctx, pm, acc.left)
 		if err != nil {
 			return PairResult{}, err
 		}
@@ -179,9 +182,19 @@ func ModelName(pm *tracemodel.PairModel) string {
 
 // Check decides every claim of pm and returns its violations.
 func (c *Checker) Check(ctx context.Context, pm *tracemodel.PairModel) (PairResult, error) {
+	return c.check(ctx, pm, nil)
+}
+
+// check is Check with, for a part of a model, the instances each claim may
+// still list (left; nil: Options.MaxInstances): a part whose claim's
+// instances are all listed already lists none, and does not search for
+// them.
+func (c *Checker) check(ctx context.Context, pm *tracemodel.PairModel, left func(claim string) int) (PairResult, error) {
 	pats, claims := c.patterns(pm)
 	var key string
-	if c.opts.Cache != nil {
+	// The parts of a model cut at its barriers are many and small: each is
+	// checked faster than its cache entry is keyed and written.
+	if c.opts.Cache != nil && pm.Parts <= 1 {
 		key = cache.Key(pm, pats, fmt.Sprintf("%s/%d", c.engineKey(), c.opts.MaxInstances))
 		if e, ok := c.opts.Cache.Get(key); ok && len(e.Verdicts) == len(claims) {
 			res, err := c.result(pm, e)
@@ -189,11 +202,11 @@ func (c *Checker) Check(ctx context.Context, pm *tracemodel.PairModel) (PairResu
 			return res, err
 		}
 	}
-	e, err := c.decide(ctx, pm)
+	e, err := c.decide(ctx, pm, left)
 	if err != nil {
 		return PairResult{}, err
 	}
-	if c.opts.Cache != nil {
+	if key != "" {
 		// A cache that cannot be written only costs time later.
 		_ = c.opts.Cache.Put(key, e)
 	}
@@ -264,7 +277,10 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 			return res, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
 		ws := v.Instances
-		if len(ws) == 0 {
+		switch {
+		case len(ws) == 0 && v.Witness == nil:
+			continue // a part whose instances earlier parts listed (check)
+		case len(ws) == 0:
 			ws = [][]tracemodel.StepRef{v.Witness} // Spin alone could decide the model
 		}
 		for _, w := range ws {
@@ -318,7 +334,7 @@ func trimInterleavings(vs []bugs.Violation) {
 // decide runs the engine on pm, then lists the instances of the violated
 // claims with the native enumeration (whatever the engine, so that bug ids
 // do not depend on it).
-func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel) (cache.Entry, error) {
+func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel, left func(claim string) int) (cache.Entry, error) {
 	e, err := c.verdicts(ctx, pm)
 	if err != nil {
 		return e, err
@@ -334,7 +350,16 @@ func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel) (cache.E
 		if !ok {
 			return e, fmt.Errorf("model %s: unknown claim %q", ModelName(pm), v.Claim)
 		}
-		ws, err := nc.Instances(ctx, pat, local, c.opts.MaxInstances)
+		limit := c.opts.MaxInstances
+		if left != nil {
+			if limit = min(limit, left(v.Claim)); limit <= 0 {
+				// Listed enough in earlier parts: violated, and no
+				// instance of its own (result lists none).
+				v.Instances, v.Witness = nil, nil
+				continue
+			}
+		}
+		ws, err := nc.Instances(ctx, pat, local, limit)
 		var tooLarge *native.TooLargeError
 		switch {
 		case errors.As(err, &tooLarge) && e.Engine == "spin":

@@ -666,7 +666,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 				acc.holds(opts.claimCount(t))
 				return nil
 			}
-			res, err := checker.Check(ctx, pm)
+			res, err := checker.check(ctx, pm, acc.left)
 			if err == nil {
 				acc.add(res)
 			}

@@ -64,10 +64,10 @@ func (p *Projection) WithOrder(ord *Order) *Projection {
 // A Part is a piece of a projection: the accesses From[x] ≤ i < To[x] of
 // each thread x (indexes among the thread's accesses of the variables),
 // with the synchronization and locks around them. Index numbers the parts
-// of a projection from 0.
+// of a projection from 0, and Of is their number (0 for Whole).
 type Part struct {
-	Index    int
-	From, To [2]int
+	Index, Of int
+	From, To  [2]int
 }
 
 // Whole is the part that is all of the projection.
@@ -93,6 +93,7 @@ const DefaultPartAccesses = 2048
 // cut, or a projection with region boundaries off, is one part.
 func (p *Projection) Parts(size int) []Part {
 	whole := p.Whole()
+	whole.Of = 1
 	if size < 0 || p.opts.NoBoundaries {
 		return []Part{whole}
 	}
@@ -133,7 +134,11 @@ func (p *Projection) Parts(size int) []Part {
 		cur = Part{Index: len(parts), From: [2]int{i, j}}
 	}
 	cur.To = n
-	return append(parts, cur)
+	parts = append(parts, cur)
+	for k := range parts {
+		parts[k].Of = len(parts)
+	}
+	return parts
 }
 
 // blockedBetween reports whether thread x blocks between its accesses i-1

@@ -80,6 +80,9 @@ type PairModel struct {
 	// Part numbers the model among the parts of its pair (Projection.Parts),
 	// from 0; a pair with no cut has one part.
 	Part int `json:"part,omitempty"`
+	// Parts is the number of parts of the pair's model (0 or 1: this is
+	// the whole model).
+	Parts int `json:"parts,omitempty"`
 	// Broken: both threads start past a region boundary, as every run of
 	// the whole model passes the cut that starts this part (Part > 0): no
 	// region of either thread is open, and the claims see no access yet.
@@ -618,6 +621,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 		Threads: [2]ThreadRef{{ID: t1, Handle: m.Threads[t1-1].Handle}, {ID: t2, Handle: m.Threads[t2-1].Handle}},
 		Locks:   make([]LockRef, len(lockIndex)),
 		Part:    part.Index,
+		Parts:   part.Of,
 		Broken:  part.Index > 0,
 	}
 	if len(vars) == 2 {

@@ -10,9 +10,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"sort"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // Exit statuses shared by every command (DESIGN §7).
@@ -68,9 +71,9 @@ func main() {
 }
 
 // startProfile writes a CPU profile of the whole command to the file
-// $MCPREDICT_CPUPROFILE, and a heap profile at its end to
-// $MCPREDICT_MEMPROFILE, for `go tool pprof` (developers measuring a long
-// run of a real trace). It returns the function that ends them.
+// $MCPREDICT_CPUPROFILE, and a heap profile at the largest heap in use
+// seen (sampled every 2 s) to $MCPREDICT_MEMPROFILE, for `go tool pprof`
+// (developers measuring a long run of a real trace). It returns the function that ends them.
 func startProfile(stderr io.Writer) func() {
 	var done []func()
 	if path := os.Getenv("MCPREDICT_CPUPROFILE"); path != "" {
@@ -85,7 +88,21 @@ func startProfile(stderr io.Writer) func() {
 		}
 	}
 	if path := os.Getenv("MCPREDICT_MEMPROFILE"); path != "" {
-		done = append(done, func() {
+		// The profile of the largest heap in use seen, sampled every
+		// 2 s and at the end: the end of a run has freed what mattered.
+		var (
+			mu   sync.Mutex
+			peak uint64
+		)
+		write := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse <= peak {
+				return
+			}
+			peak = ms.HeapInuse
 			f, err := os.Create(path)
 			if err == nil {
 				err = pprof.WriteHeapProfile(f)
@@ -94,7 +111,21 @@ func startProfile(stderr io.Writer) func() {
 			if err != nil {
 				fmt.Fprintf(stderr, "mcpredict: MCPREDICT_MEMPROFILE: %v\n", err)
 			}
-		})
+		}
+		stop := make(chan struct{})
+		go func() {
+			t := time.NewTicker(2 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					write()
+				case <-stop:
+					return
+				}
+			}
+		}()
+		done = append(done, func() { close(stop); write() })
 	}
 	return func() {
 		for _, f := range done {
