@@ -47,6 +47,9 @@ type JobOptions struct {
 	NoObservedReads  bool `json:"no_observed_reads,omitempty"`
 	// MaxInstances is --max-instances (0: the server's).
 	MaxInstances int `json:"max_instances,omitempty"`
+	// PartAccesses is --part-accesses (0: the server's; negative: whole
+	// models, --part-accesses 0).
+	PartAccesses int `json:"part_accesses,omitempty"`
 	// Atomic sets: --atomic-sets, --atomic-set (one entry per set, its
 	// variables comma-separated), --set-partners and --set-confidence
 	// (nil: the server's).

@@ -189,6 +189,12 @@ func (c *checkFlags) jobOptions() service.JobOptions {
 	if c.maxInstances != native.DefaultMaxInstances {
 		jo.MaxInstances = c.maxInstances
 	}
+	if c.partAccesses != tracemodel.DefaultPartAccesses {
+		jo.PartAccesses = c.partAccesses
+		if jo.PartAccesses == 0 {
+			jo.PartAccesses = -1 // whole models; 0 is "the server's"
+		}
+	}
 	if c.setPartners.set {
 		jo.SetPartners = &c.setPartners.n
 	}

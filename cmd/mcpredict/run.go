@@ -107,6 +107,7 @@ type checkFlags struct {
 	cacheDir                string
 	noCache                 bool
 	maxInstances            int
+	partAccesses            int
 	maxLineBytes            int
 	strict                  bool
 	maxTraceBytes           int64
@@ -168,6 +169,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.noCache, "no-cache", false, "do not read or write the verdict cache")
 	fs.BoolVar(&c.strict, "strict", false, "exit 3 when any model is undecided (over its --timeout, --memory or state limit); default: report it and go on (about models; --strict-sync is about the trace)")
 	fs.IntVar(&c.maxInstances, "max-instances", native.DefaultMaxInstances, "instances listed per claim of a model: one per access that completes the pattern (each can be another bug)")
+	fs.IntVar(&c.partAccesses, "part-accesses", tracemodel.DefaultPartAccesses, "a model is checked in parts cut where both threads pass a barrier, each of about N accesses (0: whole models; an interleaving then starts at the model's start, not at its part's cut)")
 }
 
 // options turns the flags into predict.Options. Tool lookup errors are
@@ -180,6 +182,13 @@ func (c *checkFlags) options() (predict.Options, error) {
 	}
 	if c.maxInstances <= 0 {
 		return o, &predict.UsageError{Msg: fmt.Sprintf("--max-instances: %d: want a positive number", c.maxInstances)}
+	}
+	partAccesses := c.partAccesses
+	switch {
+	case partAccesses < 0:
+		return o, &predict.UsageError{Msg: fmt.Sprintf("--part-accesses: %d: want 0 (whole models) or a positive number", partAccesses)}
+	case partAccesses == 0:
+		partAccesses = -1
 	}
 	confirm, err := predict.ParseConfirm(c.confirm)
 	if err != nil {
@@ -232,7 +241,7 @@ func (c *checkFlags) options() (predict.Options, error) {
 	o = predict.Options{
 		Sets: sets,
 		Vars: c.vars, Threads: c.threads, Engine: eng, Jobs: c.jobs,
-		Project: proj, MaxInstances: c.maxInstances,
+		Project: proj, MaxInstances: c.maxInstances, PartAccesses: partAccesses,
 		ExcludeVars: c.excludeVars, Confirm: confirm, ConfirmMaxSteps: confirmMaxSteps(c.confirmMaxSteps), MaxModels: maxModels,
 		Spin:    spinrunner.Options{Timeout: c.timeout, KeepDir: c.keepModels, MemoryMB: c.memoryMB},
 		Version: version,

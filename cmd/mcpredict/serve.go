@@ -129,6 +129,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if jo.MaxInstances != 0 {
 			c.maxInstances = jo.MaxInstances
 		}
+		switch {
+		case jo.PartAccesses < 0:
+			c.partAccesses = 0
+		case jo.PartAccesses > 0:
+			c.partAccesses = jo.PartAccesses
+		}
 		c.atomicSetsOn = c.atomicSetsOn || jo.AtomicSetsOn
 		if len(jo.AtomicSets) > 0 {
 			c.atomicSets = jo.AtomicSets
