@@ -136,15 +136,7 @@ type diffModel struct {
 // test failure.
 func modelsOf(t testing.TB, name string, trace []byte, opts tracemodel.ProjectOptions, pats []ltl.Pattern) []*diffModel {
 	t.Helper()
-	ctx := context.Background()
-	m, err := tracemodel.Parse(ctx, bytes.NewReader(trace), name, tracemodel.Options{})
-	if err != nil {
-		t.Fatalf("%s: the generated trace does not parse: %v\n%s", name, err, trace)
-	}
-	tasks, err := predict.Plan(m, predict.Options{KeepOrderedPairs: true})
-	if err != nil {
-		t.Fatalf("%s: Plan: %v", name, err)
-	}
+	m, tasks := planOf(t, name, trace)
 	var out []*diffModel
 	for _, task := range tasks {
 		pm, err := m.Project(task.Var, task.T1, task.T2, opts)
@@ -156,9 +148,9 @@ func modelsOf(t testing.TB, name string, trace []byte, opts tracemodel.ProjectOp
 	return out
 }
 
-// partModelsOf is modelsOf for the parts after the first of every model
-// that Projection.Parts cuts, at every cut.
-func partModelsOf(t testing.TB, name string, trace []byte, pats []ltl.Pattern) []*diffModel {
+// planOf parses a generated trace and plans its models with default
+// options, ordered pairs kept.
+func planOf(t testing.TB, name string, trace []byte) (*tracemodel.Model, []predict.Task) {
 	t.Helper()
 	m, err := tracemodel.Parse(context.Background(), bytes.NewReader(trace), name, tracemodel.Options{})
 	if err != nil {
@@ -168,6 +160,14 @@ func partModelsOf(t testing.TB, name string, trace []byte, pats []ltl.Pattern) [
 	if err != nil {
 		t.Fatalf("%s: Plan: %v", name, err)
 	}
+	return m, tasks
+}
+
+// partModelsOf is modelsOf for the parts after the first of every model
+// that Projection.Parts cuts, at every cut.
+func partModelsOf(t testing.TB, name string, trace []byte, pats []ltl.Pattern) []*diffModel {
+	t.Helper()
+	m, tasks := planOf(t, name, trace)
 	var out []*diffModel
 	for _, task := range tasks {
 		p, err := m.NewProjection(task.Var, 0, task.T1, task.T2, tracemodel.ProjectOptions{})
