@@ -851,10 +851,9 @@ func representatives(results []PairResult, confirmed map[string]bool) []represen
 		}
 	}
 	steps := func(r representative) int { return results[r.Result].Parts[r.Part].Steps }
-	order := slices.Clone(all)
-	slices.SortStableFunc(order, func(a, b representative) int { return cmp.Compare(steps(a), steps(b)) })
+	slices.SortStableFunc(all, func(a, b representative) int { return cmp.Compare(steps(a), steps(b)) })
 	var reps []representative
-	for _, r := range order {
+	for _, r := range all {
 		bugs := results[r.Result].Parts[r.Part].Bugs
 		if slices.ContainsFunc(bugs, func(id string) bool { return !confirmed[id] }) {
 			for _, id := range bugs {
