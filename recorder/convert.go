@@ -111,16 +111,12 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 		bw.WriteString("# warning: " + wn + "\n")
 	}
 	cw := &csvWriter{w: bw}
-	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: map[uint64]*thrState{}, waiting: map[uint64]rawEvent{},
+	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: map[uint64]*thrState{}, blocked: live.blocked(),
 		reached: map[string]string{}}
 	err = l.scan(func(ev *rawEvent) error {
 		tw.event(ev)
 		return cw.err
 	})
-	if err == nil {
-		tw.blockedAtEnd()
-		err = cw.err
-	}
 	st.Events = cw.lines
 	if err == nil {
 		writeReached(bw, tw.reached)
@@ -303,27 +299,13 @@ type traceWriter struct {
 	n       *namer
 	noFuncs bool
 	threads map[uint64]*thrState
-	// waiting holds, per thread, its latest lock wait (kLockWait) that
-	// no event of the thread has followed yet.
-	waiting map[uint64]rawEvent
+	// blocked holds, by thread token, the sequence number of the
+	// thread's lock wait (kLockWait) that no event of the thread
+	// followed (from the first pass): the acquisition never returned.
+	blocked map[uint64]uint64
 	// reached holds the detail of each variable of a heap block named by
 	// type and site: the path the program first reached it through.
 	reached map[string]string
-}
-
-// blockedAtEnd writes a Blocked event for every thread whose last event
-// was a lock wait: the acquisition never returned (the run deadlocked and
-// was killed, or ended with the thread blocked). A thread's Blocked event
-// is its last, so writing them at the end keeps the trace's order.
-func (tw *traceWriter) blockedAtEnd() {
-	var ws []rawEvent
-	for _, w := range tw.waiting {
-		ws = append(ws, w)
-	}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].Seq < ws[j].Seq })
-	for _, w := range ws {
-		tw.c.line(w.Thread, w.Seq, tw.syms.location(w.PC), "Blocked", tw.n.syncName(w.Addr, w.Seq), syncAction(kind(w.Extra)))
-	}
 }
 
 func (tw *traceWriter) state(t *rawThread) *thrState {
@@ -341,10 +323,15 @@ func (tw *traceWriter) event(ev *rawEvent) {
 	ts := tw.state(t)
 	merge := ts.rootMerge
 	ts.rootMerge = false
-	delete(tw.waiting, t.Token) // the wait, if any, returned
 	switch ev.Kind {
 	case kLockWait:
-		tw.waiting[t.Token] = *ev
+		// A wait that returned is its acquisition's event; one that
+		// never did is written where it began, in sequence order
+		// (other threads ran on, and perhaps exited the program, while
+		// it waited).
+		if seq, ok := tw.blocked[t.Token]; ok && seq == ev.Seq {
+			c.line(t, ev.Seq, syms.location(ev.PC), "Blocked", n.syncName(ev.Addr, ev.Seq), syncAction(kind(ev.Extra)))
+		}
 	case kRead, kWrite, kRead8:
 		action, size := "Read", ev.Extra
 		if ev.Data && !n.l.indexUsed.has(ev.Seq) {

@@ -394,3 +394,41 @@ func bugList(bugs []reportBug) string {
 	}
 	return b.String()
 }
+
+// TestBlockedInOrder records a thread that blocks for good on a lock main
+// holds while main goes on and exits: the Blocked event is written where
+// the wait began, in sequence order, before main's later events (it used
+// to be written at the end, out of order, and the trace was refused).
+func TestBlockedInOrder(t *testing.T) {
+	bin := mcpredict(t)
+	prog := build(t, filepath.Join("testdata", "blocked_exit.c"))
+	for attempt := 1; ; attempt++ {
+		trace, _ := record(t, prog)
+		evs := parseTrace(t, trace) // checks the sequence order
+		blocked, later := -1, 0
+		for i, ev := range evs {
+			switch {
+			case ev.action == "Blocked":
+				blocked = i
+			case blocked >= 0 && ev.action == "Write" && ev.objs[0] == "after":
+				later++
+			}
+		}
+		if blocked >= 0 {
+			if later == 0 {
+				t.Errorf("no write of after follows the Blocked event:\n%s", trace)
+			}
+			file := filepath.Join(t.TempDir(), "blocked.csv")
+			if err := os.WriteFile(file, []byte(trace), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if bugs, code := predict(t, bin, file, "--engine", "native"); code != 0 {
+				t.Errorf("mcpredict run: exit status %d, bugs %v", code, bugs)
+			}
+			return
+		}
+		if attempt == 5 {
+			t.Fatalf("the waiter never blocked in 5 runs:\n%s", trace)
+		}
+	}
+}

@@ -107,7 +107,7 @@ func parseTrace(t testing.TB, trace string) []event {
 	actions := map[string]int{ // action -> number of objects
 		"Read": 1, "DataRead": 1, "Write": 1, "Lock": 1, "TryLock": 1, "Unlock": 1, "RdLock": 1, "WrLock": 1,
 		"RwUnlock": 1, "Signal": 1, "Broadcast": 1, "Wait": 1, "BarrierWait": 1, "Create": 1,
-		"Join": 1, "SemPost": 1, "SemWait": 1, "Alloc": 1, "Free": 1, "Enter": 1, "Exit": 1,
+		"Join": 1, "SemPost": 1, "SemWait": 1, "Alloc": 1, "Free": 1, "Enter": 1, "Exit": 1, "Blocked": 1,
 	}
 	var evs []event
 	var last uint64
@@ -148,7 +148,7 @@ func parseTrace(t testing.TB, trace string) []event {
 		if !ok {
 			t.Fatalf("trace line %d: unknown action %q", n, ev.action)
 		}
-		if len(ev.objs) < want || (len(ev.objs) > want && ev.action != "Wait") {
+		if len(ev.objs) < want || (len(ev.objs) > want && ev.action != "Wait" && ev.action != "Blocked") {
 			t.Fatalf("trace line %d: %s with objects %q", n, ev.action, ev.objs)
 		}
 		for _, o := range ev.objs {

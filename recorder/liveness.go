@@ -21,6 +21,9 @@ type liveness struct {
 	ended   map[uint64]bool
 	joined  map[uint64]bool
 	exitBy  uint64 // the thread that called exit, 0 if none did
+	// last is each thread's latest event (by token): a thread whose last
+	// event is a lock wait was blocked when the run ended.
+	last map[uint64]rawEvent
 }
 
 type createdAt struct{ by, pc uint64 }
@@ -32,10 +35,12 @@ func newLiveness(l *rawLog) *liveness {
 		startFn: map[uint64]uint64{},
 		ended:   map[uint64]bool{},
 		joined:  map[uint64]bool{},
+		last:    map[uint64]rawEvent{},
 	}
 }
 
 func (v *liveness) note(ev *rawEvent) {
+	v.last[ev.Thread.Token] = *ev
 	switch ev.Kind {
 	case kCreate:
 		v.created[ev.Addr] = createdAt{ev.Thread.Token, ev.PC}
@@ -50,6 +55,18 @@ func (v *liveness) note(ev *rawEvent) {
 	case kProcExit:
 		v.exitBy = ev.Thread.Token
 	}
+}
+
+// blocked returns, by thread token, the sequence number of each thread's
+// lock wait that never returned: the thread's last event.
+func (v *liveness) blocked() map[uint64]uint64 {
+	b := map[uint64]uint64{}
+	for tok, ev := range v.last {
+		if ev.Kind == kLockWait {
+			b[tok] = ev.Seq
+		}
+	}
+	return b
 }
 
 // warnings returns the warnings, and the threads that still ran at the
