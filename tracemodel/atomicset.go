@@ -621,10 +621,11 @@ func (c *Concurrency) table(tid, other int) *clockTable {
 	t := c.tables[[2]int{tid, other}]
 	if t == nil {
 		t = &clockTable{}
-		for _, s := range c.m.sync.clocks[tid-1] {
-			v := s.VC.get(other - 1)
+		l := &c.m.sync.clocks[tid-1]
+		for i := range l.len() {
+			v := l.get(i, other-1)
 			if n := len(t.val); n == 0 || t.val[n-1] != v {
-				t.pos, t.val = append(t.pos, s.Pos), append(t.val, v)
+				t.pos, t.val = append(t.pos, l.pos[i]), append(t.val, v)
 			}
 		}
 		c.tables[[2]int{tid, other}] = t

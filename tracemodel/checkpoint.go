@@ -21,7 +21,7 @@ import (
 type flowCheckpoints struct {
 	once  sync.Once
 	every int // events between checkpoints (0: the default)
-	full  [][]clockSnap
+	full  []snapLog
 	at    []*flowCheckpoint // by increasing idx
 }
 
@@ -95,8 +95,8 @@ func (b *orderBuilder) save(idx int) *flowCheckpoint {
 		barrier:        maps.Clone(b.barrier),
 		flow:           make([]varFlow, len(b.flow)),
 	}
-	for t, cs := range b.clocks {
-		cp.clocks[t] = len(cs)
+	for t := range b.clocks {
+		cp.clocks[t] = b.clocks[t].len()
 	}
 	for i := range b.flow {
 		cp.flow[i] = b.flow[i].clone()
@@ -107,10 +107,9 @@ func (b *orderBuilder) save(idx int) *flowCheckpoint {
 // restore sets a fresh builder (with its own flow) to checkpoint cp of the
 // replay whose snapshots are full; the flow entries are copied from cp as
 // they are first used (flowAt).
-func (b *orderBuilder) restore(cp *flowCheckpoint, full [][]clockSnap) {
+func (b *orderBuilder) restore(cp *flowCheckpoint, full []snapLog) {
 	for t := range b.clocks {
-		n := cp.clocks[t]
-		b.clocks[t] = full[t][:n:n] // appending copies: full stays as it is
+		b.clocks[t] = full[t].prefix(cp.clocks[t]) // appending copies: full stays as it is
 	}
 	copy(b.vc, cp.vc)
 	copy(b.pending, cp.pending)

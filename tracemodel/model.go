@@ -73,14 +73,6 @@ type Access struct {
 // to Vars[v].Accesses.
 func (m *Model) AccessesOf(v int) []Access { return m.Vars[v].access }
 
-// clockSnap is the vector clock of a thread from event position Pos (1-based,
-// in the thread) until the next snapshot. VC[i] is the number of events of
-// thread i+1 that happen before (or are) that event.
-type clockSnap struct {
-	Pos int32
-	VC  vclock
-}
-
 type lockThread struct {
 	lock   int32
 	thread int32

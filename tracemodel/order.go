@@ -16,7 +16,7 @@ import (
 //     variable (see DataflowOrder). It is the order of the model of v under
 //     the precise semantics.
 type Order struct {
-	clocks [][]clockSnap // per thread (index = model id - 1), increasing Pos
+	clocks []snapLog // per thread (index = model id - 1)
 }
 
 // Clock returns how many events of thread other happen before (or at)
@@ -26,28 +26,23 @@ func (o *Order) Clock(tid int, pos int32, other int) int32 {
 	if pos <= 0 || tid-1 >= len(o.clocks) {
 		return 0
 	}
-	return snapAt(o.clocks[tid-1], pos).get(other - 1)
-}
-
-// snapAt returns the clock of the latest snapshot at or before pos, the
-// zero clock if none.
-func snapAt(cs []clockSnap, pos int32) vclock {
-	i := sort.Search(len(cs), func(i int) bool { return cs[i].Pos > pos }) - 1
+	l := &o.clocks[tid-1]
+	i := l.at(pos)
 	if i < 0 {
-		return vclock{}
+		return 0
 	}
-	return cs[i].VC
+	return l.get(i, other-1)
 }
 
 // firstDependence returns the first position of thread tid that causally
 // depends on an event of thread other, 0 if none.
 func (o *Order) firstDependence(tid, other int) int32 {
-	cs := o.clocks[tid-1]
-	i := sort.Search(len(cs), func(i int) bool { return cs[i].VC.get(other-1) > 0 })
-	if i == len(cs) {
+	l := &o.clocks[tid-1]
+	i := sort.Search(l.len(), func(i int) bool { return l.get(i, other-1) > 0 })
+	if i == l.len() {
 		return 0
 	}
-	return cs[i].Pos
+	return l.pos[i]
 }
 
 // eventRef is an event by thread and position (1-based).
@@ -71,7 +66,7 @@ type varFlow struct {
 type orderBuilder struct {
 	m       *Model
 	exclude [2]int32 // variables whose data flow is left out; -1: no data flow at all
-	clocks  [][]clockSnap
+	clocks  []snapLog
 	vc      []vclock // current clock per thread (own component not kept)
 	n       []int32  // events so far per thread
 	pending []vclock // per thread: the clock of its Create, joined at its first event
@@ -129,7 +124,7 @@ func (m *Model) newOrderBuilder(exclude [2]int32) *orderBuilder {
 	return &orderBuilder{
 		m:              m,
 		exclude:        exclude,
-		clocks:         make([][]clockSnap, nt),
+		clocks:         newSnapLogs(nt),
 		vc:             make([]vclock, nt),
 		n:              make([]int32, nt),
 		pending:        make([]vclock, nt),
@@ -139,14 +134,14 @@ func (m *Model) newOrderBuilder(exclude [2]int32) *orderBuilder {
 	}
 }
 
-// vcAt returns the clock of thread t at position pos (own component not
-// included) from the snapshots recorded so far.
-func (b *orderBuilder) vcAt(t, pos int32) vclock { return snapAt(b.clocks[t-1], pos) }
-
 // joinEvent joins the clock of event r (including r itself) into thread t's
 // clock and reports whether it changed.
 func (b *orderBuilder) joinEvent(t int32, r eventRef) bool {
-	vc, changed := b.vc[t-1].join(b.vcAt(r.thread, r.pos))
+	vc, changed := b.vc[t-1], false
+	l := &b.clocks[r.thread-1]
+	if i := l.at(r.pos); i >= 0 {
+		vc, changed = l.joinInto(vc, i)
+	}
 	if r.thread != t {
 		var own bool
 		vc, own = vc.set(int(r.thread-1), r.pos)
@@ -209,8 +204,7 @@ func (b *orderBuilder) event(e *Event, idx int32) {
 		}
 	}
 	if changed {
-		// Clocks are persistent: the snapshot shares the current clock.
-		b.clocks[t-1] = append(b.clocks[t-1], clockSnap{Pos: pos, VC: b.vc[t-1]})
+		b.clocks[t-1].add(pos, b.vc[t-1])
 	}
 }
 

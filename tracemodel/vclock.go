@@ -145,3 +145,48 @@ func joinNode(a, b *vcNode, d int) *vcNode {
 	}
 	return &vcNode{kid: kids}
 }
+
+// fill sets dst[i] to component i of c.
+func (c vclock) fill(dst []int32) {
+	if c.root != nil && c.depth == 0 && len(dst) <= vcWidth {
+		copy(dst, c.root.val[:len(dst)])
+		return
+	}
+	for i := range dst {
+		dst[i] = c.get(i)
+	}
+}
+
+// joinDense returns the component-wise maximum of c and the clock whose
+// component i is row[i], and whether it differs from c.
+func (c vclock) joinDense(row []int32) (vclock, bool) {
+	if c.depth == 0 && len(row) <= vcWidth {
+		var vals *[vcWidth]int32
+		for i, x := range row {
+			cur := int32(0)
+			if c.root != nil {
+				cur = c.root.val[i]
+			}
+			if x > cur {
+				if vals == nil {
+					vals = new([vcWidth]int32)
+					if c.root != nil {
+						*vals = *c.root.val
+					}
+				}
+				vals[i] = x
+			}
+		}
+		if vals == nil {
+			return c, false
+		}
+		return vclock{root: &vcNode{val: vals}}, true
+	}
+	changed := false
+	for i, x := range row {
+		var ch bool
+		c, ch = c.set(i, x)
+		changed = changed || ch
+	}
+	return c, changed
+}
