@@ -93,10 +93,17 @@ func (tm *taskModels) done() {
 	}
 	p := tm.p
 	p.mu.Lock()
+	last := false
 	if tm.vo.left--; tm.vo.left == 0 {
 		delete(p.orders, orderKey(tm.t))
+		last = true
 	}
 	p.mu.Unlock()
+	if last && tm.vo.order != nil {
+		// Its temporary file (a spilled trace's) goes now, not when
+		// the garbage collector finds it unreachable.
+		tm.vo.order.Release()
+	}
 	tm.vo = nil
 }
 

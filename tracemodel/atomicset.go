@@ -625,7 +625,7 @@ func (c *Concurrency) table(tid, other int) *clockTable {
 		for i := range l.len() {
 			v := l.get(i, other-1)
 			if n := len(t.val); n == 0 || t.val[n-1] != v {
-				t.pos, t.val = append(t.pos, l.pos[i]), append(t.val, v)
+				t.pos, t.val = append(t.pos, l.pos(i)), append(t.val, v)
 			}
 		}
 		c.tables[[2]int{tid, other}] = t

@@ -70,6 +70,7 @@ func (m *Model) checkpoints() []*flowCheckpoint {
 			return
 		}
 		b := m.newOrderBuilder([2]int32{-1, -1})
+		b.setArena(m.newSnapArena(len(m.Events)))
 		b.flow = make([]varFlow, len(m.Vars))
 		for i := range m.Events {
 			if i > 0 && i%every == 0 {

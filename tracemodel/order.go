@@ -1,6 +1,7 @@
 package tracemodel
 
 import (
+	"runtime"
 	"sort"
 )
 
@@ -17,6 +18,7 @@ import (
 //     the precise semantics.
 type Order struct {
 	clocks []snapLog // per thread (index = model id - 1)
+	arena  *snapArena
 }
 
 // Clock returns how many events of thread other happen before (or at)
@@ -42,7 +44,7 @@ func (o *Order) firstDependence(tid, other int) int32 {
 	if i == l.len() {
 		return 0
 	}
-	return l.pos[i]
+	return l.pos(i)
 }
 
 // eventRef is an event by thread and position (1-based).
@@ -67,9 +69,10 @@ type orderBuilder struct {
 	m       *Model
 	exclude [2]int32 // variables whose data flow is left out; -1: no data flow at all
 	clocks  []snapLog
-	vc      []vclock // current clock per thread (own component not kept)
-	n       []int32  // events so far per thread
-	pending []vclock // per thread: the clock of its Create, joined at its first event
+	arena   *snapArena // where clocks' rows are; nil: the heap
+	vc      []vclock   // current clock per thread (own component not kept)
+	n       []int32    // events so far per thread
+	pending []vclock   // per thread: the clock of its Create, joined at its first event
 	// pendingBarrier: per thread, the barrier whose clock its next event
 	// joins (0: none).
 	pendingBarrier []int32
@@ -111,10 +114,36 @@ func (m *Model) order(exclude ...int32) *Order {
 			}
 		}
 	}
+	b.setArena(m.newSnapArena(len(m.Events) - start))
 	for i := start; i < len(m.Events); i++ {
 		b.event(&m.Events[i], int32(i))
 	}
-	return &Order{clocks: b.clocks}
+	o := &Order{clocks: b.clocks, arena: b.arena}
+	if b.arena != nil && ex[0] >= 0 {
+		// A data-flow order is dropped when the models of its variable
+		// are made; its file goes with it (or with the model's Close).
+		runtime.AddCleanup(o, (*snapArena).close, b.arena)
+	}
+	return o
+}
+
+// Release gives back the temporary file of a data-flow order of a spilled
+// model at once; the order must not be used after. Releasing is optional:
+// the garbage collector releases an unreachable order's file, and
+// Model.Close every file of the model.
+func (o *Order) Release() {
+	if o.arena != nil {
+		o.arena.close()
+	}
+}
+
+// setArena has the rows of the builder's snapshots from now on come from
+// arena.
+func (b *orderBuilder) setArena(arena *snapArena) {
+	b.arena = arena
+	for t := range b.clocks {
+		b.clocks[t].arena = arena
+	}
 }
 
 // newOrderBuilder returns a builder at the start of the trace, without
@@ -124,7 +153,7 @@ func (m *Model) newOrderBuilder(exclude [2]int32) *orderBuilder {
 	return &orderBuilder{
 		m:              m,
 		exclude:        exclude,
-		clocks:         newSnapLogs(nt),
+		clocks:         newSnapLogs(nt, nil),
 		vc:             make([]vclock, nt),
 		n:              make([]int32, nt),
 		pending:        make([]vclock, nt),

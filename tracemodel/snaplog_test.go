@@ -1,6 +1,13 @@
 package tracemodel
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"strings"
+	"testing"
+)
 
 // replayOrder replays the whole trace into an order, its snapshots kept as
 // rows (dense) or as persistent clocks: the synchronization order (v < 0)
@@ -59,4 +66,166 @@ func TestDenseSnapshots(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSnapLog adds more than two chunks of random snapshots to logs in the
+// heap and in a file, takes prefixes of them at and between chunk
+// boundaries, appends to the prefixes, and requires every position and
+// component to be the reference's, and the logs they were cut from
+// unchanged.
+func TestSnapLog(t *testing.T) {
+	const nt = 9
+	r := rand.New(rand.NewSource(1))
+	type snap struct {
+		pos  int32
+		vals [nt]int32
+	}
+	var ref []snap
+	var vc vclock
+	pos := int32(0)
+	for range 2*chunkRows + 77 {
+		pos += 1 + int32(r.Intn(3))
+		var s snap
+		s.pos = pos
+		for c := range nt {
+			if r.Intn(3) == 0 {
+				vc, _ = vc.set(c, vc.get(c)+int32(r.Intn(5)))
+			}
+			s.vals[c] = vc.get(c)
+		}
+		ref = append(ref, s)
+	}
+	check := func(name string, l *snapLog, want []snap) {
+		t.Helper()
+		if l.len() != len(want) {
+			t.Fatalf("%s: %d snapshots, want %d", name, l.len(), len(want))
+		}
+		for i, s := range want {
+			if l.pos(i) != s.pos {
+				t.Fatalf("%s: snapshot %d at %d, want %d", name, i, l.pos(i), s.pos)
+			}
+			if l.at(s.pos) != i || l.at(s.pos-1) != i-1 && (i == 0 || want[i-1].pos != s.pos-1) {
+				t.Fatalf("%s: at(%d) = %d, want %d", name, s.pos, l.at(s.pos), i)
+			}
+			for c := range nt {
+				if g := l.get(i, c); g != s.vals[c] {
+					t.Fatalf("%s: snapshot %d component %d = %d, want %d", name, i, c, g, s.vals[c])
+				}
+			}
+		}
+	}
+	rowOf := func(s snap) vclock {
+		var v vclock
+		for c, x := range s.vals {
+			v, _ = v.set(c, x)
+		}
+		return v
+	}
+	store := &spillStore{dir: t.TempDir()}
+	for _, file := range []bool{false, true} {
+		var arena *snapArena
+		if file {
+			arena = &snapArena{store: store, bound: int64(4*chunkRows) * (nt + 1) * 4}
+			store.snaps = map[*snapArena]bool{arena: true}
+		}
+		logs := newSnapLogs(nt, arena)
+		l := &logs[0]
+		for _, s := range ref {
+			l.add(s.pos, rowOf(s))
+		}
+		if file && (arena.mf == nil || store.snapBytes == 0) {
+			t.Fatal("the rows are not in the file")
+		}
+		check(fmt.Sprint("file ", file), l, ref)
+		for _, n := range []int{0, 1, chunkRows - 1, chunkRows, chunkRows + 1, 2 * chunkRows} {
+			p := l.prefix(n)
+			check(fmt.Sprint("file ", file, " prefix ", n), &p, ref[:n])
+			// Appending to the prefix leaves l as it is.
+			more := ref[n:][:min(len(ref)-n, chunkRows+3)]
+			for _, s := range more {
+				s.vals[0]++
+				p.add(s.pos, rowOf(s))
+			}
+			check(fmt.Sprint("file ", file, " after prefix ", n), l, ref)
+		}
+		if file {
+			arena.close()
+			if arena.mf != nil || store.snapBytes != 0 || len(store.snaps) != 0 {
+				t.Fatalf("close left the file: %d bytes, %d arenas", store.snapBytes, len(store.snaps))
+			}
+		}
+	}
+}
+
+// TestSpilledOrders checks the orders of a spilled model, whose rows are
+// in files, against a replay in the heap: the synchronization order and
+// every variable's data-flow order, replayed from checkpoints, and that
+// Close gives back every file.
+func TestSpilledOrders(t *testing.T) {
+	if !spillSupported {
+		t.Skip("no spilling on this system")
+	}
+	dir := t.TempDir()
+	fds := openFiles(t)
+	files := 0
+	for seed := int64(0); seed < 60; seed++ {
+		text := randomFlowTrace(seed)
+		m, err := Parse(context.Background(), strings.NewReader(text), "t.csv", Options{Spill: SpillAlways, SpillDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.flowCk = &flowCheckpoints{every: 1 + int(seed%5)}
+		for v := int32(-1); v < int32(len(m.Vars)); v++ {
+			if v == 0 {
+				continue
+			}
+			want := replayOrder(m, v, false)
+			got := m.sync
+			if v > 0 {
+				got = m.order(v)
+			}
+			if got.arena == nil {
+				t.Fatalf("seed %d, variable %d: the order's rows are not for a file", seed, v)
+			}
+			files += btoi(got.arena.mf != nil)
+			for tid := 1; tid <= len(m.Threads); tid++ {
+				for other := 1; other <= len(m.Threads); other++ {
+					for pos := int32(0); pos <= int32(len(m.Threads[tid-1].Events)); pos++ {
+						if w, g := want.Clock(tid, pos, other), got.Clock(tid, pos, other); w != g {
+							t.Fatalf("seed %d, variable %d: thread %d at %d knows %d events of thread %d, want %d\n%s",
+								seed, v, tid, pos, g, other, w, text)
+						}
+					}
+				}
+			}
+			if v > 0 && seed%2 == 0 {
+				got.Release()
+			}
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files == 0 {
+		t.Error("no order's rows went to a file")
+	}
+	if n := openFiles(t); n > fds {
+		t.Errorf("%d files open after Close, %d before", n, fds)
+	}
+}
+
+// openFiles returns the number of the process's open files.
+func openFiles(t *testing.T) int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip(err)
+	}
+	return len(fds)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -3,6 +3,9 @@ package tracemodel
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -84,6 +87,20 @@ type spillStore struct {
 	used  int64         // bytes of the arena handed out
 	stop  chan struct{} // closes the trimmer
 	done  chan struct{}
+	// snaps are the files of the orders' snapshots (snaplog.go): the
+	// trimmer releases them, Model.Close closes those still open.
+	snapAfter           int // the fewest events an order replays for its rows to go to a file
+	snapMu              sync.Mutex
+	snaps               map[*snapArena]bool
+	snapBytes, snapPeak int64 // their disk now, and at most
+}
+
+// addSnapBytes counts n more bytes of snapshot files.
+func (s *spillStore) addSnapBytes(n int64) {
+	s.snapMu.Lock()
+	s.snapBytes += n
+	s.snapPeak = max(s.snapPeak, s.snapBytes)
+	s.snapMu.Unlock()
 }
 
 // SpillStats describes the on-disk store of a model.
@@ -106,6 +123,9 @@ func (m *Model) Spill() SpillStats {
 	if a := s.arena.Load(); a != nil {
 		st.DiskBytes += a.size.Load()
 	}
+	s.snapMu.Lock()
+	st.DiskBytes += s.snapPeak
+	s.snapMu.Unlock()
 	return st
 }
 
@@ -130,6 +150,13 @@ func (m *Model) Close() error {
 		m.Vars[i].Accesses, m.Vars[i].access = nil, nil
 	}
 	m.scope = nil // its trees were in the arena
+	m.sync, m.flowCk = nil, nil
+	s.snapMu.Lock()
+	snaps := slices.Collect(maps.Keys(s.snaps))
+	s.snapMu.Unlock()
+	for _, a := range snaps {
+		a.close()
+	}
 	return errors.Join(s.events.close(), s.arena.Load().close())
 }
 
@@ -223,7 +250,7 @@ func (b *builder) startSpill(maxEvents int) error {
 	if res <= 0 {
 		res = DefaultMaxResident
 	}
-	b.m.spill = &spillStore{dir: mf.dir, maxResident: res, events: mf}
+	b.m.spill = &spillStore{dir: mf.dir, maxResident: res, events: mf, snapAfter: b.spillAt}
 	b.m.spill.startTrimmer()
 	return nil
 }
