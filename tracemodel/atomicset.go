@@ -596,53 +596,20 @@ func (m *Model) Concurrent(vs []int, t1, t2 int) bool {
 }
 
 // Concurrency answers Model.Concurrent for many variables and thread
-// pairs, as planning asks it: the synchronization order's clock of each
-// thread with respect to another is kept as a flat table at its first use
-// (a position where it changes, and its value), so that the many queries
-// make no vector-clock lookups. Not safe for concurrent use.
+// pairs, as planning asks it. Not safe for concurrent use.
+//
+// (It used to keep, at their first use, a flat table of each thread's
+// clock with respect to another: the synchronization order's snapshots
+// were persistent clocks, slow to search. Its snapshots are rows now,
+// searched directly; the tables were a copy of the order in the heap —
+// 173 MB of a 100 M-event server trace.)
 type Concurrency struct {
-	m      *Model
-	tables map[[2]int]*clockTable
-}
-
-// clockTable is the clock of thread other in thread tid where it changes:
-// from pos[i] on, Clock(tid, ·, other) is val[i].
-type clockTable struct {
-	pos, val []int32
+	m *Model
 }
 
 // NewConcurrency returns an empty Concurrency of m.
 func (m *Model) NewConcurrency() *Concurrency {
-	return &Concurrency{m: m, tables: map[[2]int]*clockTable{}}
-}
-
-// table returns the clock table of thread other in thread tid.
-func (c *Concurrency) table(tid, other int) *clockTable {
-	t := c.tables[[2]int{tid, other}]
-	if t == nil {
-		t = &clockTable{}
-		l := &c.m.sync.clocks[tid-1]
-		for i := range l.len() {
-			v := l.get(i, other-1)
-			if n := len(t.val); n == 0 || t.val[n-1] != v {
-				t.pos, t.val = append(t.pos, l.pos(i)), append(t.val, v)
-			}
-		}
-		c.tables[[2]int{tid, other}] = t
-	}
-	return t
-}
-
-// clock is Model.Clock(tid, pos, other) from t, the table of (tid, other).
-func (t *clockTable) clock(pos int32) int32 {
-	i, found := slices.BinarySearch(t.pos, pos)
-	if !found {
-		i--
-	}
-	if i < 0 || pos <= 0 {
-		return 0
-	}
-	return t.val[i]
+	return &Concurrency{m: m}
 }
 
 // AccessIndex is the accesses of some variables by thread, sorted, for
@@ -691,14 +658,14 @@ func (x *AccessIndex) unordered(t1 int, ps []int32, t2 int, qs []int32) bool {
 	if len(ps) == 0 || len(qs) == 0 {
 		return false
 	}
-	of1, of2 := x.c.table(t2, t1), x.c.table(t1, t2)
+	ord := x.c.m.sync
 	i := 0
 	for _, q := range qs {
 		// Both the clock of t1 at q and the index of p only grow with q.
-		for c := of1.clock(q); i < len(ps) && ps[i] <= c; {
+		for c := ord.Clock(t2, q, t1); i < len(ps) && ps[i] <= c; {
 			i++
 		}
-		if i < len(ps) && of2.clock(ps[i]) < q {
+		if i < len(ps) && ord.Clock(t1, ps[i], t2) < q {
 			return true
 		}
 	}

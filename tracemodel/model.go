@@ -80,12 +80,14 @@ type lockThread struct {
 
 // lockOp is an operation on a lock by one thread, as the model sees it
 // (recursive re-acquisitions are folded away: only outermost ones remain).
+// Its fields are ordered to take 12 bytes: a server trace has one per lock
+// operation, kept for the whole trace.
 type lockOp struct {
-	Pos  int32 // position in the thread
-	Kind StepKind
+	Pos int32 // position in the thread
 	// Start is the position of the Lock that opened the hold this op belongs
 	// to (for a Lock: its own position).
 	Start int32
+	Kind  StepKind
 	// Wait marks the implicit release/reacquire of a cond Wait.
 	Wait bool
 }
