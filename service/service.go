@@ -95,6 +95,13 @@ type Config struct {
 	// Queue, if set, sends work items to NATS workers; otherwise they run
 	// on a pool of Workers goroutines in this process.
 	Queue *queue.Queue
+	// Shards, with a Queue, has the workers project the models: each
+	// job's tasks are split, variable by variable, into this many shards
+	// (work.Shard), and each worker that takes one fetches the trace from
+	// the queue's trace store, parses it and projects and checks the
+	// shard's models (ShardWorker). 0: the server projects every model
+	// and the items carry them.
+	Shards int
 	// Workers is the size of the local pool (default: number of CPUs).
 	Workers int
 	// Checkers check the local pool's items. The default has no tools:
@@ -541,6 +548,9 @@ func (s *Server) runJob(aj *activeJob) error {
 			todo = append(todo, t)
 		}
 	}
+	if s.cfg.Queue != nil && s.cfg.Shards > 0 {
+		return s.dispatchShards(ctx, aj, m, opts, tasks, done, spec, epoch)
+	}
 	proj := predict.NewProjector(m, opts, todo)
 	for i, t := range tasks {
 		if done[i] {
@@ -565,23 +575,9 @@ func (s *Server) runJob(aj *activeJob) error {
 			continue
 		}
 		it := &work.Item{Job: aj.id, Task: i, Spec: spec, Models: pms}
-		if q := s.cfg.Queue; q != nil {
-			// NATS may be restarting: keep trying rather than fail a job
-			// that nothing is wrong with.
-			for {
-				err := q.Publish(ctx, it, epoch)
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					return nil
-				}
-				s.log.Warn("queueing a model; retrying", "job", aj.id, "task", i, "err", err)
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(time.Second):
-				}
+		if s.cfg.Queue != nil {
+			if !s.publish(ctx, it, epoch) {
+				return nil
 			}
 			continue
 		}
@@ -592,6 +588,27 @@ func (s *Server) runJob(aj *activeJob) error {
 		}
 	}
 	return nil
+}
+
+// publish queues an item on NATS, trying again while NATS may be
+// restarting rather than fail a job that nothing is wrong with. It
+// reports false when ctx ended first.
+func (s *Server) publish(ctx context.Context, it *work.Item, epoch string) bool {
+	for {
+		err := s.cfg.Queue.Publish(ctx, it, epoch)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		s.log.Warn("queueing an item; retrying", "job", it.Job, "task", it.Task, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // localWorker checks items of the local pool.
@@ -822,6 +839,13 @@ func (s *Server) dropTrace(j store.Job) {
 	if j.TracePath != "" {
 		if err := os.Remove(j.TracePath); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.log.Warn("removing stored trace", "job", j.ID, "err", err)
+		}
+	}
+	if q := s.cfg.Queue; q != nil && s.cfg.Shards > 0 {
+		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+		defer cancel()
+		if err := q.DeleteTrace(ctx, j.ID); err != nil {
+			s.log.Warn("removing the trace of the shards", "job", j.ID, "err", err)
 		}
 	}
 }

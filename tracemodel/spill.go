@@ -24,9 +24,13 @@ import (
 // whenever their resident size passes Options.MaxResident. Reading a
 // dropped page faults it back from the page cache or the file.
 //
-// The rest of the model — the synchronization order, the lock operations,
-// the region boundaries — stays in the heap: it grows with the
-// synchronization events, not with the accesses.
+// The causal orders of a spilled model (the synchronization order, and
+// each data-flow order that replays more events than Options.SpillAfter)
+// keep their snapshots in temporary files of their own (snaplog.go),
+// trimmed with the others, and given back when the order is released
+// (Order.Release), collected, or the model closed. The rest of the model
+// — the lock operations, the region boundaries — stays in the heap: it
+// grows with the synchronization events, not with the accesses.
 
 // SpillMode says where a trace's events are kept.
 type SpillMode string

@@ -55,6 +55,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	embedded := fs.Bool("embedded-nats", false, "start a JetStream server in this process and use it")
 	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "listen `address` of the embedded NATS server (port 0: any)")
 	workers := fs.Int("workers", -1, "with NATS, in-process workers (default: none with --nats, --jobs with --embedded-nats)")
+	shards := fs.Int("shards", 0, "with NATS, split each job's models into `N` shards that the workers project from the trace themselves (0: the server projects every model)")
 	ackWait := fs.Duration("ack-wait", queue.DefaultAckWait, "with NATS, redeliver an item whose worker is silent this long")
 	tokenFile := fs.String("token-file", "", "read the API bearer token from `FILE` (default $MCPREDICT_TOKEN; none: no auth)")
 	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
@@ -196,6 +197,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer q.Close()
 		cfg.Queue = q
+		cfg.Shards = *shards
 		nworkers = *workers
 		if nworkers < 0 {
 			nworkers = 0
@@ -215,7 +217,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	wctx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
 	if nworkers > 0 {
-		w := &queue.Worker{URL: url, Name: "serve-embedded", Concurrency: nworkers, Checkers: cfg.Checkers, Log: log}
+		sw := &service.ShardWorker{OpenTrace: openTrace, Checkers: cfg.Checkers, MaxEvents: cfg.MaxEvents}
+		w := &queue.Worker{URL: url, Name: "serve-embedded", Concurrency: nworkers, Checkers: cfg.Checkers, Shards: sw.Do, Log: log}
 		go func() {
 			if err := w.Run(wctx); err != nil {
 				log.Error("in-process worker stopped", "err", err)

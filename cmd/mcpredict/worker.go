@@ -11,9 +11,11 @@ import (
 
 	"github.com/mcpredict/mcpredict/cache"
 	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/queue"
 	"github.com/mcpredict/mcpredict/service/work"
 	"github.com/mcpredict/mcpredict/spinrunner"
+	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
 const workerDescription = `
@@ -24,7 +26,10 @@ workers, on as many machines, as needed; a worker that dies mid-model has its
 model redelivered to another one.
 
 The server's job options decide what is checked; --timeout and --memory set
-the Spin limits for items that do not carry their own. Workers need spin and
+the Spin limits for items that do not carry their own. A server started with
+--shards N sends shards instead of models: the worker fetches the job's trace
+from the queue's trace store, parses it (in --temp-dir; --input-format and
+--max-events as run's), and projects and checks the shard's models itself. Workers need spin and
 gcc (sudo apt-get install spin gcc), except with --native-only, where items
 that need Spin fail their job.`
 
@@ -39,6 +44,10 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	noCache := fs.Bool("no-cache", false, "do not read or write the verdict cache")
 	nativeOnly := fs.Bool("native-only", false, "run without spin and gcc (only native-engine items succeed)")
 	verbose := fs.Bool("v", false, "log every model")
+	tempDir := fs.String("temp-dir", "", "where the traces of shards are fetched and spilled (default $TMPDIR, else /tmp)")
+	maxEvents := fs.Int("max-events", tracemodel.DefaultMaxEvents, "most events accepted in a shard's trace, as run's (0: no limit but the 2^31-1 the model can index)")
+	var inf inputFlags // trace formats of shards (formats.go)
+	inf.register(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -86,9 +95,24 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if *maxEvents <= 0 {
+		*maxEvents = -1 // no limit
+	}
+	checkers := &work.Checkers{Tools: tools, KeepDir: *keep, MemoryMB: *memory, Cache: vc}
+	plugins := inf.host(stderr, "worker")
+	defer plugins.Close()
+	sw := &service.ShardWorker{
+		OpenTrace: func(ctx context.Context, path, name, format string, opts tracemodel.Options) (*tracemodel.Model, string, error) {
+			if format == "" {
+				format = inf.format
+			}
+			return plugins.OpenNamed(ctx, path, name, format, opts)
+		},
+		Checkers: checkers, TempDir: *tempDir, MaxEvents: *maxEvents,
+	}
 	w := &queue.Worker{
 		URL: *natsURL, Name: *name, Concurrency: *jobs, Log: log,
-		Checkers: &work.Checkers{Tools: tools, KeepDir: *keep, MemoryMB: *memory, Cache: vc},
+		Checkers: checkers, Shards: sw.Do,
 	}
 	if *verbose {
 		w.OnResult = func(r work.Result) {

@@ -24,6 +24,11 @@ type Worker struct {
 	Checkers    *work.Checkers // how items are checked
 	Log         *slog.Logger
 
+	// Shards, if set, projects and checks the items that are shards of a
+	// job (work.Item.Shard), given the function that copies the job's
+	// trace to a file; a worker without it leaves them to others.
+	Shards func(ctx context.Context, it *work.Item, fetch func(ctx context.Context, dst string) error) ([]work.Result, error)
+
 	// OnResult, if set, is called after each result is published (tests
 	// and metrics).
 	OnResult func(work.Result)
@@ -123,36 +128,58 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, msg jetstre
 			}
 		}
 	}()
-	res, err := w.Checkers.Do(ctx, &it)
+	var results []work.Result
+	var err error
+	switch {
+	case it.Shard == nil:
+		var res work.Result
+		res, err = w.Checkers.Do(ctx, &it)
+		results = []work.Result{res}
+	case w.Shards == nil:
+		stopBeat()
+		w.Log.Warn("leaving a shard to a worker that projects", "job", it.Job, "task", it.Task)
+		_ = msg.NakWithDelay(time.Second)
+		return
+	default:
+		fetch := func(ctx context.Context, dst string) error { return fetchTrace(ctx, js, it.Shard.Trace, dst) }
+		results, err = w.Shards(ctx, &it, fetch)
+	}
 	stopBeat()
 	if err != nil {
-		// Cancelled: leave the item to be redelivered.
-		_ = msg.Nak()
-		return
-	}
-	res.Worker = w.Name
-	data, err := work.Encode(&res)
-	if err != nil {
-		w.Log.Error("encoding result", "job", it.Job, "task", it.Task, "err", err)
+		// Cancelled, or the trace could not be fetched: leave the item to
+		// be redelivered.
+		w.Log.Debug("item not done", "job", it.Job, "task", it.Task, "err", err)
 		_ = msg.Nak()
 		return
 	}
 	// Publish before acking: if this process dies in between, the item is
-	// checked again and the duplicate result is harmless.
+	// checked again and the duplicate results are harmless.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	id := fmt.Sprintf("%s.%d", it.Job, it.Task)
-	if _, err := js.Publish(pctx, ResultSubject+it.Job, data, jetstream.WithMsgID(id), jetstream.WithRetryAttempts(20)); err != nil {
-		w.Log.Error("publishing result", "job", it.Job, "task", it.Task, "err", err)
-		_ = msg.Nak()
-		return
+	for i := range results {
+		res := &results[i]
+		res.Worker = w.Name
+		data, err := work.Encode(res)
+		if err != nil {
+			w.Log.Error("encoding result", "job", res.Job, "task", res.Task, "err", err)
+			_ = msg.Nak()
+			return
+		}
+		id := fmt.Sprintf("%s.%d", res.Job, res.Task)
+		if _, err := js.Publish(pctx, ResultSubject+res.Job, data, jetstream.WithMsgID(id), jetstream.WithRetryAttempts(20)); err != nil {
+			w.Log.Error("publishing result", "job", res.Job, "task", res.Task, "err", err)
+			_ = msg.Nak()
+			return
+		}
 	}
 	if err := msg.DoubleAck(pctx); err != nil {
 		w.Log.Warn("acking item", "job", it.Job, "task", it.Task, "err", err)
 	}
-	w.checked.Add(1)
-	if w.OnResult != nil {
-		w.OnResult(res)
+	for _, res := range results {
+		w.checked.Add(1)
+		if w.OnResult != nil {
+			w.OnResult(res)
+		}
 	}
 }
 

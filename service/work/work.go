@@ -1,9 +1,13 @@
 // Package work defines the unit of distributed prediction work — one model
-// of a trace: (variable, thread pair) or (atomic set, thread pair) — and
-// how a worker checks it.
+// of a trace: (variable, thread pair) or (atomic set, thread pair), or a
+// shard of a job's models that the worker projects itself — and how a
+// worker checks it.
 //
-// An Item carries everything a worker needs (the PairModel, the patterns and
-// the engine settings), so that workers never see the trace. A Result is
+// An Item of one model carries everything a worker needs (the PairModel,
+// the patterns and the engine settings), so that the worker never sees the
+// trace. An Item of a shard carries the tasks and names the job's trace in
+// the queue's trace store; the worker parses it and projects the tasks
+// (package service's ShardWorker). A Result is
 // keyed by (job, task index): storing it twice under that key is harmless,
 // which is what makes at-least-once delivery safe.
 //
@@ -96,6 +100,33 @@ type Item struct {
 	// Models are the parts of the task's model to check, in part order
 	// (predict.Projector.Project); the result merges them.
 	Models []*tracemodel.PairModel `json:"models"`
+	// Shard, if set, makes the item a shard of the job's tasks, which
+	// the worker projects from the trace (Models is empty; Task is the
+	// shard's first task, which names the item).
+	Shard *Shard `json:"shard,omitempty"`
+}
+
+// Shard is a share of a job's tasks that a worker projects and checks
+// itself, giving one Result per task. It carries how the server parsed the
+// trace and how it would have projected the models, so that the worker's
+// models are the server's.
+type Shard struct {
+	// Trace is the name of the job's trace in the queue's trace store.
+	Trace string `json:"trace"`
+	// Format is the trace's format ("": CSV), as the server read it;
+	// Lenient and StrictSync are the parser's options.
+	Format     string `json:"format,omitempty"`
+	Lenient    bool   `json:"lenient,omitempty"`
+	StrictSync bool   `json:"strict_sync,omitempty"`
+	// Project and PartAccesses are predict.Options' (the patterns and the
+	// engine are the Spec's).
+	Project      tracemodel.ProjectOptions `json:"project"`
+	PartAccesses int                       `json:"part_accesses,omitempty"`
+	// Tasks are the shard's tasks and their indexes in the job's plan.
+	// A worker's parse of the trace must give the same variable ids
+	// (it checks their names).
+	Tasks   []predict.Task `json:"tasks"`
+	Indexes []int          `json:"indexes"`
 }
 
 // Result is the outcome of an Item. Exactly one of Err and Result is
