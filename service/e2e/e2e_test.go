@@ -169,6 +169,53 @@ func TestFaults(t *testing.T) {
 	}
 }
 
+// TestFaultsShards is TestFaults for a server that shards its jobs
+// (--shards): a worker killed with SIGKILL while it projects and checks a
+// shard, then the server killed and restarted: the job completes once,
+// with the report of `mcpredict run`, the shard of the killed worker done
+// by another.
+func TestFaultsShards(t *testing.T) {
+	needSpin(t)
+	ctx := ctxT(t, 4*time.Minute)
+	data := t.TempDir()
+	trace := testtrace.Write(t, t.TempDir(), "a.csv", 4, 3, 0) // 18 models in 3 variables
+	natsPort := freePort(t)
+	srvArgs := []string{"--embedded-nats", "--nats-listen", "127.0.0.1:" + natsPort, "--workers", "0", "--ack-wait", "2s", "--shards", "3"}
+	srv := startServer(t, data, nil, srvArgs...)
+	wa := startWorker(t, "wa", srv.nats, "--jobs", "1", "-v")
+	c := &client.Client{Base: srv.url}
+	opts := service.JobOptions{Engine: "spin", Analysis: "mcpatom,deadlock"}
+	ids := submitAll(t, ctx, c, []string{trace}, opts)
+	waitUntil(t, ctx, "wa in a shard", func() bool { return strings.Contains(wa.output(), "checking shard") })
+	wa.kill9(t)
+	held := regexp.MustCompile(`checking shard" job=(\w+) task=(\d+)`).FindStringSubmatch(wa.output())
+	wb := startWorker(t, "wb", srv.nats, "--jobs", "1", "-v")
+	waitUntil(t, ctx, "a shard done", func() bool {
+		j, err := c.Job(ctx, ids[0])
+		return err == nil && j.Done >= 6
+	})
+	srv.kill9(t)
+	srv2 := startServer(t, data, nil, srvArgs...)
+	c2 := &client.Client{Base: srv2.url}
+	j, err := c2.Wait(ctx, ids[0], 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Done != j.Total || j.Total != 18 {
+		t.Errorf("job %s: done %d of %d, want 18", ids[0], j.Done, j.Total)
+	}
+	rep, err := c2.Report(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameReport(t, trace, rep, runReport(t, trace, "--engine", "spin", "--analysis", "mcpatom,deadlock"))
+	// The shard wa held was taken by wb (redelivered, or queued again by
+	// the restarted server).
+	if !strings.Contains(wb.output(), `checking shard" job=`+held[1]+` task=`+held[2]+` `) {
+		t.Errorf("the shard of job %s at task %s, held by the killed worker, was not taken by another:\n%s", held[1], held[2], wb.output())
+	}
+}
+
 func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
 	for !cond() {

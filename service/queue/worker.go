@@ -112,7 +112,11 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, msg jetstre
 		_ = msg.Term()
 		return
 	}
-	w.Log.Debug("checking model", "job", it.Job, "task", it.Task, "delivery", deliveries(msg))
+	if it.Shard != nil {
+		w.Log.Debug("checking shard", "job", it.Job, "task", it.Task, "tasks", len(it.Shard.Tasks), "delivery", deliveries(msg))
+	} else {
+		w.Log.Debug("checking model", "job", it.Job, "task", it.Task, "delivery", deliveries(msg))
+	}
 	// Keep the item ours while it is checked: Spin can take longer than
 	// the ack wait on a big model.
 	hctx, stopBeat := context.WithCancel(ctx)
