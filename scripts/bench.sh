@@ -174,29 +174,43 @@ echo "== One 10 M-event trace through serve + workers (NATS JetStream, loopback)
 timed "$work/dist-run.time" "$BIN" run --no-cache --engine native --quiet --format json -o "$work/dist-run.json" "$work/dist.csv.gz"
 echo "| how | time | same report as run |"
 echo "|---|---|---|"
-printf '| run | %s | |\n' "$(peak "$work/dist-run.time")"
+printf '| dist, run | %s | |\n' "$(peak "$work/dist-run.time")"
 port=$((20000 + RANDOM % 20000)); nport=$((port + 1))
-for n in 1 2; do
-  d="$work/dist$n"; mkdir -p "$d/in"; ln -sf "$work/dist.csv.gz" "$d/in/"
-  "$BIN" serve --addr "127.0.0.1:$port" --data "$d/data" --embedded-nats --nats-listen "127.0.0.1:$nport" --workers 0 --no-cache >"$d/serve.log" 2>&1 &
-  sp=$!
-  trap 'kill "$sp" "${wps[@]}" 2>/dev/null; rm -rf "$work"' EXIT
-  wps=()
-  for i in $(seq 1 "$n"); do
-    "$BIN" worker --nats "nats://127.0.0.1:$nport" --jobs 1 --native-only --no-cache --name "w$i" >"$d/w$i.log" 2>&1 &
-    wps+=($!)
+# Then the same with --shards (the workers project their shards of the
+# models from the trace), on a server-like trace too, where projection is
+# a third of the work.
+dist_rows() { # dist_rows TRACE SHARDS
+  local trace=$1 shards=$2 tag n
+  tag=$(basename "$trace" .csv.gz)
+  for n in 1 2; do
+    d="$work/dist-$tag-$shards-$n"; mkdir -p "$d/in"; ln -sf "$trace" "$d/in/"
+    "$BIN" serve --addr "127.0.0.1:$port" --data "$d/data" --embedded-nats --nats-listen "127.0.0.1:$nport" --workers 0 --shards "$shards" --no-cache >"$d/serve.log" 2>&1 &
+    sp=$!
+    trap 'kill "$sp" "${wps[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+    wps=()
+    for i in $(seq 1 "$n"); do
+      "$BIN" worker --nats "nats://127.0.0.1:$nport" --jobs 1 --native-only --no-cache --name "w$i" >"$d/w$i.log" 2>&1 &
+      wps+=($!)
+    done
+    for _ in $(seq 1 100); do curl -sf "127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+    timed "$d/batch.time" "$BIN" batch -q --server "http://127.0.0.1:$port" --engine native --out "$d/out" "$d/in"
+    kill "$sp" "${wps[@]}" 2>/dev/null || true
+    wait "$sp" "${wps[@]}" 2>/dev/null || true
+    trap 'rm -rf "$work"' EXIT
+    rep="$d/out/reports/$tag.csv.gz.json"
+    same=no
+    if "$BIN" diff "$work/$tag-run.json" "$rep" 2>/dev/null | grep -q '^0 new, 0 fixed' &&
+      [ "$(grep -c '"bug_id"' "$rep")" = "$(grep -c '"bug_id"' "$work/$tag-run.json")" ]; then
+      same=yes
+    fi
+    printf '| %s, serve --shards %d + %d worker(s) | %s s | %s |\n' "$tag" "$shards" "$n" "$(tail -1 "$d/batch.time" | cut -d' ' -f1)" "$same"
+    port=$((port + 2)); nport=$((port + 1))
   done
-  for _ in $(seq 1 100); do curl -sf "127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-  timed "$d/batch.time" "$BIN" batch -q --server "http://127.0.0.1:$port" --engine native --out "$d/out" "$d/in"
-  kill "$sp" "${wps[@]}" 2>/dev/null || true
-  wait "$sp" "${wps[@]}" 2>/dev/null || true
-  trap 'rm -rf "$work"' EXIT
-  rep="$d/out/reports/dist.csv.gz.json"
-  same=no
-  if "$BIN" diff "$work/dist-run.json" "$rep" 2>/dev/null | grep -q '^0 new, 0 fixed' &&
-    [ "$(grep -c '"bug_id"' "$rep")" = "$(grep -c '"bug_id"' "$work/dist-run.json")" ]; then
-    same=yes
-  fi
-  printf '| serve + %d worker(s) | %s s | %s |\n' "$n" "$(tail -1 "$d/batch.time" | cut -d' ' -f1)" "$same"
-  port=$((port + 2)); nport=$((port + 1))
-done
+}
+dist_rows "$work/dist.csv.gz" 0
+dist_rows "$work/dist.csv.gz" 2
+"$BIN" gen --kind server --threads 8 --events 1000000 -o "$work/srv.csv.gz" 2>/dev/null
+timed "$work/srv-run.time" "$BIN" run --no-cache --engine native --quiet --format json -o "$work/srv-run.json" "$work/srv.csv.gz"
+printf '| srv (server, 8 threads, 1 M events), run | %s | |\n' "$(peak "$work/srv-run.time")"
+dist_rows "$work/srv.csv.gz" 0
+dist_rows "$work/srv.csv.gz" 2
