@@ -134,6 +134,7 @@ type Stats struct {
 	Threads    int           `json:"threads"`
 	SharedVars int           `json:"shared_vars"`
 	Models     int           `json:"models"`              // (variable, thread pair) models checked
+	Parts      int           `json:"parts,omitempty"`     // their parts (a model cut at barriers has several; README "Traces bigger than memory")
 	Claims     int           `json:"claims"`              // claims decided
 	SpinModels int           `json:"spin_models"`         // models sent to Spin
 	CacheHits  int           `json:"cache_hits"`          // models answered from the verdict cache

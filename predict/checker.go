@@ -35,6 +35,9 @@ type PairResult struct {
 	// that have violations, with their size and bugs: ConfirmBugs sends
 	// the smallest part with an instance of a bug to Spin.
 	Parts []PartBugs `json:",omitempty"`
+	// Cut is the number of parts the model was cut into; 0: it was
+	// checked whole.
+	Cut int `json:",omitempty"`
 }
 
 // PartBugs is one part of a model with violations.
@@ -94,6 +97,13 @@ func (a *partsResult) add(r PairResult) {
 	}
 }
 
+// cutInto records that the model has n parts.
+func (a *partsResult) cutInto(n int) {
+	if n > 1 {
+		a.res.Cut = n
+	}
+}
+
 // left is how many instances of a claim later parts may still list.
 func (a *partsResult) left(claim string) int { return a.max - a.perClaim[claim] }
 
@@ -108,6 +118,7 @@ func (a *partsResult) result() PairResult {
 func (c *Checker) CheckParts(ctx context.Context, parts []*tracemodel.PairModel) (PairResult, error) {
 	acc := newPartsResult(c.opts.MaxInstances)
 	for _, pm := range parts {
+		acc.cutInto(pm.Parts)
 		r, err := c.check(ctx, pm, acc.left)
 		if err != nil {
 			return PairResult{}, err

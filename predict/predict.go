@@ -660,6 +660,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		// The parts of the model one at a time, merged as they come.
 		acc := newPartsResult(opts.MaxInstances)
 		err := proj.each(ctx, t, func(pm *tracemodel.PairModel, holds bool) error {
+			acc.cutInto(pm.Parts)
 			if holds && opts.Engine != EngineSpin {
 				// Decided by the projector's native search: no claim
 				// is violated, and the native verdict is the engine's.
@@ -948,6 +949,7 @@ func Assemble(m *tracemodel.Model, opts Options, tasks []Task, results []PairRes
 			rep.Violations = append(rep.Violations, v)
 		}
 		rep.Stats.Claims += r.Claims
+		rep.Stats.Parts += max(1, r.Cut)
 		if r.Spin || len(r.Confirmed) > 0 {
 			rep.Stats.SpinModels++
 		}

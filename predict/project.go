@@ -216,7 +216,9 @@ func NewProjector(m *tracemodel.Model, opts Options, tasks []Task) *Projector {
 // no model and the result Run records for it.
 func (p *Projector) Project(ctx context.Context, t Task) ([]*tracemodel.PairModel, *PairResult, error) {
 	var out []*tracemodel.PairModel
+	parts := 0
 	err := p.p.each(ctx, t, func(pm *tracemodel.PairModel, holds bool) error {
+		parts = pm.Parts
 		if !holds || p.opts.Engine == EngineSpin {
 			out = append(out, pm)
 		}
@@ -226,7 +228,11 @@ func (p *Projector) Project(ctx context.Context, t Task) ([]*tracemodel.PairMode
 		return nil, nil, err
 	}
 	if len(out) == 0 {
-		return nil, &PairResult{Claims: p.opts.claimCount(t)}, nil
+		res := &PairResult{Claims: p.opts.claimCount(t)}
+		if parts > 1 {
+			res.Cut = parts
+		}
+		return nil, res, nil
 	}
 	return out, nil, nil
 }

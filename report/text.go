@@ -246,6 +246,9 @@ func writeTextSummary(ew *errWriter, r *bugs.Report, active, groups int) {
 	ew.printf("%s: %d events, %d threads, %d shared %s, %d %s, %d claims",
 		r.Trace, s.Events, s.Threads, s.SharedVars, plural(s.SharedVars, "variable", "variables"),
 		s.Models, plural(s.Models, "model", "models"), s.Claims)
+	if s.Parts > s.Models {
+		ew.printf(" (models cut into %d parts)", s.Parts)
+	}
 	if s.CacheHits > 0 {
 		ew.printf(" (%d %s from cache)", s.CacheHits, plural(s.CacheHits, "model", "models"))
 	}
