@@ -1145,6 +1145,9 @@ func (b *builder) finish() (*Model, error) {
 	for obj, k := range b.lockKind {
 		m.rwObj[obj] = k == StepRdLock
 	}
+	if err := m.spillLockOps(); err != nil {
+		return nil, err
+	}
 	m.threadLocks = make([][]int32, len(m.Threads))
 	for k := range m.lockOps {
 		m.threadLocks[k.thread-1] = append(m.threadLocks[k.thread-1], k.lock)

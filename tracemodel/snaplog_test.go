@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // replayOrder replays the whole trace into an order, its snapshots kept as
@@ -228,4 +229,12 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestLockOpSize: a lockOp is three int32s, as the arena holds it
+// (spillLockOps), and a server trace keeps one per lock operation.
+func TestLockOpSize(t *testing.T) {
+	if lockOpWords != 3 || unsafe.Sizeof(lockOp{})%4 != 0 || unsafe.Alignof(lockOp{}) > 4 {
+		t.Errorf("lockOp: %d bytes, aligned on %d", unsafe.Sizeof(lockOp{}), unsafe.Alignof(lockOp{}))
+	}
 }

@@ -153,7 +153,8 @@ func (m *Model) Close() error {
 	for i := range m.Vars {
 		m.Vars[i].Accesses, m.Vars[i].access = nil, nil
 	}
-	m.scope = nil // its trees were in the arena
+	m.scope = nil   // its trees were in the arena
+	m.lockOps = nil // and so were these
 	m.sync, m.flowCk = nil, nil
 	s.snapMu.Lock()
 	snaps := slices.Collect(maps.Keys(s.snaps))
@@ -375,8 +376,31 @@ func (m *Model) fillAccesses(perVar []int, evIdx []int32, infos []Access, bucket
 
 // arenaPerEvent bounds the arena's bytes per event: the indexes (8), the
 // accesses by variable (16), the scope trees (2 int32s per event rounded
-// up to a power of two per thread: up to 16) and invocations (4).
-const arenaPerEvent = 48
+// up to a power of two per thread: up to 16), invocations (4) and lock
+// operations (12).
+const arenaPerEvent = 60
+
+// lockOpWords is the size of a lockOp in int32s.
+const lockOpWords = int(unsafe.Sizeof(lockOp{}) / 4)
+
+// spillLockOps moves the lock operations of a spilled model to the arena:
+// a server trace has one per lock operation, which in the heap grew it
+// with the trace (350 MB of a 100 M-event one).
+func (m *Model) spillLockOps() error {
+	if m.spill == nil {
+		return nil
+	}
+	for k, ops := range m.lockOps {
+		w, err := m.int32s(len(ops) * lockOpWords)
+		if err != nil {
+			return err
+		}
+		dst := unsafe.Slice((*lockOp)(unsafe.Pointer(unsafe.SliceData(w))), len(ops))
+		copy(dst, ops)
+		m.lockOps[k] = dst
+	}
+	return nil
+}
 
 // accessWords is the size of an Access in int32s.
 const accessWords = int(unsafe.Sizeof(Access{}) / 4)
