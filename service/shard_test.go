@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpredict/mcpredict/gen"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/service"
+	"github.com/mcpredict/mcpredict/service/internal/testtrace"
 	"github.com/mcpredict/mcpredict/service/queue"
 	"github.com/mcpredict/mcpredict/service/work"
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -149,3 +151,73 @@ func mustOpen(t *testing.T, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// TestNATSShardOfEndedJob: a shard that a worker takes while its job is
+// being cancelled (its trace leaves the store) is dropped by the worker,
+// not tried again forever.
+func TestNATSShardOfEndedJob(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	e := start(t, service.Config{Queue: q, Shards: 2})
+	trace := filepath.Join(t.TempDir(), "gen.csv")
+	if err := os.WriteFile(trace, []byte(testtraceGen()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := e.c.UploadFile(ctx, trace, service.JobOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &service.ShardWorker{Checkers: &work.Checkers{}, TempDir: t.TempDir()}
+	errs := make(chan error, 4)
+	w := &queue.Worker{URL: emb.URL(), Checkers: &work.Checkers{},
+		Shards: func(ctx context.Context, it *work.Item, fetch func(context.Context, string) error) ([]work.Result, error) {
+			// The job is cancelled between the delivery and the fetch.
+			if _, err := e.c.Cancel(ctx, j.ID); err != nil {
+				t.Error(err)
+			}
+			res, err := sw.Do(ctx, it, fetch)
+			errs <- err
+			return res, err
+		}}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(wctx) })
+	defer func() { stop(); wg.Wait() }()
+	select {
+	case err := <-errs:
+		if err == nil || !strings.Contains(err.Error(), "no longer in the store") {
+			t.Errorf("the shard of the cancelled job: %v, want its trace gone", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("no shard delivered")
+	}
+	for {
+		n, err := q.Pending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d items still queued: the shard of the cancelled job was not dropped", n)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if w.Checked() != 0 {
+		t.Errorf("the worker published %d results for a cancelled job", w.Checked())
+	}
+}
+
+// testtraceGen is a trace of 3 workers and 2 variables: 6 models.
+func testtraceGen() string { return testtrace.Gen(3, 2, 0) }

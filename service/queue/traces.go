@@ -72,13 +72,23 @@ func (q *Queue) DeleteTrace(ctx context.Context, name string) error {
 	return nil
 }
 
+// errTraceGone is the error of a fetch whose trace is not in the store: its
+// job has ended (done or cancelled), and its shard is dropped.
+var errTraceGone = errors.New("the trace is no longer in the store: its job has ended")
+
 // fetchTrace copies object name of the trace store to the file dst.
 func fetchTrace(ctx context.Context, js jetstream.JetStream, name, dst string) error {
 	st, err := js.ObjectStore(ctx, TraceBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return fmt.Errorf("fetching trace %s: %w", name, errTraceGone)
+	}
 	if err != nil {
 		return fmt.Errorf("trace store %s: %w", TraceBucket, err)
 	}
 	if err := st.GetFile(ctx, name, dst); err != nil {
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			err = errTraceGone
+		}
 		return fmt.Errorf("fetching trace %s: %w", name, err)
 	}
 	return nil

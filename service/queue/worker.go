@@ -149,6 +149,11 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, msg jetstre
 		results, err = w.Shards(ctx, &it, fetch)
 	}
 	stopBeat()
+	if errors.Is(err, errTraceGone) {
+		w.Log.Info("dropping a shard of an ended job", "job", it.Job, "task", it.Task)
+		_ = msg.Term()
+		return
+	}
 	if err != nil {
 		// Cancelled, or the trace could not be fetched: leave the item to
 		// be redelivered.
