@@ -256,16 +256,7 @@ func TestNATSRestart(t *testing.T) {
 // /healthz unhealthy after NoWorkersAfter; a worker makes it healthy again.
 func TestNoWorkers(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
-	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
+	emb, q := startQueue(t, ctx)
 	cfg := service.Config{Queue: q, NoWorkersAfter: 200 * time.Millisecond}
 	fast(&cfg)
 	e := start(t, cfg)

@@ -110,6 +110,23 @@ func (e *env) stop() {
 	}
 }
 
+// startQueue starts an embedded JetStream server and opens the queue on
+// it, with an ack wait of a second.
+func startQueue(t *testing.T, ctx context.Context) (*queue.Embedded, *queue.Queue) {
+	t.Helper()
+	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	return emb, q
+}
+
 func ctxT(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
@@ -488,16 +505,7 @@ func TestRestartResumes(t *testing.T) {
 // acked) is redelivered, and a duplicate result changes nothing.
 func TestNATS(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
-	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
+	emb, q := startQueue(t, ctx)
 	e := start(t, service.Config{Queue: q})
 
 	trace := testtrace.Write(t, t.TempDir(), "gen.csv", 3, 2, 0) // 6 models
@@ -569,16 +577,7 @@ func TestNATS(t *testing.T) {
 // reports — the torn read of range.csv as M1 on both variables.
 func TestNATSAtomicSets(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
-	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
+	emb, q := startQueue(t, ctx)
 	e := start(t, service.Config{Queue: q})
 	w := &queue.Worker{URL: emb.URL(), Concurrency: 2, Checkers: &work.Checkers{}}
 	wctx, stop := context.WithCancel(ctx)

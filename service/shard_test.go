@@ -46,16 +46,7 @@ func resolvePrecise(o service.JobOptions) (predict.Options, []*analysis.Analyzer
 // leaves the store when the job ends.
 func TestNATSShards(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
-	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
+	emb, q := startQueue(t, ctx)
 	e := start(t, service.Config{Queue: q, Shards: 3, Resolve: resolvePrecise})
 
 	trace := filepath.Join(t.TempDir(), "server.csv")
@@ -157,16 +148,7 @@ func mustOpen(t *testing.T, path string) *os.File {
 // not tried again forever.
 func TestNATSShardOfEndedJob(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
-	emb, err := queue.StartEmbedded(ctx, "127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	q, err := queue.Open(ctx, emb.URL(), queue.Options{AckWait: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
+	emb, q := startQueue(t, ctx)
 	e := start(t, service.Config{Queue: q, Shards: 2})
 	trace := filepath.Join(t.TempDir(), "gen.csv")
 	if err := os.WriteFile(trace, []byte(testtraceGen()), 0o644); err != nil {
