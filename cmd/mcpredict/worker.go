@@ -29,9 +29,10 @@ The server's job options decide what is checked; --timeout and --memory set
 the Spin limits for items that do not carry their own. A server started with
 --shards N sends shards instead of models: the worker fetches the job's trace
 from the queue's trace store, parses it (in --temp-dir; --input-format and
---max-events as run's), and projects and checks the shard's models itself. Workers need spin and
-gcc (sudo apt-get install spin gcc), except with --native-only, where items
-that need Spin fail their job.`
+--max-events as run's), and projects and checks the shard's models itself.
+
+Workers need spin and gcc (sudo apt-get install spin gcc), except with
+--native-only, where items that need Spin fail their job.`
 
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("worker", "--nats URL [flags]", workerDescription, stderr)
@@ -44,7 +45,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	noCache := fs.Bool("no-cache", false, "do not read or write the verdict cache")
 	nativeOnly := fs.Bool("native-only", false, "run without spin and gcc (only native-engine items succeed)")
 	verbose := fs.Bool("v", false, "log every model")
-	tempDir := fs.String("temp-dir", "", "where the traces of shards are fetched and spilled (default $TMPDIR, else /tmp)")
+	tempDir := fs.String("temp-dir", "", "`DIR` where the traces of shards are fetched and spilled (default $TMPDIR, else /tmp)")
 	maxEvents := fs.Int("max-events", tracemodel.DefaultMaxEvents, "most events accepted in a shard's trace, as run's (0: no limit but the 2^31-1 the model can index)")
 	var inf inputFlags // trace formats of shards (formats.go)
 	inf.register(fs)
