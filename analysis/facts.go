@@ -3,6 +3,7 @@ package analysis
 import (
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
@@ -37,22 +38,32 @@ type HeldLock struct {
 }
 
 // LockSetIndex gives the locks each thread holds at each of its events.
-// It costs 4 bytes per event plus one small set per lock operation.
+// It costs 4 bytes per event plus 4 per lock operation and 12 per lock
+// held then, in flat slices of int32s (Model.Scratch: a spilled model's
+// are in temporary files, so that a 100 M-event server trace does not
+// keep them in the heap; a slice per lock set made that trace's lock sets
+// take gigabytes).
 type LockSetIndex struct {
-	sets   [][]HeldLock // index 0: the empty set
-	before []int32      // by event index: the set held just before it
-	end    []int32      // by thread (model id - 1): the set held at the end of the trace
+	holds  []HeldLock // every set's holds, set after set
+	start  []int32    // by set id: where its holds start in holds; set id+1's start ends it
+	before []int32    // by event index: the set held just before it
+	end    []int32    // by thread (model id - 1): the set held at the end of the trace
+}
+
+// set returns the holds of set id.
+func (l *LockSetIndex) set(id int32) []HeldLock {
+	return l.holds[l.start[id]:l.start[id+1]:l.start[id+1]]
 }
 
 // AtEnd returns the locks thread tid (a model id) holds at the end of the
 // trace.
-func (l *LockSetIndex) AtEnd(tid int) []HeldLock { return l.sets[l.end[tid-1]] }
+func (l *LockSetIndex) AtEnd(tid int) []HeldLock { return l.set(l.end[tid-1]) }
 
 // Before returns the locks the thread of event ev holds just before ev, in
 // acquisition order: for an acquisition, what the thread holds while it
 // acquires; for an access, the locks protecting it. The slice must not be
 // modified.
-func (l *LockSetIndex) Before(ev int32) []HeldLock { return l.sets[l.before[ev]] }
+func (l *LockSetIndex) Before(ev int32) []HeldLock { return l.set(l.before[ev]) }
 
 // SetID returns an id of the set Before(ev) returns: two events with the
 // same id hold the same holds.
@@ -91,16 +102,77 @@ func (f *facts) lockSets() *LockSetIndex {
 // RdLock, shared) add a hold unless the thread holds the lock already
 // (re-entrant: a depth count); Unlock and RwUnlock end it at depth 0; a
 // cond Wait with a mutex releases and reacquires it, keeping the hold; a
-// Blocked acquisition adds nothing.
+// Blocked acquisition adds nothing. Each change of a thread's holds makes
+// a new set (its holds in acquisition order), set 0 being the empty one.
+// A first replay counts the sets and their holds, so that the second
+// fills slices of their final size.
 func computeLockSets(m *tracemodel.Model) *LockSetIndex {
-	l := &LockSetIndex{sets: [][]HeldLock{nil}, before: make([]int32, len(m.Events))}
+	nsets, nholds := 1, 0
+	replayLocks(m, func(_ int32, _ int, _ bool, _ int32, _ bool, _ int32, size int) int32 {
+		if size > 0 {
+			nsets++
+			nholds += size
+		}
+		return 0
+	})
+	l := &LockSetIndex{
+		holds:  heldLocks(m.Scratch(nholds * heldLockWords)),
+		start:  m.Scratch(nsets + 1),
+		before: m.Scratch(len(m.Events)),
+	}
+	next, fill := int32(1), int32(0)
+	l.end = replayLocks(m, func(_ int32, i int, acquire bool, obj int32, shared bool, prev int32, size int) int32 {
+		if size == 0 {
+			return 0
+		}
+		id := next
+		next++
+		l.start[id] = fill
+		for _, h := range l.set(prev) {
+			if acquire || h.Lock != obj {
+				l.holds[fill] = h
+				fill++
+			}
+		}
+		if acquire {
+			l.holds[fill] = HeldLock{Lock: obj, Shared: shared, Acquired: int32(i)}
+			fill++
+		}
+		l.start[id+1] = fill
+		return id
+	}, l.before)
+	return l
+}
+
+// heldLockWords is the size of a HeldLock in int32s.
+const heldLockWords = int(unsafe.Sizeof(HeldLock{}) / 4)
+
+// heldLocks views w as HeldLocks (a HeldLock is three 4-byte words).
+func heldLocks(w []int32) []HeldLock {
+	if len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*HeldLock)(unsafe.Pointer(unsafe.SliceData(w))), len(w)/heldLockWords)
+}
+
+// replayLocks replays the lock operations of m (computeLockSets). At each
+// change of a thread's holds it calls change with the thread (model id -
+// 1), the event index, whether the lock is acquired or released, the
+// lock, whether the hold is shared, the id of the thread's set until then
+// and the size of the new set (0: the empty set, which change must not
+// number); change returns the new set's id. If before is given, before[i] is set to the id of the set held just
+// before event i. It returns each thread's set at the end.
+func replayLocks(m *tracemodel.Model, change func(t int32, i int, acquire bool, obj int32, shared bool, prev int32, size int) int32, before ...[]int32) []int32 {
 	cur := make([]int32, len(m.Threads))
+	size := make([]int, len(m.Threads))
 	type depthKey struct{ thread, lock int32 }
 	depth := map[depthKey]int32{}
 	for i := range m.Events {
 		e := &m.Events[i]
 		t := e.Thread - 1
-		l.before[i] = cur[t]
+		if len(before) > 0 {
+			before[0][i] = cur[t]
+		}
 		switch e.Kind {
 		case tracemodel.Lock, tracemodel.TryLock, tracemodel.WrLock, tracemodel.RdLock:
 			k := depthKey{e.Thread, e.Obj}
@@ -108,12 +180,8 @@ func computeLockSets(m *tracemodel.Model) *LockSetIndex {
 			if depth[k] > 1 {
 				continue
 			}
-			old := l.sets[cur[t]]
-			ns := make([]HeldLock, len(old), len(old)+1)
-			copy(ns, old)
-			ns = append(ns, HeldLock{Lock: e.Obj, Shared: e.Kind == tracemodel.RdLock, Acquired: int32(i)})
-			cur[t] = int32(len(l.sets))
-			l.sets = append(l.sets, ns)
+			size[t]++
+			cur[t] = change(t, i, true, e.Obj, e.Kind == tracemodel.RdLock, cur[t], size[t])
 		case tracemodel.Unlock, tracemodel.RwUnlock:
 			k := depthKey{e.Thread, e.Obj}
 			if depth[k] == 0 {
@@ -124,23 +192,11 @@ func computeLockSets(m *tracemodel.Model) *LockSetIndex {
 				continue
 			}
 			delete(depth, k)
-			old := l.sets[cur[t]]
-			ns := make([]HeldLock, 0, len(old))
-			for _, h := range old {
-				if h.Lock != e.Obj {
-					ns = append(ns, h)
-				}
-			}
-			if len(ns) == 0 {
-				cur[t] = 0
-				continue
-			}
-			cur[t] = int32(len(l.sets))
-			l.sets = append(l.sets, ns)
+			size[t]--
+			cur[t] = change(t, i, false, e.Obj, false, cur[t], size[t])
 		}
 	}
-	l.end = cur
-	return l
+	return cur
 }
 
 // Period is a thread period (Wang's dissertation §3.2): a stretch of a

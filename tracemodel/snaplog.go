@@ -197,7 +197,13 @@ func (m *Model) newSnapArena(events int) *snapArena {
 	if s == nil || nt > denseThreads || events < s.snapAfter {
 		return nil
 	}
-	a := &snapArena{store: s, bound: int64(events+nt*chunkRows) * int64(nt+1) * 4}
+	return s.newArena(int64(events+nt*chunkRows) * int64(nt+1) * 4)
+}
+
+// newArena returns an arena of at most bound bytes, registered with the
+// store.
+func (s *spillStore) newArena(bound int64) *snapArena {
+	a := &snapArena{store: s, bound: bound}
 	s.snapMu.Lock()
 	if s.snaps == nil {
 		s.snaps = map[*snapArena]bool{}
@@ -205,6 +211,21 @@ func (m *Model) newSnapArena(events int) *snapArena {
 	s.snaps[a] = true
 	s.snapMu.Unlock()
 	return a
+}
+
+// Scratch returns a zeroed slice of n int32s for what an analysis derives
+// from the model in proportion to its events (the locks held at each
+// event): from a temporary file of its own when the model is spilled —
+// its pages trimmed with the events', the file given back by Model.Close
+// — else, or when no file can be made, from the heap. Like the model's
+// other slices, it must not be used after Close.
+func (m *Model) Scratch(n int) []int32 {
+	if m.spill != nil && n > 0 {
+		if c := m.spill.newArena(int64(n) * 4).chunk(n); c != nil {
+			return c[:n]
+		}
+	}
+	return make([]int32, n)
 }
 
 // close releases the arena's file; every chunk of it must be unused.
