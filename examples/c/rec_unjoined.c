@@ -21,12 +21,14 @@
  * mcpredict:expect none
  */
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 static long progress, samples;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static sem_t started; /* the monitor runs before main returns, however loaded the machine */
 
 static void *worker(void *arg)
 {
@@ -42,6 +44,7 @@ static void *worker(void *arg)
 static void *monitor(void *arg)
 {
 	(void)arg;
+	sem_post(&started);
 	for (;;) {
 		pthread_mutex_lock(&lock);
 		long p = progress;
@@ -57,9 +60,11 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 3;
 	pthread_t w, m;
+	sem_init(&started, 0, 0);
 	pthread_create(&w, NULL, worker, (void *)n);
 	pthread_create(&m, NULL, monitor, NULL);
 	pthread_join(w, NULL);
+	sem_wait(&started);
 	usleep(3000); /* let the monitor sample a few times */
 	pthread_mutex_lock(&lock);
 	printf("progress %ld after %ld samples\n", progress, samples > 0 ? 1L : 0L);
