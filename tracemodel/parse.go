@@ -260,6 +260,9 @@ type builder struct {
 	curFile []byte
 	curLine int
 	spillAt int // events at which the store moves to a file (spillPlan); -1: never
+	// lockErr is the first failure to grow the lock operations' file
+	// (appendLockOp), returned before the next line is read.
+	lockErr error
 }
 
 type tstate struct {
@@ -1062,7 +1065,7 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 	}
 	key := lockThread{lock: lock, thread: tid}
 	add := func(k StepKind, start int32, wait bool) {
-		b.m.lockOps[key] = append(b.m.lockOps[key], lockOp{Pos: pos, Kind: k, Start: start, Wait: wait})
+		b.appendLockOp(key, lockOp{Pos: pos, Kind: k, Start: start, Wait: wait})
 	}
 	switch kind {
 	case Lock, TryLock, WrLock:
@@ -1145,8 +1148,8 @@ func (b *builder) finish() (*Model, error) {
 	for obj, k := range b.lockKind {
 		m.rwObj[obj] = k == StepRdLock
 	}
-	if err := m.spillLockOps(); err != nil {
-		return nil, err
+	if b.lockErr != nil {
+		return nil, b.lockErr
 	}
 	m.threadLocks = make([][]int32, len(m.Threads))
 	for k := range m.lockOps {

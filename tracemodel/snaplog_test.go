@@ -231,10 +231,10 @@ func btoi(b bool) int {
 	return 0
 }
 
-// TestLockOpSize: a lockOp is three int32s, as the arena holds it
-// (spillLockOps), and a server trace keeps one per lock operation.
+// TestLockOpSize: a lockOp is three int32s, as the lock operations' file
+// holds it (placeLockOps), and a server trace keeps one per lock operation.
 func TestLockOpSize(t *testing.T) {
-	if lockOpWords != 3 || unsafe.Sizeof(lockOp{})%4 != 0 || unsafe.Alignof(lockOp{}) > 4 {
+	if lockOpSize != 12 || unsafe.Sizeof(lockOp{})%4 != 0 || unsafe.Alignof(lockOp{}) > 4 {
 		t.Errorf("lockOp: %d bytes, aligned on %d", unsafe.Sizeof(lockOp{}), unsafe.Alignof(lockOp{}))
 	}
 }

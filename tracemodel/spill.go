@@ -14,7 +14,8 @@ import (
 // file instead of the Go heap (Options.Spill), and so do what is made of
 // them in proportion at the end of the parse — each thread's events, each
 // variable's accesses and their copies (Access), the region-scope trees —
-// in a second file, the arena (Model.int32s). Both files are unlinked as
+// in a second file, the arena (Model.int32s), and the lock operations in a
+// third, as they are parsed (appendLockOp). Both files are unlinked as
 // soon as they are made, so nothing is left on disk whatever happens to
 // the process; their blocks are reserved (fallocate) before they are
 // written, so a full disk is an error of the parse, never a fault of a
@@ -29,8 +30,9 @@ import (
 // keep their snapshots in temporary files of their own (snaplog.go),
 // trimmed with the others, and given back when the order is released
 // (Order.Release), collected, or the model closed. The rest of the model
-// — the lock operations, the region boundaries — stays in the heap: it
-// grows with the synchronization events, not with the accesses.
+// — the region boundaries, the positions of blocking events and handoffs —
+// stays in the heap: it grows with the synchronization events, not with
+// the accesses, and is a few bytes a synchronization event.
 
 // SpillMode says where a trace's events are kept.
 type SpillMode string
@@ -88,9 +90,14 @@ type spillStore struct {
 	// the events: the indexes, the accesses by variable and the
 	// region-scope trees (Model.int32s).
 	arena atomic.Pointer[mappedFile]
-	used  int64         // bytes of the arena handed out
-	stop  chan struct{} // closes the trimmer
-	done  chan struct{}
+	used  int64 // bytes of the arena handed out
+	// locks holds the lock operations parsed after the events were spilled
+	// (appendLockOp); locksUsed bytes of it are handed out.
+	locks     atomic.Pointer[mappedFile]
+	locksUsed int64
+	maxEvents int           // the most events the parse accepts
+	stop      chan struct{} // closes the trimmer
+	done      chan struct{}
 	// snaps are the files of the orders' snapshots (snaplog.go): the
 	// trimmer releases them, Model.Close closes those still open.
 	snapAfter           int // the fewest events an order replays for its rows to go to a file
@@ -127,6 +134,9 @@ func (m *Model) Spill() SpillStats {
 	if a := s.arena.Load(); a != nil {
 		st.DiskBytes += a.size.Load()
 	}
+	if l := s.locks.Load(); l != nil {
+		st.DiskBytes += l.size.Load()
+	}
 	s.snapMu.Lock()
 	st.DiskBytes += s.snapPeak
 	s.snapMu.Unlock()
@@ -162,7 +172,7 @@ func (m *Model) Close() error {
 	for _, a := range snaps {
 		a.close()
 	}
-	return errors.Join(s.events.close(), s.arena.Load().close())
+	return errors.Join(s.events.close(), s.arena.Load().close(), s.locks.Load().close())
 }
 
 // build runs read, the loop that feeds the builder its lines or records,
@@ -255,9 +265,9 @@ func (b *builder) startSpill(maxEvents int) error {
 	if res <= 0 {
 		res = DefaultMaxResident
 	}
-	b.m.spill = &spillStore{dir: mf.dir, maxResident: res, events: mf, snapAfter: b.spillAt}
+	b.m.spill = &spillStore{dir: mf.dir, maxResident: res, events: mf, snapAfter: b.spillAt, maxEvents: maxEvents}
 	b.m.spill.startTrimmer()
-	return nil
+	return b.spillLockOps()
 }
 
 // buildIndexes fills Thread.Events and Var.Accesses from the events: in
@@ -357,6 +367,21 @@ func (m *Model) fillAccesses(perVar []int, evIdx []int32, infos []Access, bucket
 	v := 0
 	for b := 0; b+1 < len(starts); b++ {
 		lo, hi := starts[b], starts[b+1]
+		for v < len(perVar) && perVar[v] == 0 {
+			v++
+		}
+		if perVar[v] == hi-lo {
+			// One variable (one larger than a bucket, in a server trace
+			// tens of millions of accesses): already in order in place,
+			// with no copy of them aside.
+			for k := lo; k < hi; k++ {
+				evIdx[k] = infos[k].Ev
+			}
+			m.Vars[v].Accesses, m.Vars[v].access = evIdx[lo:hi], infos[lo:hi]
+			off = hi
+			v++
+			continue
+		}
 		tmp = append(tmp[:0], infos[lo:hi]...)
 		vars = append(vars[:0], evIdx[lo:hi]...)
 		for ; v < len(perVar) && (perVar[v] == 0 || int(bucketOf[v]) == b); v++ {
@@ -376,28 +401,78 @@ func (m *Model) fillAccesses(perVar []int, evIdx []int32, infos []Access, bucket
 
 // arenaPerEvent bounds the arena's bytes per event: the indexes (8), the
 // accesses by variable (16), the scope trees (2 int32s per event rounded
-// up to a power of two per thread: up to 16), invocations (4) and lock
-// operations (12).
-const arenaPerEvent = 60
+// up to a power of two per thread: up to 16) and invocations (4).
+const arenaPerEvent = 48
 
-// lockOpWords is the size of a lockOp in int32s.
-const lockOpWords = int(unsafe.Sizeof(lockOp{}) / 4)
+// lockOpSize is the size of a lockOp in bytes.
+const lockOpSize = int64(unsafe.Sizeof(lockOp{}))
 
-// spillLockOps moves the lock operations of a spilled model to the arena:
-// a server trace has one per lock operation, which in the heap grew it
-// with the trace (350 MB of a 100 M-event one).
-func (m *Model) spillLockOps() error {
-	if m.spill == nil {
-		return nil
+// minLockOps is the capacity of a (lock, thread)'s first lock operations
+// in the file.
+const minLockOps = 64
+
+// appendLockOp appends op to the lock operations of key. Once the events
+// are spilled, the operations grow in a file of their own (spillStore.locks)
+// instead of the heap, where a server trace's, one per lock operation,
+// grew with the trace (350 MB of a 100 M-event one, twice that with the
+// collector's headroom). A failure to grow the file is kept in b.lockErr,
+// and the operation goes to the heap meanwhile: the parse stops at the
+// next line.
+func (b *builder) appendLockOp(key lockThread, op lockOp) {
+	ops := b.m.lockOps[key]
+	if s := b.m.spill; s != nil && len(ops) == cap(ops) && b.lockErr == nil {
+		grown, err := s.placeLockOps(ops, max(2*cap(ops), minLockOps))
+		if err != nil {
+			b.lockErr = err
+		} else {
+			ops = grown
+		}
 	}
-	for k, ops := range m.lockOps {
-		w, err := m.int32s(len(ops) * lockOpWords)
+	b.m.lockOps[key] = append(ops, op)
+}
+
+// placeLockOps copies ops to a new part of the lock operations' file with
+// room for n, and returns the copy. Past the file's reservation of address
+// space it returns ops as they are, for append to grow them in the heap.
+func (s *spillStore) placeLockOps(ops []lockOp, n int) ([]lockOp, error) {
+	lf := s.locks.Load()
+	if lf == nil {
+		// Address space: their number is at most the events', the parts
+		// left behind by growing one (lock, thread)'s add up to less than
+		// its final size, and a million (lock, thread)s may each have
+		// room for more than they use.
+		mf, err := newMappedFile(s.dir, (int64(s.maxEvents)+1)*2*lockOpSize+(1<<20)*minLockOps*lockOpSize)
+		if err != nil {
+			return nil, err
+		}
+		s.locks.Store(mf)
+		lf = mf
+	}
+	start := s.locksUsed
+	end := start + int64(n)*lockOpSize
+	if end > int64(len(lf.data)) {
+		return ops, nil
+	}
+	if end > lf.size.Load() {
+		if err := lf.reserve(end + spillChunk); err != nil {
+			return nil, err
+		}
+	}
+	s.locksUsed = end
+	dst := unsafe.Slice((*lockOp)(unsafe.Pointer(&lf.data[start])), n)
+	copy(dst, ops)
+	return dst[:len(ops)], nil
+}
+
+// spillLockOps moves the lock operations parsed before the events were
+// spilled to the lock operations' file.
+func (b *builder) spillLockOps() error {
+	for k, ops := range b.m.lockOps {
+		placed, err := b.m.spill.placeLockOps(ops, max(2*len(ops), minLockOps))
 		if err != nil {
 			return err
 		}
-		dst := unsafe.Slice((*lockOp)(unsafe.Pointer(unsafe.SliceData(w))), len(ops))
-		copy(dst, ops)
-		m.lockOps[k] = dst
+		b.m.lockOps[k] = placed
 	}
 	return nil
 }

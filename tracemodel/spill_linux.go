@@ -152,6 +152,7 @@ func statmShared(b []byte) (int64, bool) {
 func (s *spillStore) trimNow() {
 	s.events.release()
 	s.arena.Load().release()
+	s.locks.Load().release()
 	s.snapMu.Lock()
 	for a := range s.snaps {
 		a.mf.release()

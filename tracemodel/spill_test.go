@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -106,6 +107,12 @@ func TestSpillSameModel(t *testing.T) {
 				if !slices.Equal(mem.Vars[v].Accesses, m.Vars[v].Accesses) {
 					t.Fatalf("%s %+v: accesses of %s differ", name, o, mem.Vars[v].Name)
 				}
+			}
+			if !maps.EqualFunc(mem.lockOps, m.lockOps, slices.Equal) {
+				t.Fatalf("%s %+v: lock operations differ", name, o)
+			}
+			if st.Spilled && len(m.lockOps) > 0 && m.spill.locks.Load() == nil {
+				t.Fatalf("%s %+v: spilled model's lock operations are not in their file", name, o)
 			}
 			if !slices.Equal(mem.Warnings, m.Warnings) {
 				t.Fatalf("%s %+v: warnings differ:\n%q\n%q", name, o, mem.Warnings, m.Warnings)
