@@ -168,6 +168,7 @@ func replayLocks(m *tracemodel.Model, change func(t int32, i int, acquire bool, 
 	type depthKey struct{ thread, lock int32 }
 	depth := map[depthKey]int32{}
 	for i := range m.Events {
+		m.Pace(i)
 		e := &m.Events[i]
 		t := e.Thread - 1
 		if len(before) > 0 {

@@ -104,7 +104,7 @@ func BenchmarkAtomicSets(b *testing.B) {
 							b.Fatal(err)
 						}
 						b.StopTimer()
-						tasks, err := Plan(m, opts)
+						tasks, err := Plan(context.Background(), m, opts)
 						if err != nil {
 							b.Fatal(err)
 						}

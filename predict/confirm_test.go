@@ -95,7 +95,7 @@ func TestPlanLimits(t *testing.T) {
 		fmt.Fprintf(&b, "%d, 0, a.c-1, Write, x\n%d, 0, a.c-2, Write, y%d\n", 100+i, 100+i, i%10)
 	}
 	m := parseText(t, "many.csv", b.String())
-	_, err := Plan(m, Options{})
+	_, err := Plan(context.Background(), m, Options{})
 	var tooMany *TooManyModelsError
 	if !errors.As(err, &tooMany) {
 		t.Fatalf("err = %v, want *TooManyModelsError", err)
@@ -111,7 +111,7 @@ func TestPlanLimits(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	tasks, err := Plan(m, Options{ExcludeVars: []string{"x", "nothing*"}})
+	tasks, err := Plan(context.Background(), m, Options{ExcludeVars: []string{"x", "nothing*"}})
 	if err != nil || len(tasks) != ys {
 		t.Fatalf("exclude x: %d tasks, %v; want %d", len(tasks), err, ys)
 	}
@@ -120,12 +120,21 @@ func TestPlanLimits(t *testing.T) {
 			t.Fatal("x was excluded")
 		}
 	}
-	tasks, err = Plan(m, Options{Vars: []string{"y*"}, ExcludeVars: []string{"y1"}, Threads: []string{"100"}})
+	tasks, err = Plan(context.Background(), m, Options{Vars: []string{"y*"}, ExcludeVars: []string{"y1"}, Threads: []string{"100"}})
 	if err != nil || len(tasks) != per-1 {
 		t.Errorf("y0 with thread 100: %d tasks, %v; want %d", len(tasks), err, per-1)
 	}
-	if _, err := Plan(m, Options{ExcludeVars: []string{"["}}); err == nil || !strings.Contains(err.Error(), "--exclude-vars") {
+	if _, err := Plan(context.Background(), m, Options{ExcludeVars: []string{"["}}); err == nil || !strings.Contains(err.Error(), "--exclude-vars") {
 		t.Errorf("bad glob: %v", err)
+	}
+	// Cancelled: no tasks, ctx's error, for the variables' models and the
+	// atomic sets' alike.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, o := range []Options{{ExcludeVars: []string{"x"}}, {ExcludeVars: []string{"x"}, Models: []Models{{Kind: SetModels, Patterns: SetModels.Builtin()}}, Sets: tracemodel.SetOptions{Declared: [][]string{{"y0", "y1"}}}}} {
+		if tasks, err := Plan(ctx, m, o); !errors.Is(err, context.Canceled) || tasks != nil {
+			t.Errorf("cancelled plan %+v: %d tasks, %v; want context.Canceled", o, len(tasks), err)
+		}
 	}
 }
 

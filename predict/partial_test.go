@@ -26,7 +26,7 @@ func TestInterruptedRunGivesPartialReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks, _ := Plan(m, Options{})
+	tasks, _ := Plan(context.Background(), m, Options{})
 	if len(tasks) < 4 {
 		t.Fatalf("only %d models: the test needs several", len(tasks))
 	}

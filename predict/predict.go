@@ -249,8 +249,10 @@ func (e *TooManyModelsError) Error() string {
 
 // Plan lists the models of a trace that the options select. It counts them
 // before listing any: a selection over Options.MaxModels is refused with a
-// *TooManyModelsError, in time and memory linear in the accesses.
-func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
+// *TooManyModelsError, in time and memory linear in the accesses. A
+// cancelled ctx stops it between variables (a 100 M-event trace's plan
+// takes most of a minute) with ctx's error.
+func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error) {
 	opts.defaults()
 	seen := map[TaskKind]bool{}
 	for _, ms := range opts.Models {
@@ -323,7 +325,7 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 		// orders completely are left out when every pattern needs a remote
 		// access between two local ones of one region (boundaries on).
 		ordered := !opts.Project.NoBoundaries && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
-		sets, err = planSets(m, conc, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered)
+		sets, err = planSets(ctx, m, conc, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered)
 		if err != nil {
 			return nil, err
 		}
@@ -349,6 +351,9 @@ func Plan(m *tracemodel.Model, opts Options) ([]Task, error) {
 	for _, sv := range selected {
 		if !variables {
 			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		var index *tracemodel.AccessIndex
 		for t1, t2 := range sv.Pairs() {
@@ -385,7 +390,7 @@ type setPlan struct {
 // can be the local thread (it accessed both in one region). Only sets of
 // selected variables are kept; the thread selection applies as for
 // single-variable models.
-func planSets(m *tracemodel.Model, conc *tracemodel.Concurrency, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered bool) ([]setPlan, error) {
+func planSets(ctx context.Context, m *tracemodel.Model, conc *tracemodel.Concurrency, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered bool) ([]setPlan, error) {
 	sets, err := m.AtomicSets(shared, so)
 	if err != nil {
 		return nil, &UsageError{Msg: err.Error()}
@@ -396,6 +401,9 @@ func planSets(m *tracemodel.Model, conc *tracemodel.Concurrency, shared, selecte
 	}
 	var out []setPlan
 	for _, s := range sets {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		a, okA := byVar[s.Vars[0]]
 		b, okB := byVar[s.Vars[1]]
 		if !okA || !okB {
@@ -643,7 +651,7 @@ func (o *Options) defaults() {
 func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, error) {
 	start := time.Now()
 	opts.defaults()
-	tasks, err := Plan(m, opts)
+	tasks, err := Plan(ctx, m, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -284,7 +284,7 @@ func TestPredictedNotObserved(t *testing.T) {
 func TestPlanErrors(t *testing.T) {
 	m := parseText(t, "t.csv", expand("1 1 Read x\n1 2 Read x\n2 5 Write x\n1 6 Lock m\n1 7 Unlock m\n"))
 	for _, o := range []Options{{Vars: []string{"nosuch"}}, {Threads: []string{"9"}}, {Vars: []string{"["}}} {
-		if _, err := Plan(m, o); err == nil {
+		if _, err := Plan(context.Background(), m, o); err == nil {
 			t.Errorf("Plan(%+v): no error", o)
 		} else if _, ok := err.(*UsageError); !ok {
 			t.Errorf("Plan(%+v): %T, want *UsageError", o, err)
@@ -425,7 +425,7 @@ func TestAtomicSets(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Plan(m, Options{Models: withSets, Sets: tracemodel.SetOptions{Declared: [][]string{{"lo", "nosuch"}}}}); err == nil {
+	if _, err := Plan(context.Background(), m, Options{Models: withSets, Sets: tracemodel.SetOptions{Declared: [][]string{{"lo", "nosuch"}}}}); err == nil {
 		t.Error("a declared set with an unknown variable is accepted")
 	}
 }
@@ -454,10 +454,10 @@ func TestModelsNamed(t *testing.T) {
 		!rep.Analyses[0].ModelChecked || rep.Analyses[0].Summary != want || rep.Stats.Claims != 24*rep.Stats.Models {
 		t.Errorf("analyses %+v, stats %+v", rep.Analyses, rep.Stats)
 	}
-	if _, err := Plan(m, Options{Models: append(sets, sets...)}); err == nil {
+	if _, err := Plan(context.Background(), m, Options{Models: append(sets, sets...)}); err == nil {
 		t.Error("a kind selected twice is accepted")
 	}
-	none, err := Plan(m, Options{Models: []Models{{Kind: VariableModels, Patterns: []ltl.Pattern{}}}})
+	none, err := Plan(context.Background(), m, Options{Models: []Models{{Kind: VariableModels, Patterns: []ltl.Pattern{}}}})
 	if err != nil || len(none) != 0 {
 		t.Errorf("a kind without patterns plans %d models (%v)", len(none), err)
 	}

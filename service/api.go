@@ -261,7 +261,7 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		m.Close()
 		return store.Job{}, inputError(err)
 	}
-	tasks, err := predict.Plan(m, opts)
+	tasks, err := predict.Plan(ctx, m, opts)
 	if err != nil {
 		m.Close()
 		return store.Job{}, inputError(err)

@@ -456,7 +456,7 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 		if aj.opts, aj.analyzers, err = s.resolve(jo); err != nil {
 			return err
 		}
-		tasks, err := predict.Plan(aj.model, aj.opts)
+		tasks, err := predict.Plan(ctx, aj.model, aj.opts)
 		if err != nil {
 			return err
 		}

@@ -253,7 +253,8 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 		lastRun := map[int32]int32{} // variable → the run of the thread's latest read of it
 		run, runLoc := int32(0), int32(-1)
 		prevRead := int32(-1) // the previous access, if a steering read
-		for _, idx := range m.Threads[ti].Events {
+		for k, idx := range m.Threads[ti].Events {
+			m.Pace(k)
 			e := &m.Events[idx]
 			if e.Kind != Read && e.Kind != Write || m.IsSyncVar(int(e.Obj)) {
 				continue
@@ -293,6 +294,7 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 	lastWrite := int32(0)
 	bl, ho := m.blocking[tid-1], m.handoffs[tid-1]
 	for i, ev := range m.Threads[tid-1].Events {
+		m.Pace(i)
 		e := &m.Events[ev]
 		if e.Kind != Read && e.Kind != Write || !isShared[e.Obj] {
 			continue

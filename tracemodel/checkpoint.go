@@ -73,6 +73,7 @@ func (m *Model) checkpoints() []*flowCheckpoint {
 		b.setArena(m.newSnapArena(len(m.Events)))
 		b.flow = make([]varFlow, len(m.Vars))
 		for i := range m.Events {
+			m.Pace(i)
 			if i > 0 && i%every == 0 {
 				ck.at = append(ck.at, b.save(i))
 			}

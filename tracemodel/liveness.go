@@ -28,6 +28,7 @@ func (m *Model) livenessWarnings() []string {
 	createdAt := make([]int32, len(m.Threads)+1) // Loc of the Create, +1 so 0 = none
 	joined := make([]bool, len(m.Threads)+1)
 	for i := range m.Events {
+		m.Pace(i)
 		e := &m.Events[i]
 		if e.Obj <= 0 || int(e.Obj) > len(m.Threads) {
 			continue

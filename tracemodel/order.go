@@ -116,6 +116,7 @@ func (m *Model) order(exclude ...int32) *Order {
 	}
 	b.setArena(m.newSnapArena(len(m.Events) - start))
 	for i := start; i < len(m.Events); i++ {
+		m.Pace(i)
 		b.event(&m.Events[i], int32(i))
 	}
 	o := &Order{clocks: b.clocks, arena: b.arena}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,8 +23,10 @@ import (
 // later write. The mappings are shared: the kernel writes their pages back
 // to the files and may drop them from memory, and a goroutine (the
 // trimmer, spillStore.startTrimmer) unmaps the pages the process touched
-// whenever their resident size passes Options.MaxResident. Reading a
-// dropped page faults it back from the page cache or the file.
+// whenever their resident size passes Options.MaxResident; so do the long
+// scans of the events, every 65,536 steps (Model.Pace), which would
+// outrun it. Reading a dropped page faults it back from the page cache or
+// the file.
 //
 // The causal orders of a spilled model (the synchronization order, and
 // each data-flow order that replays more events than Options.SpillAfter)
@@ -98,6 +101,7 @@ type spillStore struct {
 	maxEvents int           // the most events the parse accepts
 	stop      chan struct{} // closes the trimmer
 	done      chan struct{}
+	statm     *os.File // /proc/self/statm, read by trimIfOver; nil: not measured
 	// snaps are the files of the orders' snapshots (snaplog.go): the
 	// trimmer releases them, Model.Close closes those still open.
 	snapAfter           int // the fewest events an order replays for its rows to go to a file
@@ -112,6 +116,24 @@ func (s *spillStore) addSnapBytes(n int64) {
 	s.snapBytes += n
 	s.snapPeak = max(s.snapPeak, s.snapBytes)
 	s.snapMu.Unlock()
+}
+
+// paceEvents is how many steps of a long scan of the events pass between
+// two looks at the resident size (Model.Pace): 2 MB of events.
+const paceEvents = 1 << 16
+
+// Pace keeps the resident pages of a spilled model within
+// Options.MaxResident during a long scan of its events (or of anything
+// else of the model in order): call it at every step with the step's
+// number; every paceEvents steps it looks at the resident size and
+// releases the pages if it is over. The store's trimmer looks every 5 ms
+// too, but a scan outruns it: reading the page cache, it faults in
+// hundreds of megabytes between two ticks. A model kept in memory has
+// nothing to trim.
+func (m *Model) Pace(step int) {
+	if step&(paceEvents-1) == 0 && m.spill != nil {
+		m.spill.trimIfOver()
+	}
 }
 
 // SpillStats describes the on-disk store of a model.
@@ -155,6 +177,9 @@ func (m *Model) Close() error {
 	if s.stop != nil {
 		close(s.stop)
 		<-s.done
+	}
+	if s.statm != nil {
+		s.statm.Close()
 	}
 	m.Events = nil
 	for i := range m.Threads {
@@ -277,6 +302,7 @@ func (m *Model) buildIndexes(bucket int) error {
 	perVar := make([]int, len(m.Vars))
 	accesses := 0
 	for i := range m.Events {
+		m.Pace(i)
 		e := &m.Events[i]
 		perThread[e.Thread-1]++
 		if e.Kind.IsAccess() {
@@ -303,6 +329,7 @@ func (m *Model) buildIndexes(bucket int) error {
 		off += n
 	}
 	for i := range m.Events {
+		m.Pace(i)
 		th := &m.Threads[m.Events[i].Thread-1]
 		th.Events = append(th.Events, int32(i))
 	}
@@ -348,6 +375,7 @@ func (m *Model) fillAccesses(perVar []int, evIdx []int32, infos []Access, bucket
 	starts = append(starts, n)
 	cursor := append([]int(nil), starts[:len(starts)-1]...)
 	for i := range m.Events {
+		m.Pace(i)
 		e := &m.Events[i]
 		if !e.Kind.IsAccess() {
 			continue

@@ -106,35 +106,44 @@ const trimEvery = 5 * time.Millisecond
 
 // startTrimmer starts the goroutine that keeps the store's resident pages
 // within maxResident: when the process's file-backed resident memory
-// (/proc/self/statm's shared pages) passes it, both mappings are
-// released. Model.Close stops it.
+// (/proc/self/statm's shared pages) passes it, every mapping is released
+// (trimIfOver). Model.Close stops it.
 func (s *spillStore) startTrimmer() {
 	statm, err := os.Open("/proc/self/statm")
 	if err != nil {
 		return // no way to measure: the kernel still drops clean pages under pressure
 	}
+	s.statm = statm
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(s.done)
-		defer statm.Close()
 		t := time.NewTicker(trimEvery)
 		defer t.Stop()
-		var buf [128]byte
 		for {
 			select {
 			case <-s.stop:
 				return
 			case <-t.C:
 			}
-			n, err := statm.ReadAt(buf[:], 0)
-			if n == 0 && err != nil {
-				return
-			}
-			if shared, ok := statmShared(buf[:n]); ok && shared*pageSize > s.maxResident {
-				s.trimNow()
-			}
+			s.trimIfOver()
 		}
 	}()
+}
+
+// trimIfOver releases the store's resident pages if they pass
+// maxResident. The trimmer calls it every trimEvery, and the long scans of
+// the events every paceEvents (Model.Pace): a scan that reads the page
+// cache at gigabytes a second would fault in hundreds of megabytes
+// between two ticks of a trimmer that waits for the scheduler.
+func (s *spillStore) trimIfOver() {
+	if s.statm == nil {
+		return
+	}
+	var buf [128]byte
+	n, _ := s.statm.ReadAt(buf[:], 0)
+	if shared, ok := statmShared(buf[:n]); ok && shared*pageSize > s.maxResident {
+		s.trimNow()
+	}
 }
 
 // statmShared returns the third field of /proc/self/statm: resident

@@ -22,5 +22,6 @@ func (mf *mappedFile) release()              {}
 func (mf *mappedFile) close() error          { return nil }
 func (s *spillStore) startTrimmer()          {}
 func (s *spillStore) trimNow()               {}
+func (s *spillStore) trimIfOver()            {}
 
 const spillSupported = false

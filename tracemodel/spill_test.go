@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpredict/mcpredict/gen"
@@ -171,5 +173,61 @@ func TestSpillDirMissing(t *testing.T) {
 	_, err := Parse(context.Background(), bytes.NewReader([]byte("1, 1, a.c-1, Write, x\n")), "t.csv", Options{Spill: SpillAlways, SpillDir: dir})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(dir)) {
 		t.Fatalf("err = %v, want one naming %s", err, dir)
+	}
+}
+
+// TestPaceTrims: a scan that calls Model.Pace keeps the spilled events'
+// resident pages within MaxResident by itself, without the trimmer (which
+// a scan of the page cache outruns).
+func TestPaceTrims(t *testing.T) {
+	if !spillSupported {
+		t.Skip("no spilling on this system")
+	}
+	var buf bytes.Buffer
+	if _, err := gen.Write(context.Background(), &buf, gen.Config{Kind: gen.KindFFT, Threads: 4, Vars: 64, Events: 400_000}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse(context.Background(), &buf, "fft.csv", Options{Spill: SpillAlways, SpillDir: t.TempDir(), MaxResident: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s := m.spill
+	close(s.stop) // no trimmer: only Pace trims
+	<-s.done
+	s.stop = nil
+	fileKB := func() int {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			t.Skip(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+				n, _ := strconv.Atoi(strings.Fields(v)[0])
+				return n
+			}
+		}
+		t.Skip("no RssFile in /proc/self/status")
+		return 0
+	}
+	size := len(m.Events) * int(eventSize) / 1024 // KB of events
+	scan := func(pace bool) (grew int) {
+		s.trimNow()
+		base := fileKB()
+		var sum int32
+		for i := range m.Events {
+			if pace {
+				m.Pace(i)
+			}
+			sum += m.Events[i].Pos
+		}
+		t.Logf("pace %v: RssFile %d KB before the scan, %d KB after (sum %d)", pace, base, fileKB(), sum)
+		return fileKB() - base
+	}
+	if grew := scan(false); grew < size/2 {
+		t.Skipf("a scan of %d KB of events made %d KB resident: this system does not count the mapping's pages", size, grew)
+	}
+	if grew := scan(true); grew > paceEvents*int(eventSize)/1024*2 {
+		t.Errorf("with Pace, a scan of %d KB of events left %d KB resident; want at most two paces' worth (%d KB)", size, grew, paceEvents*int(eventSize)/1024*2)
 	}
 }

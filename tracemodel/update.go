@@ -24,6 +24,7 @@ package tracemodel
 func (m *Model) findUpdates() {
 	has := false
 	for i := range m.Events {
+		m.Pace(i)
 		if m.Events[i].Data {
 			has = true
 			break
@@ -37,7 +38,8 @@ func (m *Model) findUpdates() {
 	for ti := range m.Threads {
 		clear(pending)
 		tid := int32(ti + 1)
-		for _, idx := range m.Threads[ti].Events {
+		for k, idx := range m.Threads[ti].Events {
+			m.Pace(k)
 			e := &m.Events[idx]
 			switch {
 			case e.Kind.IsSync() || e.Kind == Create || e.Kind == Join:

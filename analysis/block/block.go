@@ -434,6 +434,7 @@ func (b *builder) build(ctx context.Context) error {
 		}
 		newPeriod(1)
 		for i, ev := range th.Events {
+			m.Pace(i)
 			if n++; n&0xffff == 0 {
 				if err := ctx.Err(); err != nil {
 					return err

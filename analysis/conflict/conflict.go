@@ -196,6 +196,7 @@ func Check(ctx context.Context, m *tracemodel.Model, ts *txn.Set) ([]Violation, 
 	c := newChecker(m, ts)
 	var buf []access
 	for i := range m.Events {
+		m.Pace(i)
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, c.stats, fmt.Errorf("conflict: %w", err)
@@ -214,6 +215,7 @@ func Verdict(ctx context.Context, m *tracemodel.Model, ts *txn.Set) (bool, error
 	c.stopFirst = true
 	var buf []access
 	for i := range m.Events {
+		m.Pace(i)
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return false, fmt.Errorf("conflict: %w", err)

@@ -148,6 +148,7 @@ func run(ctx context.Context, pass *analysis.Pass, opts Options) error {
 	nested := 0
 	var blocked []int32
 	for i := range m.Events {
+		m.Pace(i)
 		e := &m.Events[i]
 		var shared bool
 		switch e.Kind {

@@ -384,6 +384,7 @@ func collectViews(ctx context.Context, m *tracemodel.Model, bs *blocks.Set, av *
 		s.r, s.w, s.block = s.r[:0], s.w[:0], -1
 	}
 	for i := range m.Events {
+		m.Pace(i)
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("hldr: %w", err)

@@ -331,6 +331,7 @@ func Check(ctx context.Context, m *tracemodel.Model, esc *escape.Info, li *analy
 	vs := make([]varSets, len(m.Vars))
 	cur := make([]int, len(m.Threads)) // by thread: index of its current segment
 	for i := range m.Events {
+		m.Pace(i)
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("lockset: %w", err)

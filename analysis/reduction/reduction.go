@@ -207,6 +207,7 @@ func bothMoverLocks(m *tracemodel.Model, li *analysis.LockSetIndex) []bool {
 	}
 	locks := map[int32]*info{}
 	for i := range m.Events {
+		m.Pace(i)
 		e := &m.Events[i]
 		l := e.Obj
 		switch e.Kind {

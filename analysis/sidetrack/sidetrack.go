@@ -142,6 +142,7 @@ func Check(ctx context.Context, m *tracemodel.Model, ts *txn.Set) ([]Error, erro
 	}
 	a := newAnalyzer(m, ts)
 	for i := range m.Events {
+		m.Pace(i)
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("sidetrack: %w", err)

@@ -216,6 +216,7 @@ func (c *checker) thread(ctx context.Context, tid int, mode flow.Mode, res *Resu
 	}
 	var srcs []src
 	for i, ev := range m.Threads[tid-1].Events {
+		m.Pace(i)
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("stale: %w", err)

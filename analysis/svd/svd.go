@@ -256,6 +256,7 @@ func Check(ctx context.Context, m *tracemodel.Model, opts Options) (*Result, err
 	trackers := make([]*flow.Tracker, len(m.Threads))
 	var srcs []int32
 	for i := range m.Events {
+		m.Pace(i)
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("svd: %w", err)

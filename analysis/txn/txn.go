@@ -138,6 +138,7 @@ func Extract(ctx context.Context, m *tracemodel.Model, opts Options) (*Set, erro
 		txnOf:   make([]int32, len(m.Events)),
 	}
 	for i := range m.Events {
+		m.Pace(i)
 		if m.Events[i].Kind == tracemodel.Begin {
 			s.Labels = true
 			break
@@ -175,6 +176,7 @@ func Extract(ctx context.Context, m *tracemodel.Model, opts Options) (*Set, erro
 			return f
 		}
 		for i, ev := range th.Events {
+			m.Pace(i)
 			if i&0xffff == 0 {
 				if err := ctx.Err(); err != nil {
 					return nil, fmt.Errorf("extracting transactions: %w", err)

@@ -71,7 +71,7 @@ func TestDoEqualsRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tasks, err := predict.Plan(m, opts)
+			tasks, err := predict.Plan(context.Background(), m, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -63,6 +63,7 @@ func Find(m *tracemodel.Model, opts Options) *Set {
 		ds[i] = depth{locks: map[int32]int32{}, labels: map[int32]int32{}, cur: -1}
 	}
 	for i := range m.Events {
+		m.Pace(i)
 		e := &m.Events[i]
 		d := &ds[e.Thread-1]
 		was := d.inside()

@@ -114,6 +114,7 @@ type Traits struct {
 func TraitsOf(m *tracemodel.Model) Traits {
 	var tr Traits
 	for i := 0; i < len(m.Events) && !(tr.Funcs && tr.DataRead); i++ {
+		m.Pace(i)
 		e := &m.Events[i]
 		switch {
 		case e.Kind == tracemodel.Enter:

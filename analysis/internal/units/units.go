@@ -102,6 +102,7 @@ func Split(ctx context.Context, m *tracemodel.Model, ts *txn.Set, ps *analysis.P
 		var h Holds
 		cur := -1 // index in out of the open unit
 		for i, ev := range th.Events {
+			m.Pace(i)
 			if n++; n&0xffff == 0 {
 				if err := ctx.Err(); err != nil {
 					return nil, fmt.Errorf("splitting units: %w", err)
