@@ -55,6 +55,7 @@ func (m *Model) settledVars() []bool {
 	for v := 1; v < len(m.Vars); v++ {
 		writer, other, ok := int32(0), false, true
 		for i := range m.Vars[v].access {
+			m.Pace(i)
 			e := &m.Vars[v].access[i]
 			if e.Kind == Write {
 				if other || writer != 0 && e.Thread != writer {
@@ -98,6 +99,7 @@ func (m *Model) atomicHolds(tid int, ops []lockOp, settled []bool) bool {
 		}
 		v, writes := int32(-1), 0
 		for p := op.Pos + 1; p < end; p++ {
+			m.Pace(int(p))
 			e := m.EventAt(tid, p)
 			switch {
 			case (e.Kind == Read || e.Kind == Write) && settled[e.Obj]:

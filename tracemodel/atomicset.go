@@ -627,6 +627,7 @@ func (c *Concurrency) Index(vs []int) *AccessIndex {
 	x := &AccessIndex{c: c, all: map[int][]int32{}, writes: map[int][]int32{}}
 	for _, v := range vs {
 		for i := range m.Vars[v].access {
+			m.Pace(i)
 			e := &m.Vars[v].access[i]
 			t := int(e.Thread)
 			x.all[t] = append(x.all[t], e.Pos)

@@ -223,6 +223,7 @@ func (m *Model) SharedVars() []SharedVar {
 		touched = touched[:0]
 		anyWrite := false
 		for i := range m.Vars[v].access {
+			m.Pace(i)
 			e := &m.Vars[v].access[i]
 			if state[e.Thread] == 0 {
 				touched = append(touched, e.Thread)

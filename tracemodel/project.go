@@ -368,6 +368,7 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 	var lastBy [2][2]int32
 	evs, which := m.setAccesses(vars)
 	for k, ev := range evs {
+		m.Pace(k)
 		e := &m.Events[ev]
 		vi := int8(0)
 		if which != nil {

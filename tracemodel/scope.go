@@ -94,7 +94,8 @@ func (m *Model) buildScope(tid int) (*scopeIndex, error) {
 	}
 	frames := []map[scopeKey]int32{{}}
 	stack := []int32{0} // invocation indexes, parallel to frames
-	for _, ei := range evs {
+	for k, ei := range evs {
+		m.Pace(k)
 		if m.Events[ei].Kind == Enter {
 			if ix.inv, err = m.int32s(n); err != nil {
 				return nil, err
@@ -104,6 +105,7 @@ func (m *Model) buildScope(tid int) (*scopeIndex, error) {
 		}
 	}
 	for i, ei := range evs {
+		m.Pace(i)
 		e := &m.Events[ei]
 		pos := int32(i + 1)
 		if ix.inv != nil {

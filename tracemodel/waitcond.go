@@ -50,6 +50,7 @@ func (m *Model) buildWaitSites() map[waitSite]bool {
 					}
 				}
 				for p := op.Start + 1; p < op.Pos; p++ {
+					m.Pace(int(p))
 					if e := m.EventAt(tid+1, p); e.Kind.IsAccess() && e.Loc != 0 {
 						sites[waitSite{v: e.Obj, lock: l, loc: e.Loc}] = true
 					}
