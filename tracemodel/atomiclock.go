@@ -80,6 +80,7 @@ func (m *Model) settledVars() []bool {
 func (m *Model) atomicHolds(tid int, ops []lockOp, settled []bool) bool {
 	evs := m.Threads[tid-1].Events
 	for i, op := range ops {
+		m.Pace(i)
 		if op.Wait {
 			return false
 		}
@@ -99,7 +100,6 @@ func (m *Model) atomicHolds(tid int, ops []lockOp, settled []bool) bool {
 		}
 		v, writes := int32(-1), 0
 		for p := op.Pos + 1; p < end; p++ {
-			m.Pace(int(p))
 			e := m.EventAt(tid, p)
 			switch {
 			case (e.Kind == Read || e.Kind == Write) && settled[e.Obj]:

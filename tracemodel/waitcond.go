@@ -34,7 +34,8 @@ func (m *Model) buildWaitSites() map[waitSite]bool {
 	sites := map[waitSite]bool{}
 	for tid := range m.Threads {
 		for _, l := range m.threadLocks[tid] {
-			for _, op := range m.lockOps[lockThread{lock: l, thread: int32(tid + 1)}] {
+			for k, op := range m.lockOps[lockThread{lock: l, thread: int32(tid + 1)}] {
+				m.Pace(k)
 				if !op.Kind.IsRelease() {
 					continue
 				}
@@ -50,7 +51,6 @@ func (m *Model) buildWaitSites() map[waitSite]bool {
 					}
 				}
 				for p := op.Start + 1; p < op.Pos; p++ {
-					m.Pace(int(p))
 					if e := m.EventAt(tid+1, p); e.Kind.IsAccess() && e.Loc != 0 {
 						sites[waitSite{v: e.Obj, lock: l, loc: e.Loc}] = true
 					}
