@@ -327,17 +327,4 @@ func (p *proc) close() {
 	}
 }
 
-// Pid is the plugin's process id, 0 if it is not running (tests).
-func (p *proc) pid() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.client == nil {
-		return 0
-	}
-	if rc := p.client.ReattachConfig(); rc != nil {
-		return rc.Pid
-	}
-	return 0
-}
-
 var _ io.Writer = (*tail)(nil)
