@@ -102,6 +102,8 @@ type spillStore struct {
 	stop      chan struct{} // closes the trimmer
 	done      chan struct{}
 	statm     *os.File // /proc/self/statm, read by trimIfOver; nil: not measured
+	statmMu   sync.Mutex
+	statmBuf  [128]byte
 	// snaps are the files of the orders' snapshots (snaplog.go): the
 	// trimmer releases them, Model.Close closes those still open.
 	snapAfter           int // the fewest events an order replays for its rows to go to a file
@@ -125,13 +127,15 @@ const paceEvents = 1 << 16
 // Pace keeps the resident pages of a spilled model within
 // Options.MaxResident during a long scan of its events (or of anything
 // else of the model in order): call it at every step with the step's
-// number; every paceEvents steps it looks at the resident size and
-// releases the pages if it is over. The store's trimmer looks every 5 ms
+// number; every paceEvents steps (not at step 0: a scan that restarts its
+// count per thread or variable, over a million of them, would look a
+// million times) it looks at the resident size and releases the pages if
+// it is over. The store's trimmer looks every 5 ms
 // too, but a scan outruns it: reading the page cache, it faults in
 // hundreds of megabytes between two ticks. A model kept in memory has
 // nothing to trim.
 func (m *Model) Pace(step int) {
-	if step&(paceEvents-1) == 0 && m.spill != nil {
+	if step&(paceEvents-1) == 0 && step > 0 && m.spill != nil {
 		m.spill.trimIfOver()
 	}
 }

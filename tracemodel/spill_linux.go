@@ -139,9 +139,11 @@ func (s *spillStore) trimIfOver() {
 	if s.statm == nil {
 		return
 	}
-	var buf [128]byte
-	n, _ := s.statm.ReadAt(buf[:], 0)
-	if shared, ok := statmShared(buf[:n]); ok && shared*pageSize > s.maxResident {
+	s.statmMu.Lock()
+	n, err := s.statm.ReadAt(s.statmBuf[:], 0)
+	shared, ok := statmShared(s.statmBuf[:n])
+	s.statmMu.Unlock()
+	if (err == nil || n > 0) && ok && shared*pageSize > s.maxResident {
 		s.trimNow()
 	}
 }
