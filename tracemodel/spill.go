@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -103,6 +104,7 @@ type spillStore struct {
 	done      chan struct{}
 	statm     *os.File // /proc/self/statm, read by trimIfOver; nil: not measured
 	statmMu   sync.Mutex
+	lastLook  atomic.Int64 // when a scan last looked (pace), in Unix nanoseconds
 	statmBuf  [128]byte
 	// snaps are the files of the orders' snapshots (snaplog.go): the
 	// trimmer releases them, Model.Close closes those still open.
@@ -120,24 +122,46 @@ func (s *spillStore) addSnapBytes(n int64) {
 	s.snapMu.Unlock()
 }
 
-// paceEvents is how many steps of a long scan of the events pass between
-// two looks at the resident size (Model.Pace): 2 MB of events.
-const paceEvents = 1 << 16
+// paceEvents is how many steps of a scan pass between two looks at the
+// clock (Model.Pace), and paceEvery how long between two looks at the
+// resident size. Steps alone do not measure what a scan makes resident:
+// one that skips through the events (a variable's accesses, the critical
+// sections) maps 64 KB at each of them (the kernel's fault-around), so
+// 65,536 steps were 4 GB; time does, at the speed of page faults.
+// A scan looks at least every paceSteps steps (2 MB of events read in
+// order) even within paceEvery.
+const (
+	paceEvents = 1 << 10
+	paceSteps  = 1 << 16
+	paceEvery  = time.Millisecond
+)
 
 // Pace keeps the resident pages of a spilled model within
-// Options.MaxResident during a long scan of its events (or of anything
-// else of the model in order): call it at every step with the step's
-// number; every paceEvents steps (not at step 0: a scan that restarts its
-// count per thread or variable, over a million of them, would look a
-// million times) it looks at the resident size and releases the pages if
-// it is over. The store's trimmer looks every 5 ms
-// too, but a scan outruns it: reading the page cache, it faults in
-// hundreds of megabytes between two ticks. A model kept in memory has
-// nothing to trim.
+// Options.MaxResident during a long scan of its events or accesses: call
+// it at every step with the step's number. Every paceEvents steps (not at
+// step 0: a scan that restarts its count per thread or variable, over a
+// million of them, would look a million times), if paceEvery has passed
+// since the store last looked, or every paceSteps steps, it looks at the
+// resident size and releases the pages if it is over. The store's trimmer looks every 5 ms too, but
+// a scan outruns it: reading the page cache, it faults in hundreds of
+// megabytes while the trimmer waits for the scheduler. A model kept in
+// memory has nothing to trim.
 func (m *Model) Pace(step int) {
 	if step&(paceEvents-1) == 0 && step > 0 && m.spill != nil {
-		m.spill.trimIfOver()
+		m.spill.pace(step)
 	}
+}
+
+// pace looks at the resident size at every paceSteps-th step, or if
+// paceEvery has passed since the last look of any goroutine.
+func (s *spillStore) pace(step int) {
+	now := time.Now().UnixNano()
+	last := s.lastLook.Load()
+	if step&(paceSteps-1) != 0 && (now-last < int64(paceEvery) || !s.lastLook.CompareAndSwap(last, now)) {
+		return
+	}
+	s.lastLook.Store(now)
+	s.trimIfOver()
 }
 
 // SpillStats describes the on-disk store of a model.

@@ -132,9 +132,7 @@ func (s *spillStore) startTrimmer() {
 
 // trimIfOver releases the store's resident pages if they pass
 // maxResident. The trimmer calls it every trimEvery, and the long scans of
-// the events every paceEvents (Model.Pace): a scan that reads the page
-// cache at gigabytes a second would fault in hundreds of megabytes
-// between two ticks of a trimmer that waits for the scheduler.
+// the events at most every paceEvery (Model.Pace).
 func (s *spillStore) trimIfOver() {
 	if s.statm == nil {
 		return
