@@ -117,10 +117,19 @@ func (m *Model) VarByName(name string) int {
 func (m *Model) IsSyncVar(v int) bool { return m.syncObj[m.Vars[v].Obj] }
 
 // Position returns the 1-based position in its thread of event index ev.
-func (m *Model) Position(ev int32) int32 { return m.Events[ev].Pos }
+//
+// It and EventAt pace the reads of a spilled model (Model.Pace) by the
+// index they are given: the loops that read the events through them jump
+// from critical section to access, and a step in a new page maps 64 KB;
+// about one call in paceEvents looks at the clock.
+func (m *Model) Position(ev int32) int32 {
+	m.Pace(int(ev))
+	return m.Events[ev].Pos
+}
 
 // EventAt returns the event at 1-based position pos of thread tid.
 func (m *Model) EventAt(tid int, pos int32) *Event {
+	m.Pace(int(pos))
 	return &m.Events[m.Threads[tid-1].Events[pos-1]]
 }
 
