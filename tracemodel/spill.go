@@ -17,7 +17,7 @@ import (
 // them in proportion at the end of the parse — each thread's events, each
 // variable's accesses and their copies (Access), the region-scope trees —
 // in a second file, the arena (Model.int32s), and the lock operations in a
-// third, as they are parsed (appendLockOp). Both files are unlinked as
+// third, as they are parsed (appendLockOp). All are unlinked as
 // soon as they are made, so nothing is left on disk whatever happens to
 // the process; their blocks are reserved (fallocate) before they are
 // written, so a full disk is an error of the parse, never a fault of a
@@ -25,8 +25,8 @@ import (
 // to the files and may drop them from memory, and a goroutine (the
 // trimmer, spillStore.startTrimmer) unmaps the pages the process touched
 // whenever their resident size passes Options.MaxResident; so do the long
-// scans of the events, every 65,536 steps (Model.Pace), which would
-// outrun it. Reading a dropped page faults it back from the page cache or
+// scans and the reads of the events, about every millisecond
+// (Model.Pace), which would outrun it. Reading a dropped page faults it back from the page cache or
 // the file.
 //
 // The causal orders of a spilled model (the synchronization order, and
@@ -142,10 +142,10 @@ const (
 // step 0: a scan that restarts its count per thread or variable, over a
 // million of them, would look a million times), if paceEvery has passed
 // since the store last looked, or every paceSteps steps, it looks at the
-// resident size and releases the pages if it is over. The store's trimmer looks every 5 ms too, but
-// a scan outruns it: reading the page cache, it faults in hundreds of
-// megabytes while the trimmer waits for the scheduler. A model kept in
-// memory has nothing to trim.
+// resident size and releases the pages if it is over. The store's trimmer
+// looks every 5 ms too, but a scan outruns it: reading the page cache, it
+// faults in hundreds of megabytes while the trimmer waits for the
+// scheduler. A model kept in memory has nothing to trim.
 func (m *Model) Pace(step int) {
 	if step&(paceEvents-1) == 0 && step > 0 && m.spill != nil {
 		m.spill.pace(step)
@@ -156,11 +156,11 @@ func (m *Model) Pace(step int) {
 // paceEvery has passed since the last look of any goroutine.
 func (s *spillStore) pace(step int) {
 	now := time.Now().UnixNano()
-	last := s.lastLook.Load()
-	if step&(paceSteps-1) != 0 && (now-last < int64(paceEvery) || !s.lastLook.CompareAndSwap(last, now)) {
-		return
+	if step&(paceSteps-1) == 0 {
+		s.lastLook.Store(now)
+	} else if last := s.lastLook.Load(); now-last < int64(paceEvery) || !s.lastLook.CompareAndSwap(last, now) {
+		return // looked lately, or another goroutine looks now
 	}
-	s.lastLook.Store(now)
 	s.trimIfOver()
 }
 

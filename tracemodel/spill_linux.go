@@ -138,10 +138,10 @@ func (s *spillStore) trimIfOver() {
 		return
 	}
 	s.statmMu.Lock()
-	n, err := s.statm.ReadAt(s.statmBuf[:], 0)
+	n, _ := s.statm.ReadAt(s.statmBuf[:], 0) // nothing read: no fields
 	shared, ok := statmShared(s.statmBuf[:n])
 	s.statmMu.Unlock()
-	if (err == nil || n > 0) && ok && shared*pageSize > s.maxResident {
+	if ok && shared*pageSize > s.maxResident {
 		s.trimNow()
 	}
 }
