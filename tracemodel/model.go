@@ -119,18 +119,20 @@ func (m *Model) IsSyncVar(v int) bool { return m.syncObj[m.Vars[v].Obj] }
 // Position returns the 1-based position in its thread of event index ev.
 //
 // It and EventAt pace the reads of a spilled model (Model.Pace) by the
-// index they are given: the loops that read the events through them jump
-// from critical section to access, and a step in a new page maps 64 KB;
-// about one call in paceEvents looks at the clock.
+// event's index: the loops that read the events through them jump from
+// critical section to access, and a step in a new page maps 64 KB; about
+// one index in paceEvents, by a hash that no stride defeats, looks at the
+// clock.
 func (m *Model) Position(ev int32) int32 {
-	m.Pace(int(ev))
+	m.paceIndex(ev)
 	return m.Events[ev].Pos
 }
 
 // EventAt returns the event at 1-based position pos of thread tid.
 func (m *Model) EventAt(tid int, pos int32) *Event {
-	m.Pace(int(pos))
-	return &m.Events[m.Threads[tid-1].Events[pos-1]]
+	ei := m.Threads[tid-1].Events[pos-1]
+	m.paceIndex(ei)
+	return &m.Events[ei]
 }
 
 // Clock returns how many events of thread other happen before (or at)

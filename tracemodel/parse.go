@@ -1170,6 +1170,13 @@ func (b *builder) finish() (*Model, error) {
 		}
 	}
 	m.waitSites = m.buildWaitSites()
+	if s := m.spill; s != nil {
+		// Nothing writes the events, the lock operations or the arena
+		// after this.
+		s.events.written()
+		s.locks.Load().written()
+		s.arena.Load().written()
+	}
 	m.Warnings = append(m.Warnings, b.oddityWarnings()...)
 	m.Warnings = append(m.Warnings, m.livenessWarnings()...)
 	return m, nil

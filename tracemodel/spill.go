@@ -148,15 +148,29 @@ const (
 // scheduler. A model kept in memory has nothing to trim.
 func (m *Model) Pace(step int) {
 	if step&(paceEvents-1) == 0 && step > 0 && m.spill != nil {
-		m.spill.pace(step)
+		m.spill.pace(step&(paceSteps-1) == 0)
 	}
 }
 
-// pace looks at the resident size at every paceSteps-th step, or if
-// paceEvery has passed since the last look of any goroutine.
-func (s *spillStore) pace(step int) {
+// paceIndex is Pace for the reads of the events by index (EventAt,
+// Position): the loops that call them jump through the events by strides
+// that may never meet a multiple of paceEvents (a variable accessed every
+// 24th event, from an odd index), so a multiplicative (Fibonacci) hash
+// picks about one index in paceEvents whatever the stride.
+func (m *Model) paceIndex(i int32) {
+	if m.spill != nil && pacedIndex(i) {
+		m.spill.pace(false)
+	}
+}
+
+// pacedIndex says whether a read of index i may look (paceIndex).
+func pacedIndex(i int32) bool { return uint32(i)*0x9E3779B9 < 1<<32/paceEvents }
+
+// pace looks at the resident size if always, or if paceEvery has passed
+// since the last look of any goroutine.
+func (s *spillStore) pace(always bool) {
 	now := time.Now().UnixNano()
-	if step&(paceSteps-1) == 0 {
+	if always {
 		s.lastLook.Store(now)
 	} else if last := s.lastLook.Load(); now-last < int64(paceEvery) || !s.lastLook.CompareAndSwap(last, now) {
 		return // looked lately, or another goroutine looks now

@@ -44,7 +44,26 @@ func newMappedFile(dir string, reserve int64) (*mappedFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("spilling the trace to %s: mapping %d bytes: %w", dir, reserve, err)
 	}
+	// Small folios: written under MADV_RANDOM, the file's pages go into the
+	// page cache as single pages instead of the large folios (up to 2 MB)
+	// that readahead makes, and a later fault maps the kernel's
+	// fault-around (64 KB) instead of the whole folio. A scan that skips
+	// through the file (a variable's accesses) made 1.9 MB resident at each
+	// step with large folios, measured on Linux 6.18; the trimmer's bound
+	// cannot hold against that between two looks. Advice only: an error
+	// changes nothing but the sizes.
+	_ = unix.Madvise(data, unix.MADV_RANDOM)
 	return &mappedFile{f: f, dir: dir, data: data}, nil
+}
+
+// written ends the writing of the file: its pages are in the page cache as
+// small folios, and readahead is back for the pages the kernel drops
+// under memory pressure, which a scan reads back from the disk (a page at
+// a time under MADV_RANDOM; they come back in large folios then).
+func (mf *mappedFile) written() {
+	if mf != nil {
+		_ = unix.Madvise(mf.data, unix.MADV_NORMAL)
+	}
 }
 
 const pageSize = 1 << 12

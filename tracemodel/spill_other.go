@@ -19,6 +19,7 @@ func newMappedFile(dir string, reserve int64) (*mappedFile, error) {
 
 func (mf *mappedFile) reserve(n int64) error { return ErrSpillUnsupported }
 func (mf *mappedFile) release()              {}
+func (mf *mappedFile) written()              {}
 func (mf *mappedFile) close() error          { return nil }
 func (s *spillStore) startTrimmer()          {}
 func (s *spillStore) trimNow()               {}

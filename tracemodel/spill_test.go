@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -196,20 +197,7 @@ func TestPaceTrims(t *testing.T) {
 	close(s.stop) // no trimmer: only Pace trims
 	<-s.done
 	s.stop = nil
-	fileKB := func() int {
-		b, err := os.ReadFile("/proc/self/status")
-		if err != nil {
-			t.Skip(err)
-		}
-		for line := range strings.Lines(string(b)) {
-			if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
-				n, _ := strconv.Atoi(strings.Fields(v)[0])
-				return n
-			}
-		}
-		t.Skip("no RssFile in /proc/self/status")
-		return 0
-	}
+	fileKB := func() int { return residentFileKB(t) }
 	size := len(m.Events) * int(eventSize) / 1024 // KB of events
 	scan := func(pace bool) (grew int) {
 		s.trimNow()
@@ -230,4 +218,81 @@ func TestPaceTrims(t *testing.T) {
 	if grew := scan(true); grew > size/4 {
 		t.Errorf("with Pace, a scan of %d KB of events left %d KB resident; want at most a quarter of them", size, grew)
 	}
+}
+
+// TestSpillFileSmallFolios checks that a read that skips through a spill
+// file written in order maps the kernel's fault-around (64 KB) at each
+// step, not a large folio: newMappedFile writes under MADV_RANDOM. Written
+// without it, the pages of a 128 MB file went into the page cache in
+// folios of up to 2 MB, and Linux 6.18 mapped 1.9 MB at each step of a
+// variable's accesses.
+func TestSpillFileSmallFolios(t *testing.T) {
+	if !spillSupported {
+		t.Skip("no spilling on this system")
+	}
+	const size, stride = 128 << 20, 2 << 20
+	mf, err := newMappedFile(t.TempDir(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mf.close()
+	if err := mf.reserve(size); err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte{1}, 1<<20)
+	for off := 0; off < size; off += len(chunk) {
+		copy(mf.data[off:], chunk)
+	}
+	mf.written()
+	mf.release()
+	base := residentFileKB(t)
+	steps, sum := 0, 0
+	for off := stride / 2; off < size; off += stride {
+		sum += int(mf.data[off])
+		steps++
+	}
+	grew := residentFileKB(t) - base
+	t.Logf("%d steps %d MB apart: %d KB resident (sum %d)", steps, stride>>20, grew, sum)
+	if grew > steps*256 {
+		t.Errorf("%d steps %d MB apart through a spill file made %d KB resident, %d KB a step; want at most 256 KB a step (the kernel's fault-around is 64 KB)", steps, stride>>20, grew, grew/steps)
+	}
+}
+
+// TestPaceIndexStrides checks that the reads by index (EventAt, Position)
+// look at the resident size about once in paceEvents indexes whatever
+// stride a loop jumps by: a test of the index alone (i%paceEvents == 0)
+// never looks on a stride of 24 from an odd index.
+func TestPaceIndexStrides(t *testing.T) {
+	for _, stride := range []int{1, 2, 24, 1366, 4096, 1 << 16, 1<<16 + 1, 1 << 20} {
+		for _, start := range []int{0, 1, 5} {
+			const steps = 1 << 20
+			looks := 0
+			for k := range steps {
+				if pacedIndex(int32((start + k*stride) % math.MaxInt32)) {
+					looks++
+				}
+			}
+			if want := steps / paceEvents; looks < want/2 || looks > want*2 {
+				t.Errorf("stride %d from %d: %d looks in %d steps, want about %d", stride, start, looks, steps, want)
+			}
+		}
+	}
+}
+
+// residentFileKB returns the process's resident file-backed memory
+// (RssFile), and skips the test where it is not measured.
+func residentFileKB(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			n, _ := strconv.Atoi(strings.Fields(v)[0])
+			return n
+		}
+	}
+	t.Skip("no RssFile in /proc/self/status")
+	return 0
 }
