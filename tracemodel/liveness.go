@@ -58,7 +58,8 @@ func (m *Model) livenessWarnings() []string {
 			continue
 		}
 		var open []string
-		for _, ei := range t.Events {
+		for k, ei := range t.Events {
+			m.Pace(k)
 			e := &m.Events[ei]
 			switch e.Kind {
 			case Enter:

@@ -163,6 +163,7 @@ func (p *Projection) storesOf() [2][2]bool {
 		for x := 0; x < 2; x++ {
 			first := ord.Clock(tids[1-x], p.acc[1-x][0], tids[x])
 			for i := range p.acc[x] {
+				m.Pace(i)
 				if !p.rmw[x][i] && m.Events[p.accEv[x][i]].Kind == Write && (i == 0 || !p.rmw[x][i-1]) && first < p.acc[x][i] {
 					p.stores[x][p.accVar[x][i]] = true
 				}

@@ -440,6 +440,7 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 	for x := 0; x < 2 && len(vars) == 2; x++ {
 		p.rmw[x] = make([]bool, len(acc[x]))
 		for i := range acc[x] {
+			m.Pace(i)
 			p.rmw[x][i] = m.readModifyWrite(tids[x], accEv[x], acc[x], accVar[x], i)
 		}
 	}
@@ -515,6 +516,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 		raw[x] = make([]rawStep, 0, 3*len(acc[x]))
 		refs := make([]EventRef, len(acc[x])) // one allocation for all access steps
 		for i := 0; i < len(acc[x]); i++ {
+			m.Pace(i)
 			pos := acc[x][i]
 			e := &m.Events[accEv[x][i]]
 			k := StepRead

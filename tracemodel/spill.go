@@ -126,8 +126,9 @@ func (s *spillStore) addSnapBytes(n int64) {
 // clock (Model.Pace), and paceEvery how long between two looks at the
 // resident size. Steps alone do not measure what a scan makes resident:
 // one that skips through the events (a variable's accesses, the critical
-// sections) maps 64 KB at each of them (the kernel's fault-around), so
-// 65,536 steps were 4 GB; time does, at the speed of page faults.
+// sections) maps 64 KB at each of them (the kernel's fault-around over
+// the small folios of newMappedFile; a large folio's 2 MB without them),
+// so 65,536 steps are 4 GB; time does, at the speed of page faults.
 // A scan looks at least every paceSteps steps (2 MB of events read in
 // order) even within paceEvery.
 const (
