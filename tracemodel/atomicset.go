@@ -204,6 +204,7 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		s.Names = [2]string{m.Vars[s.Vars[0]].Name, m.Vars[s.Vars[1]].Name}
 		for i, v := range s.Vars {
 			for k := range m.Vars[v].access {
+				m.Pace(k)
 				e := &m.Vars[v].access[k]
 				if e.Thread > 64 {
 					s.anyUse = true
@@ -430,6 +431,7 @@ func (m *Model) writers() ([]uint64, []bool) {
 	above := make([]bool, len(m.Vars))
 	for v := range m.Vars {
 		for i := range m.Vars[v].access {
+			m.Pace(i)
 			if e := &m.Vars[v].access[i]; e.Kind == Write {
 				if e.Thread <= 64 {
 					bits[v] |= 1 << (e.Thread - 1)

@@ -446,6 +446,7 @@ func (m *Model) fillAccesses(perVar []int, evIdx []int32, infos []Access, bucket
 			// tens of millions of accesses): already in order in place,
 			// with no copy of them aside.
 			for k := lo; k < hi; k++ {
+				m.Pace(k)
 				evIdx[k] = infos[k].Ev
 			}
 			m.Vars[v].Accesses, m.Vars[v].access = evIdx[lo:hi], infos[lo:hi]
@@ -463,6 +464,7 @@ func (m *Model) fillAccesses(perVar []int, evIdx []int32, infos []Access, bucket
 			}
 		}
 		for k := range tmp {
+			m.Pace(k)
 			x := &m.Vars[vars[k]]
 			x.Accesses = append(x.Accesses, tmp[k].Ev)
 			x.access = append(x.access, tmp[k])

@@ -169,6 +169,7 @@ func (b *builder) unit(i int, u *units.Unit, seg int32, esc *escape.Info) int32 
 	segs := f.conc.ThreadSegments(u.Thread)
 	si := f.conc.Index(seg)
 	for k, ev := range evs {
+		m.Pace(k)
 		seq := int32(k)
 		e := &m.Events[ev]
 		for f.conc.All[segs[si]].Last < e.Pos {

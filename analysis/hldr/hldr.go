@@ -621,7 +621,8 @@ func (c *checker) correlations(tid int32) map[[2]int32]bool {
 		live = live[:0]
 	}
 	seen := ^uint64(0)
-	for _, ev := range c.m.Threads[tid-1].Events {
+	for i, ev := range c.m.Threads[tid-1].Events {
+		c.m.Pace(i)
 		e := &c.m.Events[ev]
 		if c.mode == flow.Invocation && tr.Version() != seen {
 			// The coarsest fallback: reads live together are correlated.

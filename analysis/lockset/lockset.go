@@ -469,7 +469,8 @@ func witness(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, c
 	const maxKeys = 128
 	var evs []int32
 	seen := map[key]bool{}
-	for _, ev := range m.Vars[v].Accesses {
+	for i, ev := range m.Vars[v].Accesses {
+		m.Pace(i)
 		if !esc.Escaped(ev) {
 			continue
 		}

@@ -192,7 +192,8 @@ func (c *checker) indexWrites() {
 		if m.IsSyncVar(v) {
 			continue
 		}
-		for _, ev := range m.Vars[v].Accesses {
+		for i, ev := range m.Vars[v].Accesses {
+			m.Pace(i)
 			e := &m.Events[ev]
 			if e.Kind != tracemodel.Write || c.bs.Of(ev) < 0 {
 				continue
