@@ -52,10 +52,11 @@ func (m *Model) findAtomicLocks() {
 // then only read. Their reads carry nothing from one thread to another.
 func (m *Model) settledVars() []bool {
 	out := make([]bool, len(m.Vars))
+	pc := m.Pacer()
 	for v := 1; v < len(m.Vars); v++ {
 		writer, other, ok := int32(0), false, true
 		for i := range m.Vars[v].access {
-			m.Pace(i)
+			pc.Step()
 			e := &m.Vars[v].access[i]
 			if e.Kind == Write {
 				if other || writer != 0 && e.Thread != writer {

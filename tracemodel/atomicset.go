@@ -198,13 +198,14 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		}
 		out = append(out, s)
 	}
+	pc := m.Pacer()
 	for i := range out {
 		s := &out[i]
 		s.Confidence = confidence(s.Regions, varRegions, [2]int32{int32(s.Vars[0]), int32(s.Vars[1])})
 		s.Names = [2]string{m.Vars[s.Vars[0]].Name, m.Vars[s.Vars[1]].Name}
 		for i, v := range s.Vars {
 			for k := range m.Vars[v].access {
-				m.Pace(k)
+				pc.Step()
 				e := &m.Vars[v].access[k]
 				if e.Thread > 64 {
 					s.anyUse = true
@@ -429,9 +430,10 @@ func confidence(regions int, varRegions []int, p [2]int32) float64 {
 func (m *Model) writers() ([]uint64, []bool) {
 	bits := make([]uint64, len(m.Vars))
 	above := make([]bool, len(m.Vars))
+	pc := m.Pacer()
 	for v := range m.Vars {
 		for i := range m.Vars[v].access {
-			m.Pace(i)
+			pc.Step()
 			if e := &m.Vars[v].access[i]; e.Kind == Write {
 				if e.Thread <= 64 {
 					bits[v] |= 1 << (e.Thread - 1)
@@ -627,9 +629,10 @@ type AccessIndex struct {
 func (c *Concurrency) Index(vs []int) *AccessIndex {
 	m := c.m
 	x := &AccessIndex{c: c, all: map[int][]int32{}, writes: map[int][]int32{}}
+	pc := m.Pacer()
 	for _, v := range vs {
 		for i := range m.Vars[v].access {
-			m.Pace(i)
+			pc.Step()
 			e := &m.Vars[v].access[i]
 			t := int(e.Thread)
 			x.all[t] = append(x.all[t], e.Pos)

@@ -224,6 +224,7 @@ func (m *Model) SharedVars() []SharedVar {
 	// threads to reset (a slice, not a map: this is once per access).
 	state := make([]int8, len(m.Threads)+1)
 	var touched []int32
+	pc := m.Pacer()
 	for v := 1; v < len(m.Vars); v++ {
 		if m.IsSyncVar(v) {
 			continue
@@ -234,7 +235,7 @@ func (m *Model) SharedVars() []SharedVar {
 		touched = touched[:0]
 		anyWrite := false
 		for i := range m.Vars[v].access {
-			m.Pace(i)
+			pc.Step()
 			e := &m.Vars[v].access[i]
 			if state[e.Thread] == 0 {
 				touched = append(touched, e.Thread)

@@ -146,11 +146,30 @@ const (
 // resident size and releases the pages if it is over. The store's trimmer
 // looks every 5 ms too, but a scan outruns it: reading the page cache, it
 // faults in hundreds of megabytes while the trimmer waits for the
-// scheduler. A model kept in memory has nothing to trim.
+// scheduler. A model kept in memory has nothing to trim. A scan whose
+// index restarts (per variable, per lock) paces with a Pacer.
 func (m *Model) Pace(step int) {
 	if step&(paceEvents-1) == 0 && step > 0 && m.spill != nil {
 		m.spill.pace(step&(paceSteps-1) == 0)
 	}
+}
+
+// A Pacer paces one scan (Model.Pace) by its own count of steps: for a
+// scan whose loop index restarts, per variable or per lock, which Pace by
+// that index would never reach a look with over 16,384 variables of a few
+// hundred accesses each.
+type Pacer struct {
+	m *Model
+	n int
+}
+
+// Pacer returns a Pacer of a new scan.
+func (m *Model) Pacer() Pacer { return Pacer{m: m} }
+
+// Step paces the scan's next step.
+func (p *Pacer) Step() {
+	p.n++
+	p.m.Pace(p.n)
 }
 
 // paceIndex is Pace for the reads of the events by index (EventAt,

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/mcpredict/mcpredict/gen"
 )
@@ -185,7 +186,7 @@ func TestPaceTrims(t *testing.T) {
 		t.Skip("no spilling on this system")
 	}
 	var buf bytes.Buffer
-	if _, err := gen.Write(context.Background(), &buf, gen.Config{Kind: gen.KindFFT, Threads: 4, Vars: 64, Events: 400_000}); err != nil {
+	if _, err := gen.Write(context.Background(), &buf, gen.Config{Kind: gen.KindFFT, Threads: 4, Vars: 4096, Events: 400_000}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := Parse(context.Background(), &buf, "fft.csv", Options{Spill: SpillAlways, SpillDir: t.TempDir(), MaxResident: 1})
@@ -217,6 +218,39 @@ func TestPaceTrims(t *testing.T) {
 	}
 	if grew := scan(true); grew > size/4 {
 		t.Errorf("with Pace, a scan of %d KB of events left %d KB resident; want at most a quarter of them", size, grew)
+	}
+
+	// The accesses' copies variable by variable (about a hundred each):
+	// Pace by the index of a variable's access never reaches a look, a
+	// Pacer counts across the variables.
+	size = 0
+	for v := range m.Vars {
+		size += len(m.Vars[v].access)
+	}
+	size = size * int(unsafe.Sizeof(Access{})) / 1024
+	byVar := func(pacer bool) (grew int) {
+		s.trimNow()
+		base := fileKB()
+		pc := m.Pacer()
+		var sum int32
+		for v := range m.Vars {
+			for i := range m.Vars[v].access {
+				if pacer {
+					pc.Step()
+				} else {
+					m.Pace(i)
+				}
+				sum += m.Vars[v].access[i].Pos
+			}
+		}
+		t.Logf("by variable, pacer %v: RssFile %d KB before the scan, %d KB after (sum %d)", pacer, base, fileKB(), sum)
+		return fileKB() - base
+	}
+	if grew := byVar(false); grew < size/2 {
+		t.Errorf("by variable with Pace(index), %d KB of accesses made %d KB resident: want most of them (the test needs variables of fewer than %d accesses)", size, grew, paceEvents)
+	}
+	if grew := byVar(true); grew > size/4 {
+		t.Errorf("by variable with a Pacer, a scan of %d KB of accesses left %d KB resident; want at most a quarter of them", size, grew)
 	}
 }
 

@@ -32,10 +32,11 @@ type waitSite struct {
 // buildWaitSites finds the wait sites of the trace.
 func (m *Model) buildWaitSites() map[waitSite]bool {
 	sites := map[waitSite]bool{}
+	pc := m.Pacer()
 	for tid := range m.Threads {
 		for _, l := range m.threadLocks[tid] {
-			for k, op := range m.lockOps[lockThread{lock: l, thread: int32(tid + 1)}] {
-				m.Pace(k)
+			for _, op := range m.lockOps[lockThread{lock: l, thread: int32(tid + 1)}] {
+				pc.Step()
 				if !op.Kind.IsRelease() {
 					continue
 				}

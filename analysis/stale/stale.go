@@ -188,12 +188,13 @@ func (c *checker) indexWrites() {
 	m := c.m
 	c.writes = make([][]int32, len(m.Vars))
 	c.writers = make([][]int32, len(m.Vars))
+	pc := m.Pacer()
 	for v := 1; v < len(m.Vars); v++ {
 		if m.IsSyncVar(v) {
 			continue
 		}
-		for i, ev := range m.Vars[v].Accesses {
-			m.Pace(i)
+		for _, ev := range m.Vars[v].Accesses {
+			pc.Step()
 			e := &m.Events[ev]
 			if e.Kind != tracemodel.Write || c.bs.Of(ev) < 0 {
 				continue
