@@ -26,8 +26,10 @@ import (
 // trimmer, spillStore.startTrimmer) unmaps the pages the process touched
 // whenever their resident size passes Options.MaxResident; so do the long
 // scans and the reads of the events, about every millisecond
-// (Model.Pace), which would outrun it. Reading a dropped page faults it back from the page cache or
-// the file.
+// (Model.Pace, Pacer), which would outrun it. Reading a dropped page
+// faults it back from the page cache or the file. The files are written
+// under MADV_RANDOM, so that their pages are small folios and a read maps
+// the kernel's fault-around (64 KB), not a large folio (up to 2 MB).
 //
 // The causal orders of a spilled model (the synchronization order, and
 // each data-flow order that replays more events than Options.SpillAfter)

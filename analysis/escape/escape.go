@@ -95,6 +95,7 @@ type Info struct {
 func Compute(ctx context.Context, m *tracemodel.Model) (*Info, error) {
 	in := &Info{m: m, first: make([]int32, len(m.Vars)), from: make([]int32, len(m.Vars))}
 	var firstOf map[int32]int32 // other thread -> position of its first access
+	pc := m.Pacer()
 	for v := 1; v < len(m.Vars); v++ {
 		if v&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -102,18 +103,22 @@ func Compute(ctx context.Context, m *tracemodel.Model) (*Info, error) {
 			}
 		}
 		in.from[v] = math.MaxInt32
-		acc := m.Vars[v].Accesses
+		// The accesses' copies, in the order they are stored: a
+		// spilled trace reads them in order, not the events they stand
+		// for, a page apart.
+		acc := m.AccessesOf(v)
 		if len(acc) == 0 {
 			continue
 		}
-		t0 := m.Events[acc[0]].Thread
+		t0 := acc[0].Thread
 		in.first[v] = t0
 		if firstOf == nil {
 			firstOf = map[int32]int32{}
 		}
 		clear(firstOf)
-		for _, ev := range acc {
-			e := &m.Events[ev]
+		for i := range acc {
+			pc.Step()
+			e := &acc[i]
 			if e.Thread == t0 {
 				continue
 			}
