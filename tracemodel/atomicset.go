@@ -248,12 +248,14 @@ func other(p [2]int32, v int32) int32 {
 //
 // Declared sets are not filtered.
 func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
+	// A run is a stretch of a thread's accesses that are all reads at one
+	// location (synchronization in between does not end it): a variable
+	// read twice in one run is polled. Runs are numbered across the
+	// threads, from 1, so that one slice by variable serves them all.
+	lastRun := make([]int32, len(m.Vars)) // variable → the run of its latest read; 0: none
+	run := int32(0)
 	for ti := range m.Threads {
-		// A run is a stretch of the thread's accesses that are all reads at
-		// one location (synchronization in between does not end it): a
-		// variable read twice in one run is polled.
-		lastRun := map[int32]int32{} // variable → the run of the thread's latest read of it
-		run, runLoc := int32(0), int32(-1)
+		runLoc := int32(-1) // the thread's first access starts a run
 		prevRead := int32(-1) // the previous access, if a steering read
 		for k, idx := range m.Threads[ti].Events {
 			m.Pace(k)
@@ -278,7 +280,7 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 			if !e.Data {
 				prevRead = idx
 			}
-			if r, ok := lastRun[v]; ok && r == run {
+			if lastRun[v] == run {
 				inferable[v] = false // polled
 			}
 			lastRun[v] = run
