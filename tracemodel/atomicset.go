@@ -255,7 +255,7 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 	lastRun := make([]int32, len(m.Vars)) // variable → the run of its latest read; 0: none
 	run := int32(0)
 	for ti := range m.Threads {
-		runLoc := int32(-1) // the thread's first access starts a run
+		runLoc := int32(-1)   // the thread's first access starts a run
 		prevRead := int32(-1) // the previous access, if a steering read
 		for k, idx := range m.Threads[ti].Events {
 			m.Pace(k)
