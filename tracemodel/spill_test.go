@@ -198,11 +198,10 @@ func TestPaceTrims(t *testing.T) {
 	close(s.stop) // no trimmer: only Pace trims
 	<-s.done
 	s.stop = nil
-	fileKB := func() int { return residentFileKB(t) }
 	size := len(m.Events) * int(eventSize) / 1024 // KB of events
 	scan := func(pace bool) (grew int) {
 		s.trimNow()
-		base := fileKB()
+		base := residentFileKB(t)
 		var sum int32
 		for i := range m.Events {
 			if pace {
@@ -210,8 +209,8 @@ func TestPaceTrims(t *testing.T) {
 			}
 			sum += m.Events[i].Pos
 		}
-		t.Logf("pace %v: RssFile %d KB before the scan, %d KB after (sum %d)", pace, base, fileKB(), sum)
-		return fileKB() - base
+		t.Logf("pace %v: RssFile %d KB before the scan, %d KB after (sum %d)", pace, base, residentFileKB(t), sum)
+		return residentFileKB(t) - base
 	}
 	if grew := scan(false); grew < size/2 {
 		t.Skipf("a scan of %d KB of events made %d KB resident: this system does not count the mapping's pages", size, grew)
@@ -230,7 +229,7 @@ func TestPaceTrims(t *testing.T) {
 	size = size * int(unsafe.Sizeof(Access{})) / 1024
 	byVar := func(pacer bool) (grew int) {
 		s.trimNow()
-		base := fileKB()
+		base := residentFileKB(t)
 		pc := m.Pacer()
 		var sum int32
 		for v := range m.Vars {
@@ -243,8 +242,8 @@ func TestPaceTrims(t *testing.T) {
 				sum += m.Vars[v].access[i].Pos
 			}
 		}
-		t.Logf("by variable, pacer %v: RssFile %d KB before the scan, %d KB after (sum %d)", pacer, base, fileKB(), sum)
-		return fileKB() - base
+		t.Logf("by variable, pacer %v: RssFile %d KB before the scan, %d KB after (sum %d)", pacer, base, residentFileKB(t), sum)
+		return residentFileKB(t) - base
 	}
 	if grew := byVar(false); grew < size/2 {
 		t.Errorf("by variable with Pace(index), %d KB of accesses made %d KB resident: want most of them (the test needs variables of fewer than %d accesses)", size, grew, paceEvents)
