@@ -3,6 +3,7 @@ package tracemodel
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -134,9 +135,7 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 		// are not counted at all (a declared set keeps its count).
 		never := m.neverInferred(inferable, writers, anyWriter)
 		skip := func(p [2]int32) bool { return never(p) && !declared[p] }
-		for tid := 1; tid <= len(m.Threads); tid++ {
-			m.correlate(tid, inferable, stats, varRegions, skip)
-		}
+		stats, varRegions = m.correlate(inferable, skip)
 		for p := range addressed {
 			delete(stats, p)
 		}
@@ -248,76 +247,164 @@ func other(p [2]int32, v int32) int32 {
 //
 // Declared sets are not filtered.
 func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
-	// A run is a stretch of a thread's accesses that are all reads at one
-	// location (synchronization in between does not end it): a variable
-	// read twice in one run is polled. Runs are numbered across the
-	// threads, from 1, so that one slice by variable serves them all.
-	lastRun := make([]int32, len(m.Vars)) // variable → the run of its latest read; 0: none
-	run := int32(0)
-	for ti := range m.Threads {
-		runLoc := int32(-1)   // the thread's first access starts a run
-		prevRead := int32(-1) // the previous access, if a steering read
-		for k, idx := range m.Threads[ti].Events {
-			m.Pace(k)
-			e := &m.Events[idx]
-			if e.Kind != Read && e.Kind != Write || m.IsSyncVar(int(e.Obj)) {
-				continue
+	selected := make([]bool, len(m.Vars)) // an array element or a heap field
+	for v := range m.Vars {
+		selected[v] = strings.ContainsAny(m.Vars[v].Name, "[>")
+	}
+	share, n := m.threadShares()
+	polled := make([][]bool, n)
+	addr := make([]map[[2]int32]bool, n)
+	addr[0] = addressed
+	eachShare(n, func(w int) {
+		polled[w] = make([]bool, len(m.Vars))
+		if w > 0 {
+			addr[w] = map[[2]int32]bool{}
+		}
+		m.notInferableShare(share, int32(w), selected, polled[w], addr[w])
+	})
+	for w := range n {
+		for v, p := range polled[w] {
+			if p {
+				inferable[v] = false
 			}
-			v := e.Obj
-			if prevRead >= 0 && m.Events[prevRead].Obj != v && strings.ContainsAny(m.Vars[v].Name, "[>") {
-				p := m.Events[prevRead].Obj
-				addressed[[2]int32{min(p, v), max(p, v)}] = true
-			}
-			prevRead = -1
-			if e.Kind == Write || e.Loc != runLoc || e.Loc == 0 {
-				run++
-				runLoc = e.Loc
-			}
-			if e.Kind == Write {
-				runLoc = -1
-				continue
-			}
-			if !e.Data {
-				prevRead = idx
-			}
-			if lastRun[v] == run {
-				inferable[v] = false // polled
-			}
-			lastRun[v] = run
+		}
+		if w > 0 {
+			maps.Copy(addressed, addr[w])
 		}
 	}
 }
 
-// correlate adds the regions of thread tid to stats: every two shared
-// variables it accesses in one region, within the last regionWindow
-// distinct ones.
-func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat, varRegions []int, skip func([2]int32) bool) {
-	var window []int32 // distinct variables of the current region, oldest first
-	var kinds []uint8  // per variable of window: how the region accessed it (1 read, 2 write)
-	prev := int32(0)   // position of the previous shared access
-	lastWrite := int32(0)
-	bl, ho := m.blocking[tid-1], m.handoffs[tid-1]
-	for i, ev := range m.Threads[tid-1].Events {
-		m.Pace(i)
-		e := &m.Events[ev]
-		if e.Kind != Read && e.Kind != Write || !isShared[e.Obj] {
+// notInferableShare marks, for notInferable, the variables that the
+// threads of share w poll and the pairs they address.
+func (m *Model) notInferableShare(share []int32, w int32, selected, polled []bool, addressed map[[2]int32]bool) {
+	// A run is a stretch of a thread's accesses that are all reads at one
+	// location (synchronization in between does not end it): a variable
+	// read twice in one run is polled. Runs are numbered across the
+	// share's threads, from 1, so that one slice by variable serves them
+	// all.
+	type runState struct {
+		run      int32    // the thread's current run
+		runLoc   int32    // its location; -1: the next access starts a run
+		prevRead int32    // the variable of the previous access, if a steering read; else -1
+		lastPair [2]int32 // the pair it last added to addressed (a loop adds one again and again)
+	}
+	threads := make([]runState, len(m.Threads))
+	for i := range threads {
+		threads[i] = runState{runLoc: -1, prevRead: -1}
+	}
+	lastRun := make([]int32, len(m.Vars)) // variable → the run of its latest read; 0: none
+	runs := int32(0)
+	for idx := range m.Events {
+		m.Pace(idx)
+		e := &m.Events[idx]
+		if e.Kind != Read && e.Kind != Write || share[e.Thread-1] != w || m.IsSyncVar(int(e.Obj)) {
 			continue
 		}
-		pos := int32(i + 1)
-		if prev > 0 && (anyIn(bl, prev+1, pos) || anyIn(ho, prev+1, pos) || m.scopeBreak(tid, lastWrite, prev, pos) > 0) {
-			window, kinds, lastWrite = window[:0], kinds[:0], 0
+		t := &threads[e.Thread-1]
+		v := e.Obj
+		if p := t.prevRead; p >= 0 && p != v && selected[v] {
+			if pair := [2]int32{min(p, v), max(p, v)}; pair != t.lastPair {
+				addressed[pair] = true
+				t.lastPair = pair
+			}
 		}
-		prev = pos
+		t.prevRead = -1
+		if e.Kind == Write || e.Loc != t.runLoc || e.Loc == 0 {
+			runs++
+			t.run, t.runLoc = runs, e.Loc
+		}
 		if e.Kind == Write {
-			lastWrite = pos
+			t.runLoc = -1
+			continue
+		}
+		if !e.Data {
+			t.prevRead = v
+		}
+		if lastRun[v] == t.run {
+			polled[v] = true
+		}
+		lastRun[v] = t.run
+	}
+}
+
+// correlate returns the correlation of the shared variables, over every
+// thread: every two that a thread accesses in one region, within the last
+// regionWindow distinct ones, and how many regions access each variable.
+// It reads the events in trace order, per share of the threads (shares.go).
+func (m *Model) correlate(isShared []bool, skip func([2]int32) bool) (map[[2]int32]*pairStat, []int) {
+	share, n := m.threadShares()
+	stats := make([]map[[2]int32]*pairStat, n)
+	varRegions := make([][]int, n)
+	eachShare(n, func(w int) {
+		stats[w], varRegions[w] = map[[2]int32]*pairStat{}, make([]int, len(m.Vars))
+		m.correlateShare(share, int32(w), isShared, skip, stats[w], varRegions[w])
+	})
+	for w := 1; w < n; w++ {
+		for p, st := range stats[w] {
+			s := stats[0][p]
+			if s == nil {
+				stats[0][p] = st
+				continue
+			}
+			s.regions += st.regions
+			for i := range s.co {
+				s.co[i] |= st.co[i]
+			}
+			s.anyLocal = s.anyLocal || st.anyLocal
+		}
+		for v, k := range varRegions[w] {
+			varRegions[0][v] += k
+		}
+	}
+	return stats[0], varRegions[0]
+}
+
+// correlateShare adds to stats and varRegions the regions of the threads
+// of share w.
+func (m *Model) correlateShare(share []int32, w int32, isShared []bool, skip func([2]int32) bool, stats map[[2]int32]*pairStat, varRegions []int) {
+	type region struct {
+		window    []int32 // distinct variables of the current region, oldest first
+		kinds     []uint8 // per variable of window: how the region accessed it (1 read, 2 write)
+		prev      int32   // position of the previous shared access
+		lastWrite int32
+		bl, ho    int // cursors: the thread's first blocking event and hand-off after prev
+	}
+	// The state of a thread lives from its first access to its last
+	// event: a trace of a million short threads keeps few at once.
+	threads := make([]*region, len(m.Threads))
+	for idx := range m.Events {
+		m.Pace(idx)
+		e := &m.Events[idx]
+		if e.Kind != Read && e.Kind != Write || !isShared[e.Obj] || share[e.Thread-1] != w {
+			continue
+		}
+		tid, pos := int(e.Thread), e.Pos
+		r := threads[tid-1]
+		if r == nil {
+			r = &region{}
+			threads[tid-1] = r
+		}
+		if pos == int32(len(m.Threads[tid-1].Events)) {
+			threads[tid-1] = nil
+		}
+		if r.prev > 0 && (nextIn(m.blocking[tid-1], &r.bl, r.prev+1, pos) || nextIn(m.handoffs[tid-1], &r.ho, r.prev+1, pos) ||
+			m.scopeBreak(tid, r.lastWrite, r.prev, pos) > 0) {
+			r.window, r.kinds, r.lastWrite = r.window[:0], r.kinds[:0], 0
+		}
+		r.prev = pos
+		if e.Kind == Write {
+			r.lastWrite = pos
 		}
 		v := e.Obj
 		kind := uint8(1) // bit 0: read, bit 1: write
 		if e.Kind == Write {
 			kind = 2
 		}
-		j := slices.Index(window, v)
-		for i, u := range window {
+		// Every two variables of the window were paired when the later
+		// of them entered it (unless skip), so a pair without stats is
+		// one that skip drops.
+		j := slices.Index(r.window, v)
+		for i, u := range r.window {
 			if i == j {
 				continue
 			}
@@ -327,9 +414,6 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 			}
 			st := stats[p]
 			if st == nil {
-				if j >= 0 {
-					continue // evicted meanwhile
-				}
 				st = &pairStat{}
 				stats[p] = st
 			}
@@ -338,7 +422,7 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 			}
 			// The kinds of the two variables' accesses in the region.
 			for ku := uint8(1); ku <= 2; ku++ {
-				if kinds[i]&ku == 0 {
+				if r.kinds[i]&ku == 0 {
 					continue
 				}
 				kx, ky := ku, kind
@@ -355,20 +439,29 @@ func (m *Model) correlate(tid int, isShared []bool, stats map[[2]int32]*pairStat
 		}
 		if j >= 0 {
 			// Most recent last.
-			k := kinds[j] | kind
-			copy(window[j:], window[j+1:])
-			copy(kinds[j:], kinds[j+1:])
-			window[len(window)-1], kinds[len(kinds)-1] = v, k
+			k := r.kinds[j] | kind
+			copy(r.window[j:], r.window[j+1:])
+			copy(r.kinds[j:], r.kinds[j+1:])
+			r.window[len(r.window)-1], r.kinds[len(r.kinds)-1] = v, k
 			continue
 		}
 		varRegions[v]++
-		if len(window) == regionWindow {
-			window = append(window[:0], window[1:]...)
-			kinds = append(kinds[:0], kinds[1:]...)
+		if len(r.window) == regionWindow {
+			r.window = append(r.window[:0], r.window[1:]...)
+			r.kinds = append(r.kinds[:0], r.kinds[1:]...)
 		}
-		window = append(window, v)
-		kinds = append(kinds, kind)
+		r.window = append(r.window, v)
+		r.kinds = append(r.kinds, kind)
 	}
+}
+
+// nextIn is anyIn for a scan whose lo never decreases: *c is the index of
+// the first element of sorted at or above the previous lo.
+func nextIn(sorted []int32, c *int, lo, hi int32) bool {
+	for *c < len(sorted) && sorted[*c] < lo {
+		*c++
+	}
+	return *c < len(sorted) && sorted[*c] < hi
 }
 
 // neverInferred returns the test of the pairs of inferable variables that

@@ -1162,12 +1162,9 @@ func (b *builder) finish() (*Model, error) {
 	m.findAtomicLocks()
 	m.sync = m.order()
 	m.flowCk = &flowCheckpoints{}
-	m.scope = make([]*scopeIndex, len(m.Threads))
-	for i := range m.Threads {
-		var err error
-		if m.scope[i], err = m.buildScope(i + 1); err != nil {
-			return nil, err
-		}
+	var err error
+	if m.scope, err = m.buildScopes(); err != nil {
+		return nil, err
 	}
 	m.waitSites = m.buildWaitSites()
 	if s := m.spill; s != nil {

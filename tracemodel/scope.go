@@ -76,68 +76,107 @@ type scopeKey struct {
 	obj  int32
 }
 
-// buildScope computes the scope index of thread tid.
-func (m *Model) buildScope(tid int) (*scopeIndex, error) {
-	evs := m.Threads[tid-1].Events
-	n := len(evs)
-	size := 1
-	for size < n {
-		size <<= 1
+// buildScopes computes the scope index of every thread. It reads the
+// events in trace order, each thread's state beside, so that the scan
+// touches every event once (the threads' events interleave).
+func (m *Model) buildScopes() ([]*scopeIndex, error) {
+	out := make([]*scopeIndex, len(m.Threads))
+	hasEnter := make([]bool, len(m.Threads))
+	for idx := range m.Events {
+		m.Pace(idx)
+		if e := &m.Events[idx]; e.Kind == Enter {
+			hasEnter[e.Thread-1] = true
+		}
 	}
-	tree, err := m.int32s(2 * size)
-	if err != nil {
-		return nil, err
+	type state struct {
+		frames []map[scopeKey]int32 // per active invocation: the first position of each event key
+		stack  []int32              // invocation indexes, parallel to frames
 	}
-	ix := &scopeIndex{size: size, tree: tree}
-	for i := range ix.tree {
-		ix.tree[i] = math.MaxInt32
-	}
-	frames := []map[scopeKey]int32{{}}
-	stack := []int32{0} // invocation indexes, parallel to frames
-	for k, ei := range evs {
-		m.Pace(k)
-		if m.Events[ei].Kind == Enter {
+	for t := range m.Threads {
+		n := len(m.Threads[t].Events)
+		size := 1
+		for size < n {
+			size <<= 1
+		}
+		tree, err := m.int32s(2 * size)
+		if err != nil {
+			return nil, err
+		}
+		ix := &scopeIndex{size: size, tree: tree}
+		if hasEnter[t] {
 			if ix.inv, err = m.int32s(n); err != nil {
 				return nil, err
 			}
 			ix.frames = []invocation{{start: 0, exit: math.MaxInt32, parent: -1}}
-			break
 		}
+		out[t] = ix
 	}
-	for i, ei := range evs {
-		m.Pace(i)
-		e := &m.Events[ei]
-		pos := int32(i + 1)
-		if ix.inv != nil {
-			ix.inv[i] = stack[len(stack)-1]
-		}
-		if e.Kind == Exit {
-			if len(frames) > 1 {
-				frames = frames[:len(frames)-1]
-				ix.frames[stack[len(stack)-1]].exit = pos
-				stack = stack[:len(stack)-1]
-			}
-			continue
-		}
-		if e.Loc != 0 {
-			k := scopeKey{kind: e.Kind, loc: e.Loc, obj: e.Obj}
-			top := frames[len(frames)-1]
-			if first, ok := top[k]; ok {
-				ix.tree[size+i] = first
-			} else {
-				top[k] = pos
+	// The state of a thread lives from its first event to its last: a
+	// trace of a million short threads keeps few at once. Each share of
+	// the threads (shares.go) fills its threads' indexes.
+	share, n := m.threadShares()
+	eachShare(n, func(sh int) {
+		w := int32(sh)
+		for t, ix := range out {
+			if share[t] == w {
+				for i := range ix.tree {
+					ix.tree[i] = math.MaxInt32
+				}
 			}
 		}
-		if e.Kind == Enter {
-			frames = append(frames, map[scopeKey]int32{})
-			stack = append(stack, int32(len(ix.frames)))
-			ix.frames = append(ix.frames, invocation{start: pos, exit: math.MaxInt32, parent: stack[len(stack)-2], foreign: e.Loc == 0})
+		states := make([]*state, len(m.Threads))
+		for idx := range m.Events {
+			m.Pace(idx)
+			e := &m.Events[idx]
+			t, pos := e.Thread-1, e.Pos
+			if share[t] != w {
+				continue
+			}
+			ix, st := out[t], states[t]
+			if st == nil {
+				st = &state{frames: []map[scopeKey]int32{{}}, stack: []int32{0}}
+				states[t] = st
+			}
+			if pos == int32(len(m.Threads[t].Events)) {
+				states[t] = nil
+			}
+			i := pos - 1
+			if ix.inv != nil {
+				ix.inv[i] = st.stack[len(st.stack)-1]
+			}
+			if e.Kind == Exit {
+				if len(st.frames) > 1 {
+					st.frames = st.frames[:len(st.frames)-1]
+					ix.frames[st.stack[len(st.stack)-1]].exit = pos
+					st.stack = st.stack[:len(st.stack)-1]
+				}
+				continue
+			}
+			if e.Loc != 0 {
+				k := scopeKey{kind: e.Kind, loc: e.Loc, obj: e.Obj}
+				top := st.frames[len(st.frames)-1]
+				if first, ok := top[k]; ok {
+					ix.tree[ix.size+int(i)] = first
+				} else {
+					top[k] = pos
+				}
+			}
+			if e.Kind == Enter {
+				st.frames = append(st.frames, map[scopeKey]int32{})
+				st.stack = append(st.stack, int32(len(ix.frames)))
+				ix.frames = append(ix.frames, invocation{start: pos, exit: math.MaxInt32, parent: st.stack[len(st.stack)-2], foreign: e.Loc == 0})
+			}
 		}
-	}
-	for i := size - 1; i >= 1; i-- {
-		ix.tree[i] = min(ix.tree[2*i], ix.tree[2*i+1])
-	}
-	return ix, nil
+		for t, ix := range out {
+			if share[t] != w {
+				continue
+			}
+			for i := ix.size - 1; i >= 1; i-- {
+				ix.tree[i] = min(ix.tree[2*i], ix.tree[2*i+1])
+			}
+		}
+	})
+	return out, nil
 }
 
 // loopBack returns the first position q in (a, b] whose event repeats code
@@ -152,10 +191,7 @@ func (ix *scopeIndex) loopBack(a, b int32) int32 {
 	// firstIn returns the first q in (a, end] repeating code first run at
 	// or before limit.
 	firstIn := func(end, limit int32) int32 {
-		if end <= a {
-			return 0
-		}
-		return ix.search(1, 0, ix.size-1, int(a), int(end)-1, limit)
+		return ix.firstAtMost(a, end, limit)
 	}
 	if ix.inv == nil {
 		return firstIn(b, first(a)) // one invocation, that never returns
@@ -174,6 +210,29 @@ func (ix *scopeIndex) loopBack(a, b int32) int32 {
 		}
 	}
 }
+
+// firstAtMost returns the first position in (a, end] whose back is at
+// most limit, 0 if none.
+func (ix *scopeIndex) firstAtMost(a, end, limit int32) int32 {
+	if end <= a {
+		return 0
+	}
+	if end-a <= shortRange {
+		// Adjacent leaves: a cache line or two, where the descent from
+		// the root reads one per level.
+		for i := a; i < end; i++ {
+			if ix.tree[ix.size+int(i)] <= limit {
+				return i + 1
+			}
+		}
+		return 0
+	}
+	return ix.search(1, 0, ix.size-1, int(a), int(end)-1, limit)
+}
+
+// shortRange is the longest range of positions that loopBack reads leaf
+// by leaf rather than through the tree.
+const shortRange = 32
 
 // search returns the first position in leaves lo..hi whose value is at most
 // limit, 0 if none.

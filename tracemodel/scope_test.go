@@ -2,6 +2,8 @@ package tracemodel
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -128,5 +130,45 @@ func TestScopeBreaks(t *testing.T) {
 				t.Errorf("%d boundaries, want %d: %+v", n, tt.breaks, steps)
 			}
 		})
+	}
+}
+
+// TestScopeFirstAtMost compares the scope index's query, leaf by leaf on
+// short ranges and through the tree on long ones, with a plain scan.
+func TestScopeFirstAtMost(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 7, 33, 100, 1000} {
+		size := 1
+		for size < n {
+			size <<= 1
+		}
+		ix := &scopeIndex{size: size, tree: make([]int32, 2*size)}
+		for i := range ix.tree {
+			ix.tree[i] = math.MaxInt32
+		}
+		for i := range n {
+			if rng.IntN(4) == 0 {
+				ix.tree[size+i] = int32(rng.IntN(i + 1))
+			}
+		}
+		for i := size - 1; i >= 1; i-- {
+			ix.tree[i] = min(ix.tree[2*i], ix.tree[2*i+1])
+		}
+		for range 2000 {
+			a := int32(rng.IntN(n + 1))
+			end := a + int32(rng.IntN(3*shortRange))
+			end = min(end, int32(n))
+			limit := int32(rng.IntN(n + 1))
+			want := int32(0)
+			for p := a + 1; p <= end; p++ {
+				if ix.tree[size+int(p)-1] <= limit {
+					want = p
+					break
+				}
+			}
+			if got := ix.firstAtMost(a, end, limit); got != want {
+				t.Fatalf("n %d: firstAtMost(%d, %d, %d) = %d, want %d", n, a, end, limit, got, want)
+			}
+		}
 	}
 }
