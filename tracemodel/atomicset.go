@@ -279,28 +279,30 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 func (m *Model) notInferableShare(share []int32, w int32, selected, polled []bool, addressed map[[2]int32]bool) {
 	// A run is a stretch of a thread's accesses that are all reads at one
 	// location (synchronization in between does not end it): a variable
-	// read twice in one run is polled. Runs are numbered across the
-	// share's threads, from 1, so that one slice by variable serves them
-	// all.
+	// read twice in one run is polled. The variables a run read are a few
+	// (a poll reads one again and again), so they are a short list, and a
+	// set only when the run reads more (a loop over an array at one
+	// location).
 	type runState struct {
-		run      int32    // the thread's current run
-		runLoc   int32    // its location; -1: the next access starts a run
+		runLoc   int32    // the location of the current run; -1: the next access starts a run
 		prevRead int32    // the variable of the previous access, if a steering read; else -1
 		lastPair [2]int32 // the pair it last added to addressed (a loop adds one again and again)
+		read     []int32  // the variables the run read, while few
+		readSet  map[int32]bool
 	}
-	threads := make([]runState, len(m.Threads))
-	for i := range threads {
-		threads[i] = runState{runLoc: -1, prevRead: -1}
-	}
-	lastRun := make([]int32, len(m.Vars)) // variable → the run of its latest read; 0: none
-	runs := int32(0)
+	threads := newThreadStates(m, func(t *runState) {
+		*t = runState{runLoc: -1, prevRead: -1, read: t.read[:0]}
+	})
 	for idx := range m.Events {
 		m.Pace(idx)
 		e := &m.Events[idx]
-		if e.Kind != Read && e.Kind != Write || share[e.Thread-1] != w || m.IsSyncVar(int(e.Obj)) {
+		if share[e.Thread-1] != w {
 			continue
 		}
-		t := &threads[e.Thread-1]
+		t := threads.at(e.Thread, e.Pos)
+		if e.Kind != Read && e.Kind != Write || m.IsSyncVar(int(e.Obj)) {
+			continue
+		}
 		v := e.Obj
 		if p := t.prevRead; p >= 0 && p != v && selected[v] {
 			if pair := [2]int32{min(p, v), max(p, v)}; pair != t.lastPair {
@@ -310,8 +312,7 @@ func (m *Model) notInferableShare(share []int32, w int32, selected, polled []boo
 		}
 		t.prevRead = -1
 		if e.Kind == Write || e.Loc != t.runLoc || e.Loc == 0 {
-			runs++
-			t.run, t.runLoc = runs, e.Loc
+			t.runLoc, t.read, t.readSet = e.Loc, t.read[:0], nil
 		}
 		if e.Kind == Write {
 			t.runLoc = -1
@@ -320,12 +321,23 @@ func (m *Model) notInferableShare(share []int32, w int32, selected, polled []boo
 		if !e.Data {
 			t.prevRead = v
 		}
-		if lastRun[v] == t.run {
+		switch {
+		case slices.Contains(t.read, v) || t.readSet[v]:
 			polled[v] = true
+		case len(t.read) < runList:
+			t.read = append(t.read, v)
+		default:
+			if t.readSet == nil {
+				t.readSet = map[int32]bool{}
+			}
+			t.readSet[v] = true
 		}
-		lastRun[v] = t.run
 	}
 }
+
+// runList is the most variables of a run that notInferable keeps in a
+// list before it keeps them in a set.
+const runList = 8
 
 // correlate returns the correlation of the shared variables, over every
 // thread: every two that a thread accesses in one region, within the last
@@ -369,24 +381,20 @@ func (m *Model) correlateShare(share []int32, w int32, isShared []bool, skip fun
 		lastWrite int32
 		bl, ho    int // cursors: the thread's first blocking event and hand-off after prev
 	}
-	// The state of a thread lives from its first access to its last
-	// event: a trace of a million short threads keeps few at once.
-	threads := make([]*region, len(m.Threads))
+	threads := newThreadStates(m, func(r *region) {
+		*r = region{window: r.window[:0], kinds: r.kinds[:0]}
+	})
 	for idx := range m.Events {
 		m.Pace(idx)
 		e := &m.Events[idx]
-		if e.Kind != Read && e.Kind != Write || !isShared[e.Obj] || share[e.Thread-1] != w {
+		if share[e.Thread-1] != w {
+			continue
+		}
+		r := threads.at(e.Thread, e.Pos)
+		if e.Kind != Read && e.Kind != Write || !isShared[e.Obj] {
 			continue
 		}
 		tid, pos := int(e.Thread), e.Pos
-		r := threads[tid-1]
-		if r == nil {
-			r = &region{}
-			threads[tid-1] = r
-		}
-		if pos == int32(len(m.Threads[tid-1].Events)) {
-			threads[tid-1] = nil
-		}
 		if r.prev > 0 && (nextIn(m.blocking[tid-1], &r.bl, r.prev+1, pos) || nextIn(m.handoffs[tid-1], &r.ho, r.prev+1, pos) ||
 			m.scopeBreak(tid, r.lastWrite, r.prev, pos) > 0) {
 			r.window, r.kinds, r.lastWrite = r.window[:0], r.kinds[:0], 0

@@ -2,6 +2,8 @@ package tracemodel
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -205,4 +207,64 @@ func accessSteps(steps []Step) string {
 		out = append(out, fmt.Sprintf("%s%s%d", k, v, len(s.Events)))
 	}
 	return strings.Join(out, " ")
+}
+
+// TestAtomicSetsInterleavings checks that the inference depends on each
+// thread's own events only, not on how the threads' events interleave:
+// the scans read the trace in order, each thread's state beside, over
+// shares of the threads on the cores. A state shared across threads (a
+// variable's latest read, as polled flags were once found) breaks it.
+func TestAtomicSetsInterleavings(t *testing.T) {
+	threads := map[string][]string{
+		// A writer that fills a record and raises a flag, twice, with
+		// function calls around each fill (region scope).
+		"w": {"p.c-10, Enter, fill", "p.c-11, Write, rec.len", "p.c-12, Write, rec.data", "p.c-13, Exit, fill", "p.c-14, Write, ready",
+			"p.c-10, Enter, fill", "p.c-11, Write, rec.len", "p.c-12, Write, rec.data", "p.c-13, Exit, fill", "p.c-14, Write, ready"},
+		// Two pollers of ready at their own lines, then readers of the record.
+		"a": {"p.c-20, Read, ready", "p.c-20, Read, ready", "p.c-21, Read, rec.len", "p.c-22, Read, rec.data", "p.c-23, Lock, m", "p.c-24, Read, hits", "p.c-24, Write, hits", "p.c-25, Unlock, m"},
+		"b": {"p.c-30, Read, ready", "p.c-31, Lock, m", "p.c-32, Read, hits", "p.c-32, Write, hits", "p.c-33, Unlock, m", "p.c-30, Read, ready", "p.c-34, Read, rec.data", "p.c-35, Read, rec.len"},
+		// A thread that reads an index and the element it selects, and
+		// updates two counters together.
+		"c": {"p.c-40, Read, idx", "p.c-41, Read, tab[3]", "p.c-42, Write, rec.len", "p.c-43, Write, rec.data", "p.c-44, Write, ready", "p.c-45, Write, idx"},
+	}
+	names := []string{"w", "a", "b", "c"}
+	sets := func(order []string) string {
+		var b strings.Builder
+		for i, n := range names {
+			fmt.Fprintf(&b, "main, %d, p.c-1, Create, %s\n", i+1, n)
+		}
+		next := map[string]int{}
+		for i, n := range order {
+			fmt.Fprintf(&b, "%s, %d, %s\n", n, len(names)+i+1, threads[n][next[n]])
+			next[n]++
+		}
+		m := parse(t, b.String())
+		got, err := m.AtomicSets(m.SharedVars(), SetOptions{MinConfidence: -1, MaxPartners: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range got {
+			out = append(out, fmt.Sprintf("%s+%s:%d:%v:%v", s.Names[0], s.Names[1], s.Regions, s.co, s.uses))
+		}
+		return strings.Join(out, " ")
+	}
+	var serial []string // thread by thread
+	for _, n := range names {
+		for range threads[n] {
+			serial = append(serial, n)
+		}
+	}
+	want := sets(serial)
+	if !strings.Contains(want, "rec.len+rec.data") || strings.Contains(want, "ready") {
+		t.Fatalf("thread by thread: sets %q, want rec.len+rec.data and none with ready (polled)", want)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k := range 200 {
+		order := slices.Clone(serial)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		if got := sets(order); got != want {
+			t.Fatalf("interleaving %d %v: sets\n%s\nwant (thread by thread)\n%s", k, order, got, want)
+		}
+	}
 }

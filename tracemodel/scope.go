@@ -111,9 +111,7 @@ func (m *Model) buildScopes() ([]*scopeIndex, error) {
 		}
 		out[t] = ix
 	}
-	// The state of a thread lives from its first event to its last: a
-	// trace of a million short threads keeps few at once. Each share of
-	// the threads (shares.go) fills its threads' indexes.
+	// Each share of the threads (shares.go) fills its threads' indexes.
 	share, n := m.threadShares()
 	eachShare(n, func(sh int) {
 		w := int32(sh)
@@ -124,7 +122,14 @@ func (m *Model) buildScopes() ([]*scopeIndex, error) {
 				}
 			}
 		}
-		states := make([]*state, len(m.Threads))
+		states := newThreadStates(m, func(st *state) {
+			if st.frames == nil {
+				*st = state{frames: []map[scopeKey]int32{{}}, stack: []int32{0}}
+				return
+			}
+			clear(st.frames[0])
+			st.frames, st.stack = st.frames[:1], st.stack[:1]
+		})
 		for idx := range m.Events {
 			m.Pace(idx)
 			e := &m.Events[idx]
@@ -132,14 +137,7 @@ func (m *Model) buildScopes() ([]*scopeIndex, error) {
 			if share[t] != w {
 				continue
 			}
-			ix, st := out[t], states[t]
-			if st == nil {
-				st = &state{frames: []map[scopeKey]int32{{}}, stack: []int32{0}}
-				states[t] = st
-			}
-			if pos == int32(len(m.Threads[t].Events)) {
-				states[t] = nil
-			}
+			ix, st := out[t], states.at(e.Thread, pos)
 			i := pos - 1
 			if ix.inv != nil {
 				ix.inv[i] = st.stack[len(st.stack)-1]

@@ -58,3 +58,40 @@ func eachShare(n int, f func(w int)) {
 	}
 	wg.Wait()
 }
+
+// threadStates keeps, for a trace-order scan of one share, the state of
+// each thread from its first event to its last. The state of a finished
+// thread is reused for the next thread that starts, so that a trace of a
+// million short threads keeps few states and makes little garbage.
+type threadStates[S any] struct {
+	m     *Model
+	cur   []*S
+	free  []*S
+	reset func(*S) // makes a reused or new state that of a new thread
+}
+
+func newThreadStates[S any](m *Model, reset func(*S)) *threadStates[S] {
+	return &threadStates[S]{m: m, cur: make([]*S, len(m.Threads)), reset: reset}
+}
+
+// at returns the state of thread tid at its event at position pos. The
+// scan calls it for every event of its threads, in order: after the
+// thread's last event the state is free again, so the caller must not keep
+// it past the event.
+func (ts *threadStates[S]) at(tid, pos int32) *S {
+	s := ts.cur[tid-1]
+	if s == nil {
+		if n := len(ts.free); n > 0 {
+			s, ts.free = ts.free[n-1], ts.free[:n-1]
+		} else {
+			s = new(S)
+		}
+		ts.reset(s)
+		ts.cur[tid-1] = s
+	}
+	if pos == int32(len(ts.m.Threads[tid-1].Events)) {
+		ts.cur[tid-1] = nil
+		ts.free = append(ts.free, s)
+	}
+	return s
+}
