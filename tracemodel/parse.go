@@ -51,7 +51,8 @@ type Options struct {
 	bucketAccesses int
 	// Progress, if set, is called with the bytes of the input read so far
 	// (before decompression), about every 256 KiB and at the end, from the
-	// goroutine that parses: a progress bar of a long read.
+	// goroutine that reads the input (not the caller's): a progress bar
+	// of a long read.
 	Progress func(read int64)
 }
 
@@ -150,55 +151,34 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	var long []byte
-	lineNo := 0
-	var total int64
 	maxEvents := opts.maxEvents()
 	return b.build(name, func() error {
+		lines := readLines(ctx, lr, name, maxLine, opts.MaxBytes)
+		defer lines.stop()
 		for {
-			if err := b.makeRoom(maxEvents); err != nil {
-				return fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
-			}
-			line, err := lr.ReadSlice('\n')
-			if err == bufio.ErrBufferFull {
-				long = append(long[:0], line...)
-				for err == bufio.ErrBufferFull {
-					if len(long) > maxLine {
-						return overLimit(name, lineNo+1, "line", int64(maxLine), "--max-line-bytes")
-					}
-					line, err = lr.ReadSlice('\n')
-					long = append(long, line...)
+			batch := lines.next()
+			for i := range batch.turns {
+				turn := &batch.turns[i]
+				if err := b.makeRoom(maxEvents); err != nil {
+					return fmt.Errorf("%s:%d: %w", name, turn.at, err)
 				}
-				line = long
-			}
-			if len(line) > maxLine {
-				return overLimit(name, lineNo+1, "line", int64(maxLine), "--max-line-bytes")
-			}
-			if total += int64(len(line)); opts.MaxBytes > 0 && total > opts.MaxBytes {
-				return overLimit(name, lineNo+1, "trace (decompressed)", opts.MaxBytes, "--max-trace-bytes")
-			}
-			if len(line) > 0 {
-				lineNo++
-				if lineNo&0xffff == 0 {
-					if cerr := ctx.Err(); cerr != nil {
-						return cerr
+				if turn.hasLine {
+					if err := b.take(&turn.line); err != nil {
+						return err
+					}
+					if err := overEvents(name, turn.line.n, len(b.m.Events), maxEvents); err != nil {
+						return err
 					}
 				}
-				if perr := b.line(lineNo, line); perr != nil {
-					return perr
-				}
-				if err := overEvents(name, lineNo, len(b.m.Events), maxEvents); err != nil {
-					return err
+				if turn.err != nil {
+					return turn.err
 				}
 			}
-			if err == io.EOF {
-				break
+			if batch.last {
+				return nil
 			}
-			if err != nil {
-				return &ParseError{File: name, Line: lineNo + 1, Msg: "reading trace: " + readErrText(err)}
-			}
+			lines.release(batch)
 		}
-		return nil
 	})
 }
 
@@ -433,32 +413,59 @@ func (b *builder) comment(t []byte) {
 	b.m.Reached[string(name)] = string(bytes.TrimSpace(path))
 }
 
-// line handles one line of text. It returns an error only when parsing
-// must stop.
-func (b *builder) line(n int, text []byte) error {
+// A preLine is one line of the text trace, split and checked on its own:
+// the part of the parse that needs no state of the trace, which the
+// reader goroutine does (readlines.go) while the builder applies the
+// lines before it.
+type preLine struct {
+	n       int    // line number
+	blank   bool   // nothing but spaces
+	comment []byte // a comment line's text (non-nil: a comment)
+	msg     string // what is wrong with the line, found without the trace's state
+	ev      rawEvent
+}
+
+// parse splits and checks line n of the trace.
+func (p *preLine) parse(n int, text []byte) {
+	*p = preLine{n: n}
 	t := bytes.TrimSpace(text) // also drops the line end
-	if len(t) == 0 {
+	switch {
+	case len(t) == 0:
+		p.blank = true
+	case t[0] == '#':
+		p.comment = t
+	default:
+		if i := bytes.IndexByte(t, 0); i >= 0 {
+			// A name with a NUL byte would be a variable no source has:
+			// the input is binary or corrupt.
+			p.msg = fmt.Sprintf("NUL byte at column %d: not a text trace (binary or corrupt input)", i+1)
+			return
+		}
+		var buf [8][]byte
+		p.msg = p.ev.parse(fields(buf[:0], t))
+	}
+}
+
+// take applies a line. It returns an error only when parsing must stop.
+func (b *builder) take(p *preLine) error {
+	if p.blank {
 		return nil
 	}
-	if t[0] == '#' {
-		b.comment(t)
+	if p.comment != nil {
+		b.comment(p.comment)
 		return nil
 	}
-	msg := ""
-	if i := bytes.IndexByte(t, 0); i >= 0 {
-		// A name with a NUL byte would be a variable no source has: the
-		// input is binary or corrupt.
-		msg = fmt.Sprintf("NUL byte at column %d: not a text trace (binary or corrupt input)", i+1)
-	} else {
-		msg = b.event(n, t)
+	msg := p.msg
+	if msg == "" {
+		msg = b.apply(p.n, &p.ev)
 	}
 	if msg != "" {
 		if !b.opts.Lenient {
-			return &ParseError{File: b.m.Name, Line: n, Msg: msg}
+			return &ParseError{File: b.m.Name, Line: p.n, Msg: msg}
 		}
 		b.m.Skipped++
 		if len(b.m.Problems) < maxProblems {
-			b.m.Problems = append(b.m.Problems, fmt.Sprintf("%s:%d: %s", b.m.Name, n, msg))
+			b.m.Problems = append(b.m.Problems, fmt.Sprintf("%s:%d: %s", b.m.Name, p.n, msg))
 		}
 	}
 	return nil
@@ -513,16 +520,29 @@ func isDigits(b []byte) bool {
 	return true
 }
 
-// event validates and applies one event line; it returns a problem message
-// or "". Nothing is changed when a problem is returned.
-func (b *builder) event(n int, t []byte) string {
-	var buf [8][]byte
-	return b.eventFields(n, fields(buf[:0], t))
+// A rawEvent is an event line's fields with what they say on their own.
+type rawEvent struct {
+	f           [6][]byte
+	nf          int
+	kind        Kind
+	data        bool
+	blockedKind Kind
+	file        []byte // source file; nil: unknown location
+	line        int
 }
 
-// eventFields is event on a line already split into its fields (records
-// of other trace formats come here too, see records.go).
+// eventFields applies an event already split into its fields (records of
+// other trace formats come here, see records.go).
 func (b *builder) eventFields(n int, f [][]byte) string {
+	var r rawEvent
+	if msg := r.parse(f); msg != "" {
+		return msg
+	}
+	return b.apply(n, &r)
+}
+
+// parse checks an event's fields on their own, and keeps them in r.
+func (r *rawEvent) parse(f [][]byte) string {
 	if len(f) < 5 {
 		return fmt.Sprintf("missing field %s: want <thread>, <timestamp>, <file>-<line>, <action>, <object>[, <object2>]", fieldNames[len(f)])
 	}
@@ -554,6 +574,14 @@ func (b *builder) eventFields(n int, f [][]byte) string {
 	if msg != "" {
 		return msg
 	}
+	r.nf = copy(r.f[:], f)
+	r.kind, r.data, r.blockedKind, r.file, r.line = kind, data, blockedKind, file, lineNo
+	return ""
+}
+
+// apply adds the event r of line n to the model, or says why it cannot.
+func (b *builder) apply(n int, r *rawEvent) string {
+	f, kind, data, blockedKind, file, lineNo := r.f[:r.nf], r.kind, r.data, r.blockedKind, r.file, r.line
 
 	// Validate against the current state before changing anything. A
 	// synchronization oddity is an error only with StrictSync; otherwise

@@ -6,11 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -377,4 +380,41 @@ func TestParseProgress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endlessTrace is a trace that never ends: thread 1 writes x, again and
+// again.
+type endlessTrace struct{ n int }
+
+func (e *endlessTrace) Read(p []byte) (int, error) {
+	k := 0
+	for len(p)-k >= 64 {
+		e.n++
+		k += copy(p[k:], fmt.Sprintf("1, %d, a.c-1, Write, x\n", e.n))
+	}
+	return k, nil
+}
+
+// TestParseStopsReader: a parse that fails or is cancelled while its
+// reader goroutine is still reading returns, and leaves no goroutine
+// behind, even when the input never ends.
+func TestParseStopsReader(t *testing.T) {
+	before := runtime.NumGoroutine()
+	bad := io.MultiReader(strings.NewReader("1, 1, a.c-1, Write, x\n1, 2, a.c-2, Frobnicate, x\n"), &endlessTrace{n: 2})
+	_, err := Parse(context.Background(), bad, "t", Options{})
+	if err == nil || !strings.Contains(err.Error(), "t:2: unknown action") {
+		t.Errorf("err = %v, want t:2: unknown action", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	if _, err := Parse(ctx, &endlessTrace{}, "t", Options{Spill: SpillNever}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err = %v, want context.Canceled", err)
+	}
+	for range 100 {
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines after the parses, %d before", runtime.NumGoroutine(), before)
 }
