@@ -40,6 +40,7 @@ type Model struct {
 	update      []uint64                // bitset by event index: commutative updates (update.go); nil if none
 	atomicLock  []bool                  // by object id: mutexes used only as atomics (atomiclock.go); nil if none
 	spill       *spillStore             // the on-disk store of Events and the indexes (spill.go); nil: in memory
+	maxShares   int                     // the most shares of the threads' scans (shares.go); 0: GOMAXPROCS
 }
 
 // Thread is one thread of the trace.

@@ -49,6 +49,8 @@ type Options struct {
 	MaxResident int64
 	// bucketAccesses overrides the bucket size of fillAccesses (tests).
 	bucketAccesses int
+	// shares bounds the shares of the threads' scans (shares.go; tests).
+	shares int
 	// Progress, if set, is called with the bytes of the input read so far
 	// (before decompression), about every 256 KiB and at the end, from the
 	// goroutine that reads the input (not the caller's): a progress bar
@@ -329,11 +331,12 @@ type readHold struct {
 func newBuilder(name string, opts Options) *builder {
 	return &builder{
 		m: &Model{
-			Name:    name,
-			Objects: []string{""},
-			Locs:    []Loc{{}},
-			Vars:    []Var{{}},
-			lockOps: map[lockThread][]lockOp{},
+			Name:      name,
+			Objects:   []string{""},
+			Locs:      []Loc{{}},
+			Vars:      []Var{{}},
+			lockOps:   map[lockThread][]lockOp{},
+			maxShares: opts.shares,
 		},
 		opts:        opts,
 		objIndex:    map[string]int32{"": 0},

@@ -20,7 +20,11 @@ import (
 // equal events, the largest threads first: share[t] is the share of thread
 // t+1. It returns the number of shares, at least 1.
 func (m *Model) threadShares() (share []int32, n int) {
-	n = min(runtime.GOMAXPROCS(0), len(m.Threads))
+	n = runtime.GOMAXPROCS(0)
+	if m.maxShares > 0 {
+		n = m.maxShares
+	}
+	n = min(n, len(m.Threads))
 	share = make([]int32, len(m.Threads))
 	if n <= 1 {
 		return share, 1
