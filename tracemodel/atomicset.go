@@ -290,16 +290,8 @@ func (m *Model) notInferableShare(share []int32, w int32, selected, polled []boo
 		read     []int32  // the variables the run read, while few
 		readSet  map[int32]bool
 	}
-	threads := newThreadStates(m, func(t *runState) {
-		*t = runState{runLoc: -1, prevRead: -1, read: t.read[:0]}
-	})
-	for idx := range m.Events {
-		m.Pace(idx)
-		e := &m.Events[idx]
-		if share[e.Thread-1] != w {
-			continue
-		}
-		t := threads.at(e.Thread, e.Pos)
+	reset := func(t *runState) { *t = runState{runLoc: -1, prevRead: -1, read: t.read[:0]} }
+	for e, t := range shareEvents(m, share, w, reset) {
 		if e.Kind != Read && e.Kind != Write || m.IsSyncVar(int(e.Obj)) {
 			continue
 		}
@@ -381,16 +373,8 @@ func (m *Model) correlateShare(share []int32, w int32, isShared []bool, skip fun
 		lastWrite int32
 		bl, ho    int // cursors: the thread's first blocking event and hand-off after prev
 	}
-	threads := newThreadStates(m, func(r *region) {
-		*r = region{window: r.window[:0], kinds: r.kinds[:0]}
-	})
-	for idx := range m.Events {
-		m.Pace(idx)
-		e := &m.Events[idx]
-		if share[e.Thread-1] != w {
-			continue
-		}
-		r := threads.at(e.Thread, e.Pos)
+	reset := func(r *region) { *r = region{window: r.window[:0], kinds: r.kinds[:0]} }
+	for e, r := range shareEvents(m, share, w, reset) {
 		if e.Kind != Read && e.Kind != Write || !isShared[e.Obj] {
 			continue
 		}

@@ -122,22 +122,17 @@ func (m *Model) buildScopes() ([]*scopeIndex, error) {
 				}
 			}
 		}
-		states := newThreadStates(m, func(st *state) {
+		reset := func(st *state) {
 			if st.frames == nil {
 				*st = state{frames: []map[scopeKey]int32{{}}, stack: []int32{0}}
 				return
 			}
 			clear(st.frames[0])
 			st.frames, st.stack = st.frames[:1], st.stack[:1]
-		})
-		for idx := range m.Events {
-			m.Pace(idx)
-			e := &m.Events[idx]
+		}
+		for e, st := range shareEvents(m, share, w, reset) {
 			t, pos := e.Thread-1, e.Pos
-			if share[t] != w {
-				continue
-			}
-			ix, st := out[t], states.at(e.Thread, pos)
+			ix := out[t]
 			i := pos - 1
 			if ix.inv != nil {
 				ix.inv[i] = st.stack[len(st.stack)-1]

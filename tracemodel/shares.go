@@ -2,6 +2,7 @@ package tracemodel
 
 import (
 	"cmp"
+	"iter"
 	"runtime"
 	"slices"
 	"sync"
@@ -38,12 +39,7 @@ func (m *Model) threadShares() (share []int32, n int) {
 	})
 	load := make([]int, n)
 	for _, t := range order {
-		w := 0
-		for i := range load {
-			if load[i] < load[w] {
-				w = i
-			}
-		}
+		w := slices.Index(load, slices.Min(load)) // the least loaded
 		share[t] = int32(w)
 		load[w] += len(m.Threads[t].Events)
 	}
@@ -98,4 +94,22 @@ func (ts *threadStates[S]) at(tid, pos int32) *S {
 		ts.free = append(ts.free, s)
 	}
 	return s
+}
+
+// shareEvents yields, in trace order, each event of the threads of share w
+// with its thread's state (threadStates.at); reset makes a state new.
+func shareEvents[S any](m *Model, share []int32, w int32, reset func(*S)) iter.Seq2[*Event, *S] {
+	return func(yield func(*Event, *S) bool) {
+		states := newThreadStates(m, reset)
+		for idx := range m.Events {
+			m.Pace(idx)
+			e := &m.Events[idx]
+			if share[e.Thread-1] != w {
+				continue
+			}
+			if !yield(e, states.at(e.Thread, e.Pos)) {
+				return
+			}
+		}
+	}
 }
