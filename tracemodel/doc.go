@@ -14,4 +14,8 @@
 // events and their indexes move to a memory-mapped temporary file
 // (spill.go), and the heap keeps what grows with the synchronization
 // events; a model so parsed must be closed (Model.Close).
+//
+// Parse uses two goroutines (one reads and splits the lines, the caller's
+// applies them, readlines.go), and the scans that keep a state per thread
+// use one per core (shares.go); their results do not depend on either.
 package tracemodel
