@@ -291,7 +291,8 @@ func (m *Model) notInferableShare(share []int32, w int32, selected, polled []boo
 		readSet  map[int32]bool
 	}
 	reset := func(t *runState) { *t = runState{runLoc: -1, prevRead: -1, read: t.read[:0]} }
-	for e, t := range shareEvents(m, share, w, reset) {
+	for idx, t := range shareEvents(m, share, w, reset) {
+		e := &m.Events[idx]
 		if e.Kind != Read && e.Kind != Write || m.IsSyncVar(int(e.Obj)) {
 			continue
 		}
@@ -374,7 +375,8 @@ func (m *Model) correlateShare(share []int32, w int32, isShared []bool, skip fun
 		bl, ho    int // cursors: the thread's first blocking event and hand-off after prev
 	}
 	reset := func(r *region) { *r = region{window: r.window[:0], kinds: r.kinds[:0]} }
-	for e, r := range shareEvents(m, share, w, reset) {
+	for idx, r := range shareEvents(m, share, w, reset) {
+		e := &m.Events[idx]
 		if e.Kind != Read && e.Kind != Write || !isShared[e.Obj] {
 			continue
 		}

@@ -210,8 +210,9 @@ func accessSteps(steps []Step) string {
 	return strings.Join(out, " ")
 }
 
-// TestAtomicSetsInterleavings checks that the inference depends on each
-// thread's own events only, not on how the threads' events interleave:
+// TestAtomicSetsInterleavings checks that the inference (and the
+// commutative updates, update.go) depend on each thread's own events
+// only, not on how the threads' events interleave:
 // the scans read the trace in order, each thread's state beside, over
 // one to four shares of the threads. A state shared across threads (a
 // variable's latest read, as polled flags were once found) breaks it.
@@ -222,8 +223,8 @@ func TestAtomicSetsInterleavings(t *testing.T) {
 		"w": {"p.c-10, Enter, fill", "p.c-11, Write, rec.len", "p.c-12, Write, rec.data", "p.c-13, Exit, fill", "p.c-14, Write, ready",
 			"p.c-10, Enter, fill", "p.c-11, Write, rec.len", "p.c-12, Write, rec.data", "p.c-13, Exit, fill", "p.c-14, Write, ready"},
 		// Two pollers of ready at their own lines, then readers of the record.
-		"a": {"p.c-20, Read, ready", "p.c-20, Read, ready", "p.c-21, Read, rec.len", "p.c-22, Read, rec.data", "p.c-23, Lock, m", "p.c-24, Read, hits", "p.c-24, Write, hits", "p.c-25, Unlock, m"},
-		"b": {"p.c-30, Read, ready", "p.c-31, Lock, m", "p.c-32, Read, hits", "p.c-32, Write, hits", "p.c-33, Unlock, m", "p.c-30, Read, ready", "p.c-34, Read, rec.data", "p.c-35, Read, rec.len"},
+		"a": {"p.c-20, Read, ready", "p.c-20, Read, ready", "p.c-21, Read, rec.len", "p.c-22, Read, rec.data", "p.c-23, Lock, m", "p.c-24, DataRead, hits", "p.c-24, Write, hits", "p.c-25, Unlock, m"},
+		"b": {"p.c-30, Read, ready", "p.c-31, Lock, m", "p.c-32, DataRead, hits", "p.c-32, Write, hits", "p.c-33, Unlock, m", "p.c-30, Read, ready", "p.c-34, Read, rec.data", "p.c-35, Read, rec.len"},
 		// A thread that reads an index and the element it selects, and
 		// updates two counters together.
 		"c": {"p.c-40, Read, idx", "p.c-41, Read, tab[3]", "p.c-42, Write, rec.len", "p.c-43, Write, rec.data", "p.c-44, Write, ready", "p.c-45, Write, idx"},
@@ -251,7 +252,15 @@ func TestAtomicSetsInterleavings(t *testing.T) {
 		for _, s := range got {
 			out = append(out, fmt.Sprintf("%s+%s:%d:%v:%v", s.Names[0], s.Names[1], s.Regions, s.co, s.uses))
 		}
-		return strings.Join(out, " ")
+		// The commutative updates, by thread and position.
+		var updates []string
+		for idx := range m.Events {
+			if e := m.Events[idx]; m.isUpdate(int32(idx)) {
+				updates = append(updates, fmt.Sprintf("%s@%d", m.Threads[e.Thread-1].Handle, e.Pos))
+			}
+		}
+		slices.Sort(updates)
+		return strings.Join(out, " ") + " updates " + strings.Join(updates, " ")
 	}
 	var serial []string // thread by thread
 	for _, n := range names {
@@ -260,13 +269,42 @@ func TestAtomicSetsInterleavings(t *testing.T) {
 		}
 	}
 	want := sets(serial, 1)
-	if !strings.Contains(want, "rec.len+rec.data") || strings.Contains(want, "ready") {
-		t.Fatalf("thread by thread: sets %q, want rec.len+rec.data and none with ready (polled)", want)
+	if !strings.Contains(want, "rec.len+rec.data") || strings.Contains(want, "ready") || !strings.HasSuffix(want, "updates a@6 a@7 b@3 b@4") {
+		t.Fatalf("thread by thread: %q, want the set rec.len+rec.data, none with ready (polled), and the updates of hits", want)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
+	// interleave picks a random thread at each step among those whose next
+	// event may run: a Lock waits while another thread holds the lock.
+	interleave := func() []string {
+		var order []string
+		next := map[string]int{}
+		holder := map[string]string{}
+		for len(order) < len(serial) {
+			var ready []string
+			for _, n := range names {
+				if next[n] == len(threads[n]) {
+					continue
+				}
+				f := strings.Split(threads[n][next[n]], ", ")
+				if f[1] == "Lock" && holder[f[2]] != "" {
+					continue
+				}
+				ready = append(ready, n)
+			}
+			n := ready[rng.IntN(len(ready))]
+			switch f := strings.Split(threads[n][next[n]], ", "); f[1] {
+			case "Lock":
+				holder[f[2]] = n
+			case "Unlock":
+				holder[f[2]] = ""
+			}
+			order = append(order, n)
+			next[n]++
+		}
+		return order
+	}
 	for k := range 200 {
-		order := slices.Clone(serial)
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		order := interleave()
 		shares := 1 + k%4 // the threads' scans on 1 to 4 goroutines
 		if got := sets(order, shares); got != want {
 			t.Fatalf("interleaving %d %v, %d shares: sets\n%s\nwant (thread by thread, one share)\n%s", k, order, shares, got, want)

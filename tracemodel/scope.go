@@ -130,7 +130,8 @@ func (m *Model) buildScopes() ([]*scopeIndex, error) {
 			clear(st.frames[0])
 			st.frames, st.stack = st.frames[:1], st.stack[:1]
 		}
-		for e, st := range shareEvents(m, share, w, reset) {
+		for idx, st := range shareEvents(m, share, w, reset) {
+			e := &m.Events[idx]
 			t, pos := e.Thread-1, e.Pos
 			ix := out[t]
 			i := pos - 1

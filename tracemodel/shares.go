@@ -96,10 +96,11 @@ func (ts *threadStates[S]) at(tid, pos int32) *S {
 	return s
 }
 
-// shareEvents yields, in trace order, each event of the threads of share w
-// with its thread's state (threadStates.at); reset makes a state new.
-func shareEvents[S any](m *Model, share []int32, w int32, reset func(*S)) iter.Seq2[*Event, *S] {
-	return func(yield func(*Event, *S) bool) {
+// shareEvents yields, in trace order, the index of each event of the
+// threads of share w with its thread's state (threadStates.at); reset
+// makes a state new.
+func shareEvents[S any](m *Model, share []int32, w int32, reset func(*S)) iter.Seq2[int32, *S] {
+	return func(yield func(int32, *S) bool) {
 		states := newThreadStates(m, reset)
 		for idx := range m.Events {
 			m.Pace(idx)
@@ -107,7 +108,7 @@ func shareEvents[S any](m *Model, share []int32, w int32, reset func(*S)) iter.S
 			if share[e.Thread-1] != w {
 				continue
 			}
-			if !yield(e, states.at(e.Thread, e.Pos)) {
+			if !yield(int32(idx), states.at(e.Thread, e.Pos)) {
 				return
 			}
 		}

@@ -1,5 +1,7 @@
 package tracemodel
 
+import "sync/atomic"
+
 // Commutative updates.
 //
 // A recording that tells which reads steer their thread (mcpredict record
@@ -34,28 +36,35 @@ func (m *Model) findUpdates() {
 		return
 	}
 	m.update = make([]uint64, (len(m.Events)+63)/64)
-	pending := map[int32]int32{} // variable → its DataRead, the thread's latest access of it
-	for ti := range m.Threads {
-		clear(pending)
-		tid := int32(ti + 1)
-		for k, idx := range m.Threads[ti].Events {
-			m.Pace(k)
+	// One trace-order scan per share of the threads (shares.go); the
+	// shares' bits may share words, so they are set atomically.
+	type dataRead struct{ idx, pos int32 }
+	reset := func(p *map[int32]dataRead) {
+		if *p == nil {
+			*p = map[int32]dataRead{}
+		}
+		clear(*p)
+	}
+	share, n := m.threadShares()
+	eachShare(n, func(sh int) {
+		// pending: variable → its DataRead, the thread's latest access of it
+		for idx, pending := range shareEvents(m, share, int32(sh), reset) {
 			e := &m.Events[idx]
 			switch {
 			case e.Kind.IsSync() || e.Kind == Create || e.Kind == Join:
-				clear(pending)
+				clear(*pending)
 			case e.Kind == Read || e.Kind == Write:
-				if r, ok := pending[e.Obj]; ok && e.Kind == Write && m.inExclusiveHold(tid, m.Events[r].Pos) {
-					m.update[r/64] |= 1 << (r % 64)
-					m.update[idx/64] |= 1 << (idx % 64)
+				if r, ok := (*pending)[e.Obj]; ok && e.Kind == Write && m.inExclusiveHold(e.Thread, r.pos) {
+					atomic.OrUint64(&m.update[r.idx/64], 1<<(r.idx%64))
+					atomic.OrUint64(&m.update[idx/64], 1<<(idx%64))
 				}
-				delete(pending, e.Obj)
+				delete(*pending, e.Obj)
 				if e.Data {
-					pending[e.Obj] = idx
+					(*pending)[e.Obj] = dataRead{idx, e.Pos}
 				}
 			}
 		}
-	}
+	})
 }
 
 // isUpdate reports whether event idx belongs to a commutative update.
