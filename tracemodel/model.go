@@ -41,6 +41,8 @@ type Model struct {
 	atomicLock  []bool                  // by object id: mutexes used only as atomics (atomiclock.go); nil if none
 	spill       *spillStore             // the on-disk store of Events and the indexes (spill.go); nil: in memory
 	maxShares   int                     // the most shares of the threads' scans (shares.go); 0: GOMAXPROCS
+	share       []int32                 // by thread - 1: its share (threadShares), dealt by the parse
+	shares      int                     // the number of shares
 }
 
 // Thread is one thread of the trace.

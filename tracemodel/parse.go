@@ -1189,6 +1189,7 @@ func (b *builder) finish() (*Model, error) {
 	for _, ls := range m.threadLocks {
 		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
 	}
+	m.share, m.shares = m.dealShares()
 	m.findUpdates()
 	m.findAtomicLocks()
 	m.sync = m.order()

@@ -17,10 +17,14 @@ import (
 // what the shares find is merged after, by sums and unions, so the result
 // does not depend on the number of shares.
 
-// threadShares deals the threads into at most GOMAXPROCS shares of about
-// equal events, the largest threads first: share[t] is the share of thread
-// t+1. It returns the number of shares, at least 1.
-func (m *Model) threadShares() (share []int32, n int) {
+// threadShares returns the shares of the threads: share[t] is the share
+// of thread t+1, and n the number of shares, at least 1. The parse deals
+// them once (dealShares), before its first scan.
+func (m *Model) threadShares() (share []int32, n int) { return m.share, m.shares }
+
+// dealShares deals the threads into at most GOMAXPROCS shares (or
+// maxShares) of about equal events, the largest threads first.
+func (m *Model) dealShares() (share []int32, n int) {
 	n = runtime.GOMAXPROCS(0)
 	if m.maxShares > 0 {
 		n = m.maxShares
