@@ -9,23 +9,30 @@ import (
 )
 
 // Scans with a state per thread (the region scope, the atomic sets'
-// correlation) read the events once in trace order, each thread's state
-// beside: a scan per thread would read every event's cache line once per
-// thread, since the threads' events interleave. To use the cores, the
-// threads are dealt into shares of about equal events and each share's
-// goroutine reads the whole trace but handles only its threads' events;
-// what the shares find is merged after, by sums and unions, so the result
-// does not depend on the number of shares.
+// inference, the commutative updates) read the events once in trace
+// order, each thread's state beside: a scan per thread would read every
+// event's cache line once per thread, since the threads' events
+// interleave. To use the cores, the threads are dealt into shares of about
+// equal events and each share's goroutine reads the whole trace but
+// handles only its threads' events; what the shares find is merged after,
+// by sums and unions, so the result does not depend on the number of
+// shares.
+
+// shareLimit bounds the shares on a machine of many cores: each share reads
+// the whole trace and keeps its own tables (the correlation of every pair
+// of variables its threads access together) until they are merged.
+const shareLimit = 4
 
 // threadShares returns the shares of the threads: share[t] is the share
 // of thread t+1, and n the number of shares, at least 1. The parse deals
 // them once (dealShares), before its first scan.
 func (m *Model) threadShares() (share []int32, n int) { return m.share, m.shares }
 
-// dealShares deals the threads into at most GOMAXPROCS shares (or
-// maxShares) of about equal events, the largest threads first.
+// dealShares deals the threads into at most GOMAXPROCS shares (and at
+// most shareLimit, or Model.maxShares) of about equal events, the largest
+// threads first.
 func (m *Model) dealShares() (share []int32, n int) {
-	n = runtime.GOMAXPROCS(0)
+	n = min(runtime.GOMAXPROCS(0), shareLimit)
 	if m.maxShares > 0 {
 		n = m.maxShares
 	}
