@@ -125,8 +125,8 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	if err != nil {
 		return nil, err
 	}
-	stats := map[[2]int32]*pairStat{}
-	varRegions := make([]int, len(m.Vars)) // regions in which each variable is accessed
+	var stats map[[2]int32]*pairStat       // the correlation of inferred pairs; none for declared sets only
+	varRegions := make([]int, len(m.Vars)) // regions in which each variable is accessed (correlate's, if it runs)
 	if opts.MaxPartners >= 0 {
 		inferable := slices.Clone(isShared)
 		addressed := map[[2]int32]bool{}
@@ -284,10 +284,9 @@ func (m *Model) notInferableShare(share []int32, w int32, selected, polled []boo
 	// set only when the run reads more (a loop over an array at one
 	// location).
 	type runState struct {
-		runLoc   int32    // the location of the current run; -1: the next access starts a run
-		prevRead int32    // the variable of the previous access, if a steering read; else -1
-		lastPair [2]int32 // the pair it last added to addressed (a loop adds one again and again)
-		read     []int32  // the variables the run read, while few
+		runLoc   int32   // the location of the current run; -1: the next access starts a run
+		prevRead int32   // the variable of the previous access, if a steering read; else -1
+		read     []int32 // the variables the run read, while few
 		readSet  map[int32]bool
 	}
 	reset := func(t *runState) { *t = runState{runLoc: -1, prevRead: -1, read: t.read[:0]} }
@@ -298,10 +297,7 @@ func (m *Model) notInferableShare(share []int32, w int32, selected, polled []boo
 		}
 		v := e.Obj
 		if p := t.prevRead; p >= 0 && p != v && selected[v] {
-			if pair := [2]int32{min(p, v), max(p, v)}; pair != t.lastPair {
-				addressed[pair] = true
-				t.lastPair = pair
-			}
+			addressed[[2]int32{min(p, v), max(p, v)}] = true
 		}
 		t.prevRead = -1
 		if e.Kind == Write || e.Loc != t.runLoc || e.Loc == 0 {

@@ -251,6 +251,7 @@ type tstate struct {
 	n        int32   // events so far
 	joinedAt int     // trace line of the Join of this thread, 0 if not joined
 	funcs    []int32 // Enter/Exit stack
+	entered  bool    // has had an Enter event (the scope index keeps its invocations)
 	waitFor  int32   // mutex a Wait must release next (see lockState.suspended), 0 if none
 	seen     bool    // has had an event of its own
 	// blockedAt is the trace line of the thread's Blocked event, 0 if none:
@@ -582,7 +583,8 @@ func (r *rawEvent) parse(f [][]byte) string {
 	return ""
 }
 
-// apply adds the event r of line n to the model, or says why it cannot.
+// apply adds the event r of line n to the model, or returns a problem
+// message; nothing is changed when it returns one.
 func (b *builder) apply(n int, r *rawEvent) string {
 	f, kind, data, blockedKind, file, lineNo := r.f[:r.nf], r.kind, r.data, r.blockedKind, r.file, r.line
 
@@ -715,6 +717,7 @@ func (b *builder) apply(n int, r *rawEvent) string {
 			b.varOf[obj] = 0
 		case Enter:
 			ts.funcs = append(ts.funcs, obj)
+			ts.entered = true
 			ev.Func = obj
 		case Exit:
 			if k := len(ts.funcs); k > 0 {
@@ -1195,7 +1198,11 @@ func (b *builder) finish() (*Model, error) {
 	m.sync = m.order()
 	m.flowCk = &flowCheckpoints{}
 	var err error
-	if m.scope, err = m.buildScopes(); err != nil {
+	entered := make([]bool, len(m.Threads))
+	for t, ts := range b.threads {
+		entered[t] = ts.entered
+	}
+	if m.scope, err = m.buildScopes(entered); err != nil {
 		return nil, err
 	}
 	m.waitSites = m.buildWaitSites()

@@ -88,11 +88,7 @@ func (l *lineReader) run(ctx context.Context, r *bufio.Reader, name string, maxL
 	for {
 		b.turns = append(b.turns, readTurn{at: lineNo + 1})
 		turn := &b.turns[len(b.turns)-1]
-		end := func(err error) {
-			turn.err = err
-			b.last = true
-			l.send(b)
-		}
+		end := func(err error) { l.end(b, turn, err) }
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long[:0], line...)
@@ -152,6 +148,14 @@ func (l *lineReader) run(ctx context.Context, r *bufio.Reader, name string, maxL
 			}
 		}
 	}
+}
+
+// end sends b as the last batch, its last turn ended by err (nil: the
+// input's end).
+func (l *lineReader) end(b *lineBatch, turn *readTurn, err error) {
+	turn.err = err
+	b.last = true
+	l.send(b)
 }
 
 // get returns an empty batch, nil when the builder has stopped.

@@ -76,18 +76,12 @@ type scopeKey struct {
 	obj  int32
 }
 
-// buildScopes computes the scope index of every thread. It reads the
-// events in trace order, each thread's state beside, so that the scan
-// touches every event once (the threads' events interleave).
-func (m *Model) buildScopes() ([]*scopeIndex, error) {
+// buildScopes computes the scope index of every thread; entered[t] says
+// whether thread t+1 has Enter events. It reads the events in trace order,
+// each thread's state beside, so that the scan touches every event once
+// (the threads' events interleave).
+func (m *Model) buildScopes(entered []bool) ([]*scopeIndex, error) {
 	out := make([]*scopeIndex, len(m.Threads))
-	hasEnter := make([]bool, len(m.Threads))
-	for idx := range m.Events {
-		m.Pace(idx)
-		if e := &m.Events[idx]; e.Kind == Enter {
-			hasEnter[e.Thread-1] = true
-		}
-	}
 	type state struct {
 		frames []map[scopeKey]int32 // per active invocation: the first position of each event key
 		stack  []int32              // invocation indexes, parallel to frames
@@ -103,7 +97,7 @@ func (m *Model) buildScopes() ([]*scopeIndex, error) {
 			return nil, err
 		}
 		ix := &scopeIndex{size: size, tree: tree}
-		if hasEnter[t] {
+		if entered[t] {
 			if ix.inv, err = m.int32s(n); err != nil {
 				return nil, err
 			}
