@@ -236,6 +236,55 @@ type Bug struct {
 	Analysis string `json:"analysis,omitempty"`
 	// Occurred is set when an instance happened in the recorded run.
 	Occurred bool `json:"occurred,omitempty"`
+	// Reproduction is what mcpredict reproduce found when it re-ran the
+	// program under a schedule that forces the bug's interleaving; nil in
+	// a report of mcpredict run.
+	Reproduction *Reproduction `json:"reproduction,omitempty"`
+}
+
+// Reproduction statuses.
+const (
+	Reproduced    = "reproduced"     // a directed run's own trace has the pattern, in the predicted order
+	NotReproduced = "not_reproduced" // directed runs were made; none had it
+	NotTried      = "not_tried"      // no directed run (budget, or an analysis reproduce does not direct)
+)
+
+// Reproduction is the outcome of the directed runs of one bug.
+type Reproduction struct {
+	Status string `json:"status"` // Reproduced, NotReproduced or NotTried
+	// Failed is set when a run that reproduced the bug ended differently
+	// from the recorded run (exit status, signal, an abort or sanitizer
+	// message, or the --check command failing): the bug changed the
+	// program's outcome. A reproduced bug that did not fail may be benign.
+	Failed bool `json:"failed"`
+	// Runs counts the directed runs made for the bug.
+	Runs int `json:"runs"`
+	// Evidence says what happened in the run that decides the status: how
+	// it ended, the last lines of its standard error, the --check output,
+	// the trace lines of the pattern; or why no run reproduced it.
+	Evidence string `json:"evidence,omitempty"`
+	// Schedule is the schedule file of the reproducing run (mcpredict
+	// replay runs it again).
+	Schedule string `json:"schedule,omitempty"`
+	// Relaxed is set for a bug that the default model does not predict
+	// (no sound reordering of the recorded run contains it) and that a
+	// relaxed model proposed: it is reported only because a directed run
+	// reproduced it.
+	Relaxed bool `json:"relaxed,omitempty"`
+}
+
+// ReproductionRank orders bugs for reading: failed first, then reproduced,
+// then the others.
+func (b Bug) ReproductionRank() int {
+	switch r := b.Reproduction; {
+	case r == nil:
+		return 2
+	case r.Failed:
+		return 0
+	case r.Status == Reproduced:
+		return 1
+	}
+	return 2
 }
 
 // Dedupe groups violations into bugs, ordered by pattern and first location.

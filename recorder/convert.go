@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"path/filepath"
 	"bufio"
 	"cmp"
 	"fmt"
@@ -105,6 +106,14 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	for _, c := range opts.Comments {
 		for _, line := range strings.Split(c, "\n") {
 			bw.WriteString("# " + line + "\n")
+		}
+	}
+	// The objects whose code the trace's locations are in: mcpredict
+	// reproduce maps the locations back to code addresses in them.
+	bw.WriteString("# exe: " + l.Exe + "\n")
+	for _, m := range l.Modules {
+		if m.Path != "" && m.Path != l.Exe && !strings.HasPrefix(filepath.Base(m.Path), "linux-vdso") {
+			bw.WriteString("# module: " + m.Path + "\n")
 		}
 	}
 	for _, wn := range st.Warnings {

@@ -476,3 +476,7 @@ func (l *rawLog) scan(fn func(ev *rawEvent) error) error {
 	}
 	return nil
 }
+
+// RawPIDs lists the processes that left a raw log in dir, in increasing
+// pid order.
+func RawPIDs(dir string) ([]int, error) { return rawPIDs(dir) }

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,9 +143,20 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 		}
 		quoted = append(quoted, a)
 	}
+	argv, _ := json.Marshal(append([]string{opts.Program}, opts.Args...))
+	cwd := opts.Dir
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if a, err := filepath.Abs(cwd); err == nil {
+		cwd = a
+	}
 	copts.Comments = append([]string{
 		"mcpredict trace (DESIGN §2 format: thread, sequence number, file-line, action, object[, object2])",
 		"program: " + strings.Join(quoted, " "),
+		// argv and cwd let mcpredict reproduce run the program again.
+		"argv: " + string(argv),
+		"cwd: " + cwd,
 		"date: " + start.UTC().Format(time.RFC3339),
 		"ended: " + res.Exit,
 	}, copts.Comments...)

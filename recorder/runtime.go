@@ -17,7 +17,7 @@ import (
 // rtSources are the runtime's C sources, compiled on the user's machine so
 // that mcpredict needs no prebuilt binary and no install step.
 //
-//go:embed rt/mcprec.c rt/mcprec_wrap.c rt/mcprec.h
+//go:embed rt/mcprec.c rt/mcprec_wrap.c rt/mcprec_sched.c rt/mcprec.h
 var rtSources embed.FS
 
 // RuntimeEnv names an environment variable that points `mcpredict cc` at
@@ -92,7 +92,7 @@ func RuntimeLib(ctx context.Context, compiler, cacheDir string) (string, error) 
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	for _, name := range []string{"mcprec.c", "mcprec_wrap.c", "mcprec.h"} {
+	for _, name := range []string{"mcprec.c", "mcprec_wrap.c", "mcprec_sched.c", "mcprec.h"} {
 		b, err := rtSources.ReadFile("rt/" + name)
 		if err != nil {
 			return "", err
@@ -111,13 +111,13 @@ func RuntimeLib(ctx context.Context, compiler, cacheDir string) (string, error) 
 		}
 		return nil
 	}
-	for _, src := range []string{"mcprec.c", "mcprec_wrap.c"} {
+	for _, src := range []string{"mcprec.c", "mcprec_wrap.c", "mcprec_sched.c"} {
 		args := append(runtimeCFlags(), "-c", src, "-o", strings.TrimSuffix(src, ".c")+".o")
 		if err := run(compiler, args...); err != nil {
 			return "", err
 		}
 	}
-	if err := run("ar", "rcs", "libmcprec.a", "mcprec.o", "mcprec_wrap.o"); err != nil {
+	if err := run("ar", "rcs", "libmcprec.a", "mcprec.o", "mcprec_wrap.o", "mcprec_sched.o"); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, dir); err != nil {

@@ -514,3 +514,46 @@ func (ms *modSyms) variable(a uint64) (*varSym, bool) {
 	}
 	return nil, false
 }
+
+// CodeRange is a range [Lo, Hi) of link-time code addresses of an ELF
+// object.
+type CodeRange struct{ Lo, Hi uint64 }
+
+// LineCode returns the code ranges of the ELF object at path that its
+// DWARF line table gives to file (a base name, or a path when the trace
+// was recorded with -full-paths) and line, as the converter maps a return
+// address to a location (code of line 0 belongs to the line before it).
+// It is the inverse of the locations in a trace: mcpredict reproduce
+// gives the runtime these ranges to recognise an access of a source line.
+// An object without DWARF, or without the line, gives none.
+func LineCode(path, file string, line int) ([]CodeRange, error) {
+	ms := loadModSyms(path, strings.Contains(file, "/"))
+	if ms.err != nil && len(ms.lines) == 0 {
+		return nil, ms.err
+	}
+	var out []CodeRange
+	cur := 0 // the line the rows of the sequence belong to
+	curFile := ""
+	for i, r := range ms.lines {
+		if r.end {
+			cur = 0
+			continue
+		}
+		if r.line > 0 {
+			cur, curFile = r.line, r.file
+		}
+		if cur != line || curFile != file || i+1 >= len(ms.lines) {
+			continue
+		}
+		hi := ms.lines[i+1].addr
+		if hi <= r.addr {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Hi == r.addr {
+			out[n-1].Hi = hi
+			continue
+		}
+		out = append(out, CodeRange{Lo: r.addr, Hi: hi})
+	}
+	return out, nil
+}

@@ -38,19 +38,21 @@ type command struct {
 // commands lists every subcommand. Each lives in its own file.
 func commands() map[string]command {
 	return map[string]command{
-		"run":      {"predict atomicity violations in a trace", cmdRun},
-		"model":    {"print the Promela model of one (variable, thread pair)", cmdModel},
-		"patterns": {"list the atomicity-violation patterns and their LTL", cmdPatterns},
-		"analyses": {"list the analyses of run --analysis (McPatom, deadlock, ...)", cmdAnalyses},
-		"batch":    {"check many traces: a report each, a summary, resumable, compared with a previous batch", cmdBatch},
-		"serve":    {"run the prediction service (HTTP API, job store, local pool or NATS workers)", cmdServe},
-		"worker":   {"check models from the service's NATS JetStream work queue", cmdWorker},
-		"gen":      {"write a synthetic trace (fft, server with seeded bugs, random)", cmdGen},
-		"diff":     {"compare two JSON reports: new, fixed and unchanged bugs", cmdDiff},
-		"cc":       {"compile and link a C/C++ program so that it can be recorded", cmdCC},
-		"record":   {"run a program built with mcpredict cc and write its trace", cmdRecord},
-		"formats":  {"list the trace formats: built-in csv and the format plugins found", cmdFormats},
-		"convert":  {"convert a trace to csv, std (RAPID) or jsonl", cmdConvert},
+		"run":       {"predict atomicity violations in a trace", cmdRun},
+		"model":     {"print the Promela model of one (variable, thread pair)", cmdModel},
+		"patterns":  {"list the atomicity-violation patterns and their LTL", cmdPatterns},
+		"analyses":  {"list the analyses of run --analysis (McPatom, deadlock, ...)", cmdAnalyses},
+		"batch":     {"check many traces: a report each, a summary, resumable, compared with a previous batch", cmdBatch},
+		"serve":     {"run the prediction service (HTTP API, job store, local pool or NATS workers)", cmdServe},
+		"worker":    {"check models from the service's NATS JetStream work queue", cmdWorker},
+		"gen":       {"write a synthetic trace (fft, server with seeded bugs, random)", cmdGen},
+		"diff":      {"compare two JSON reports: new, fixed and unchanged bugs", cmdDiff},
+		"cc":        {"compile and link a C/C++ program so that it can be recorded", cmdCC},
+		"record":    {"run a program built with mcpredict cc and write its trace", cmdRecord},
+		"reproduce": {"re-run the recorded program under schedules that force each predicted bug; say which happened and which failed", cmdReproduce},
+		"replay":    {"run a schedule of mcpredict reproduce again", cmdReplay},
+		"formats":   {"list the trace formats: built-in csv and the format plugins found", cmdFormats},
+		"convert":   {"convert a trace to csv, std (RAPID) or jsonl", cmdConvert},
 	}
 }
 

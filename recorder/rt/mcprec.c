@@ -136,6 +136,17 @@ struct thr {
 
 static __thread struct thr T __attribute__((tls_model("initial-exec")));
 
+/* Directed schedules (mcprec_sched.c): off unless MCPREDICT_SCHEDULE is set. */
+extern int __mcprec_sched_on;
+void __mcprec_sched_init(const char *prefix);
+void __mcprec_sched_resolve(void);
+void __mcprec_sched_access(uint64_t pc, uintptr_t a, uint64_t size, int write);
+void __mcprec_sched_lock_pre(const volatile void *m, uint64_t pc);
+void __mcprec_sched_lock_busy(const volatile void *m);
+void __mcprec_sched_lock_post(const volatile void *m);
+void __mcprec_sched_unlock_post(const volatile void *m);
+#define SCHED(call) do { if (UNLIKELY(__mcprec_sched_on)) call; } while (0)
+
 static inline uint64_t next_seq(void);
 static inline void put(struct thr *t, uint64_t seq, unsigned kind, uint64_t pc, uint64_t addr,
 		       uint64_t extra);
@@ -646,6 +657,7 @@ static void rt_init(void)
 			pthread_atfork(NULL, NULL, at_fork_child);
 			atexit(proc_exit);
 			next = G_READY;
+			__mcprec_sched_init(g_prefix);
 		}
 	}
 	in_init = 0;
@@ -1259,6 +1271,9 @@ static __attribute__((always_inline)) inline void acc(const void *p, uint64_t si
 	if (UNLIKELY(a - __atomic_load_n(&g_stk_min, __ATOMIC_RELAXED) <
 		     __atomic_load_n(&g_stk_span, __ATOMIC_RELAXED)))
 		foreign(t, a);
+	/* Before the event takes its number: a thread held here makes its
+	 * access, and takes its place in the trace, after the others'. */
+	SCHED(__mcprec_sched_access(pc, a, size, kind == MCPREC_WRITE));
 	uint64_t extra = size;
 	if (kind == MCPREC_READ8)
 		/* The program is about to read these 8 bytes; their value
@@ -1735,6 +1750,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 {
 	uint64_t pc = RA();
 	ENSURE(pthread_create);
+	SCHED(__mcprec_sched_resolve());
 	struct thr *t = cur();
 	if (!t)
 		return real_pthread_create(th, attr, fn, arg);
@@ -1818,8 +1834,10 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		uint64_t pc = RA();                     \
 		ENSURE(name);                           \
 		int rc = real_##name(m);                \
-		if (rc == 0)                            \
+		if (rc == 0) {                          \
 			ev(kind, m, 0, pc);             \
+			SCHED(__mcprec_sched_lock_post(m)); \
+		}                                       \
 		return rc;                              \
 	}
 
@@ -1832,13 +1850,17 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 	{                                                  \
 		uint64_t pc = RA();                        \
 		ENSURE(name);                              \
+		SCHED(__mcprec_sched_lock_pre(m, pc));     \
 		int rc = real_##tryname(m);                \
 		if (rc == EBUSY) {                         \
+			SCHED(__mcprec_sched_lock_busy(m)); \
 			ev(MCPREC_LOCKWAIT, m, kind, pc);  \
 			rc = real_##name(m);               \
 		}                                          \
-		if (rc == 0)                               \
+		if (rc == 0) {                             \
 			ev(kind, m, 0, pc);                \
+			SCHED(__mcprec_sched_lock_post(m)); \
+		}                                          \
 		return rc;                                 \
 	}
 
@@ -1847,9 +1869,12 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 	{                                                          \
 		uint64_t pc = RA();                                \
 		ENSURE(name);                                      \
+		SCHED(__mcprec_sched_lock_pre(m, pc));             \
 		int rc = real_##name(m, ts);                       \
-		if (rc == 0)                                       \
+		if (rc == 0) {                                     \
 			ev(kind, m, 0, pc);                        \
+			SCHED(__mcprec_sched_lock_post(m));        \
+		}                                                  \
 		return rc;                                         \
 	}
 
@@ -1859,7 +1884,9 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		uint64_t pc = RA();            \
 		ENSURE(name);                  \
 		ev(kind, m, 0, pc);            \
-		return real_##name(m);         \
+		int rc = real_##name(m);       \
+		SCHED(__mcprec_sched_unlock_post(m)); \
+		return rc;                     \
 	}
 
 ACQUIRE_BLOCKING(pthread_mutex_lock, pthread_mutex_trylock, pthread_mutex_t, MCPREC_LOCK)

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpredict/mcpredict/analysis"
+	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/reproduce"
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+const reproduceDescription = `
+Re-runs the recorded program under schedules that force the interleaving of
+each predicted bug, records every directed run, and reports which bugs
+really happened (reproduced: the directed run's own trace has the pattern's
+accesses, on the same sites and variables, in the predicted order) and
+which changed the program's outcome (failed: a reproduced run that ended
+differently from the recorded one — exit status, a signal, an assertion or
+sanitizer message — or whose --check command failed).
+
+The command is the one recorded in the trace's header (argv and working
+directory; mcpredict record writes them), or the one after --. A server is
+recorded with its load as one script that starts the server, runs the
+clients, stops the server and exits with the clients' verdict
+(examples/server). The program must be the build that was recorded: the
+schedule finds the source lines in its DWARF.
+
+Candidates are the bugs the model predicts (run's flags choose the model,
+the analyses and the report format; --report takes an existing JSON report
+instead), then, with --relaxed (default on), the bugs only relaxed models
+contain — another value read, a region boundary dropped — which no sound
+reordering of the recording has: they are reported only if a directed run
+reproduces them, marked as such. Relaxed candidates come from the native
+engine only.
+
+A schedule holds the local thread after its first access of the pattern
+(at its next lock acquisition, after it released a lock it held, or before
+its second access) until other threads made the remote accesses on the
+same address, for at most --pause; a thread that would block on a lock the
+held thread holds releases it at once. A site reached many times is tried
+at other occurrences in later runs (--runs-per-bug). Each bug's schedules
+and reproducing traces go to --out-dir; mcpredict replay runs a schedule
+again.
+
+Exit status: 0 no bug reproduced, 1 bugs reproduced (failed or not),
+2 bad usage or bad input, 3 tool failure, 4 interrupted (the report says
+what was tried).`
+
+// reproduceFlags are the flags of reproduce that run does not have.
+type reproduceFlags struct {
+	reportPath  string
+	check       string
+	pause       time.Duration
+	runTimeout  time.Duration
+	runsPerBug  int
+	maxRuns     int
+	budget      time.Duration
+	outDir      string
+	relaxed     bool
+	maxRelaxed  int
+	showRelaxed string
+}
+
+func (r *reproduceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.reportPath, "report", "", "reproduce the bugs of this JSON report (of the same trace) instead of predicting them")
+	fs.StringVar(&r.check, "check", "", "a shell `CMD` run after each directed run (in the program's directory): failing makes the run failed")
+	fs.DurationVar(&r.pause, "pause", 300*time.Millisecond, "the longest a thread is held by a schedule")
+	fs.DurationVar(&r.runTimeout, "run-timeout", time.Minute, "a directed run still running after this is stopped, with every process it started")
+	fs.IntVar(&r.runsPerBug, "runs-per-bug", 4, "directed runs per bug at most (other instances, other occurrences of its first access)")
+	fs.IntVar(&r.maxRuns, "max-runs", 200, "directed runs in all at most (0: no limit)")
+	fs.DurationVar(&r.budget, "budget", 10*time.Minute, "wall time for all directed runs (0: no limit)")
+	fs.StringVar(&r.outDir, "out-dir", "", "`DIR` for the schedules and the traces of reproducing runs (default TRACE.reproduce)")
+	fs.BoolVar(&r.relaxed, "relaxed", true, "also try the bugs only relaxed models predict (reported only when reproduced)")
+	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most, the likeliest first")
+	fs.StringVar(&r.showRelaxed, "show-relaxed", "failed", "which bugs only relaxed models predict are reported: failed (their directed run changed the outcome) or reproduced (also those whose run changed nothing)")
+}
+
+// splitCommand splits the arguments at the first "--": the flags and the
+// trace before it, the command after it.
+func splitCommand(args []string) (flags, command []string) {
+	if i := slices.Index(args, "--"); i >= 0 {
+		return args[:i], args[i+1:]
+	}
+	return args, nil
+}
+
+func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	args, command := splitCommand(args)
+	fs := newFlagSet("reproduce", "[flags] TRACE [-- CMD ARGS...]", reproduceDescription, stderr)
+	var cf checkFlags
+	cf.register(fs)
+	cf.registerMemory(fs)
+	var of outputFlags
+	of.register(fs)
+	var inf inputFlags
+	inf.register(fs)
+	var af analysisFlags
+	af.register(fs)
+	var rf reproduceFlags
+	rf.register(fs)
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "mcpredict reproduce: want exactly one TRACE argument (see mcpredict reproduce -h)")
+		return exitUsage
+	}
+	jobsGiven := false
+	fs.Visit(func(f *flag.Flag) { jobsGiven = jobsGiven || f.Name == "jobs" })
+	trace := pos[0]
+	rec, err := reproduce.ReadRecording(trace)
+	if err != nil {
+		return fail(stderr, "reproduce", err)
+	}
+	if len(command) == 0 && len(rec.Argv) == 0 {
+		return fail(stderr, "reproduce", &predict.UsageError{Msg: fmt.Sprintf("trace %s: its header names no command (not recorded by mcpredict record): give it after --", trace)})
+	}
+	filt, err := of.load()
+	if err == nil && rf.showRelaxed != "failed" && rf.showRelaxed != "reproduced" {
+		err = &predict.UsageError{Msg: fmt.Sprintf("--show-relaxed %q: want failed or reproduced", rf.showRelaxed)}
+	}
+	if err != nil {
+		return fail(stderr, "reproduce", err)
+	}
+	rep, cands, err := reproduceCandidates(ctx, trace, &cf, &af, &inf, &rf, stderr)
+	if err != nil {
+		return fail(stderr, "reproduce", err)
+	}
+	opts := reproduce.Options{Pause: rf.pause, RunTimeout: rf.runTimeout, RunsPerBug: rf.runsPerBug, MaxRuns: rf.maxRuns,
+		Budget: rf.budget, Check: rf.check, Argv: command, OutDir: rf.outDir, Jobs: 1}
+	if jobsGiven {
+		opts.Jobs = cf.jobs
+	}
+	if opts.OutDir == "" {
+		opts.OutDir = trace + ".reproduce"
+	}
+	if !of.quiet {
+		fmt.Fprintf(stderr, "mcpredict reproduce: %d candidates; directed runs of %s, schedules in %s\n", len(cands), strings.Join(commandOf(rec, command), " "), opts.OutDir)
+		opts.Progress = reproduceProgress(stderr)
+	}
+	results, err := reproduce.Run(ctx, rec, cands, opts)
+	if err != nil {
+		return fail(stderr, "reproduce", err)
+	}
+	reproduce.Apply(rep, results, rf.showRelaxed == "reproduced")
+	filt.apply(rep)
+	of.warn(stderr, "reproduce", rep)
+	pats, _ := cf.checkPatterns()
+	if werr := of.write(stdout, rep, pats); werr != nil {
+		return fail(stderr, "reproduce", fmt.Errorf("writing report: %w", werr))
+	}
+	return reproduceStatus(ctx, stderr, rep)
+}
+
+func commandOf(rec reproduce.Recording, command []string) []string {
+	if len(command) > 0 {
+		return command
+	}
+	return rec.Argv
+}
+
+// reproduceProgress prints one line per directed run.
+func reproduceProgress(stderr io.Writer) func(string, int, reproduce.Outcome) {
+	return func(bug string, run int, o reproduce.Outcome) {
+		state := "not reproduced"
+		switch {
+		case o.Err != nil:
+			state = "error: " + o.Err.Error()
+		case o.Failed():
+			state = "FAILED"
+		case o.Observation.Reproduced():
+			state = "reproduced"
+		}
+		fmt.Fprintf(stderr, "  %s run %d (occurrence %d): %s, %s, %.1fs\n", bug, run, o.Schedule.Occurrence, state, o.Exit, o.Elapsed.Seconds())
+	}
+}
+
+// reproduceStatus is the exit status of reproduce: interrupted, bugs
+// reproduced, or none.
+func reproduceStatus(ctx context.Context, stderr io.Writer, rep *bugs.Report) int {
+	failed, reproduced := 0, 0
+	for _, b := range rep.Active() {
+		if r := b.Reproduction; r != nil && r.Status == bugs.Reproduced {
+			reproduced++
+			if r.Failed {
+				failed++
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "mcpredict reproduce: %d bugs reproduced, %d of them failed\n", reproduced, failed)
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case reproduced > 0:
+		return exitViolation
+	}
+	return exitOK
+}
+
+// reproduceCandidates returns the report whose bugs are reproduced (the
+// default model's, or --report's) and the candidates: its bugs, then the
+// relaxed models' other bugs.
+func reproduceCandidates(ctx context.Context, trace string, cf *checkFlags, af *analysisFlags, inf *inputFlags, rf *reproduceFlags, stderr io.Writer) (*bugs.Report, []reproduce.Candidate, error) {
+	as, err := af.selected(af.list, cf)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !analysis.ModelChecked(as) {
+		cf.engine, cf.noCache = string(predict.EngineNative), true
+	}
+	opts, err := cf.options()
+	if err == nil {
+		err = cf.applyMemory()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := inf.open(ctx, trace, cf.traceOptions(), stderr, "reproduce")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close()
+	var rep *bugs.Report
+	if rf.reportPath != "" {
+		rep, err = readReport(rf.reportPath)
+	} else {
+		rep, err = run(ctx, m, as, opts)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cands := reproduce.CandidatesOf(rep, false, 3)
+	if rf.relaxed {
+		relaxed, err := relaxedCandidates(ctx, m, as, opts, rep, rf.maxRelaxed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("relaxed models: %w", err)
+		}
+		cands = append(cands, relaxed...)
+	}
+	return rep, cands, nil
+}
+
+// relaxations are the relaxed models whose extra bugs are candidates, in
+// the order their bugs are tried: another value read first (the data flow
+// observed on other variables dropped), then reads that may see an older
+// write too, then region boundaries at blocking synchronization dropped
+// as well.
+var relaxations = []func(*tracemodel.ProjectOptions){
+	func(o *tracemodel.ProjectOptions) { o.Dataflow = false },
+	func(o *tracemodel.ProjectOptions) { o.Dataflow, o.ObservedReads = false, false },
+	func(o *tracemodel.ProjectOptions) {
+		o.Dataflow, o.ObservedReads, o.NoBoundaries, o.Handoffs = false, false, true, false
+	},
+}
+
+// relaxedCandidates runs the relaxed models with the native engine and
+// returns the bugs the default report does not have, the ones of the
+// least relaxed model first, each model's in pattern order, at most max.
+func relaxedCandidates(ctx context.Context, m *tracemodel.Model, as []*analysis.Analyzer, opts predict.Options, rep *bugs.Report, max int) ([]reproduce.Candidate, error) {
+	seen := map[string]bool{}
+	for _, b := range rep.Bugs {
+		seen[b.ID] = true
+	}
+	var out []reproduce.Candidate
+	for _, relax := range relaxations {
+		o := opts
+		o.Engine, o.Confirm, o.Cache, o.Progress = predict.EngineNative, predict.ConfirmNone, nil, nil
+		relax(&o.Project)
+		r, err := run(ctx, m, as, o)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range reproduce.CandidatesOf(r, true, 3) {
+			if !seen[c.Bug.ID] && len(out) < max && c.Bug.Pattern != "" && strings.IndexByte("PM", c.Bug.Pattern[0]) >= 0 {
+				seen[c.Bug.ID] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// absPath is path made absolute, or path if it cannot be.
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
+}

@@ -1,0 +1,469 @@
+/*
+ * mcprec_sched.c — directed schedules for `mcpredict reproduce`.
+ *
+ * When MCPREDICT_SCHEDULE names a schedule file (and recording is on), the
+ * runtime forces one interleaving of a predicted atomicity violation:
+ *
+ *   - the N-th execution (any thread) of the local thread's first access
+ *     of the pattern (site L1) arms the schedule and takes the address it
+ *     accessed;
+ *   - that thread is then held at its first point after L1 where another
+ *     thread can come in: before it acquires a lock, after it released a
+ *     lock it held at L1, or before its second access of the pattern (site
+ *     L2), whichever comes first;
+ *   - it is let go once other threads have made the remote accesses of the
+ *     pattern (sites R1, R2, ..., in order; "same" ones on the address L1
+ *     took) and the last of them has completed (its thread's next hook,
+ *     or 2 ms), or when the pause (pause_ms) ends, or at once when another
+ *     thread is about to block on a lock the held thread holds;
+ *   - optionally (prehold 1, for a remote thread that ran first in the
+ *     recorded run), the first thread to reach a PRE site before L1 is
+ *     held until L1 happens, bounded by the pause as well.
+ *
+ * Each step is written to "<trace prefix>.sched", which reproduce reads as
+ * evidence. The directed run is recorded as any other; whether the pattern
+ * really happened is decided from its trace, not from this file.
+ *
+ * The file format, one directive per line:
+ *   mcpredict-schedule 1
+ *   pause_ms N
+ *   occurrence N
+ *   prehold 0|1
+ *   site ROLE KIND SAME MODULE LO HI
+ * ROLE is L1, L2, R1..R4 or PRE; KIND R (read), W (write), A (any access)
+ * or L (a lock acquisition, PRE only); SAME 1 when the access must touch
+ * the address L1 took; MODULE the base name of the ELF object, "-" for the
+ * executable; LO, HI a link-time code range (hex) of the site's line:
+ * a hook's return address minus one in it matches.
+ */
+#define _GNU_SOURCE
+#include "mcprec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXRANGES 256
+#define MAXREMOTE 4
+#define MAXHELD 16
+
+enum { R_L1, R_L2, R_R1, R_PRE = R_R1 + MAXREMOTE, NROLES };
+enum { PH_OFF, PH_IDLE, PH_ARMED, PH_MATCHED, PH_DONE };
+
+struct range {
+	uint64_t lo, hi; /* run-time addresses once resolved */
+	uint64_t llo, lhi;
+	char mod[64];
+	int resolved;
+};
+
+struct site {
+	char kind; /* R, W, A, L */
+	int same;
+	int n;
+	struct range *r[MAXRANGES];
+};
+
+struct sthr {
+	int armed;          /* this thread triggered L1 and is not yet past its pause */
+	int nheld, h0;      /* locks held now, and at L1 */
+	const volatile void *held[MAXHELD];
+	int just_matched;   /* made the last remote access: let go at its next hook */
+};
+
+int __mcprec_sched_on;
+
+static struct range g_ranges[MAXRANGES];
+static int g_nranges;
+static struct site g_sites[NROLES];
+static int g_nremote;
+static int g_unresolved;
+static uint64_t g_pause_ms = 300, g_occ = 1;
+static int g_prehold, g_prehold_used;
+
+static int g_phase = PH_OFF;
+static uint64_t g_hits;
+static uint64_t g_local;
+static uintptr_t g_addr, g_asz;
+static int g_step;
+static uint64_t g_match_ms;
+static int g_released;
+static struct sthr *volatile g_paused; /* the thread held now, if any */
+static int g_abandon;
+static uint32_t g_lock;
+static int g_log = -1;
+
+static __thread struct sthr S __attribute__((tls_model("initial-exec")));
+
+static void slock(void)
+{
+	while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+static void sunlock(void) { __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE); }
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t self_id(void) { return (uint64_t)pthread_self(); }
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+	if (g_log < 0)
+		return;
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof buf - 2)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	ssize_t w = write(g_log, buf, (size_t)n);
+	(void)w;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+	return b ? b + 1 : p;
+}
+
+static int resolve_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	int *first = data;
+	const char *name = info->dlpi_name && *info->dlpi_name ? base_name(info->dlpi_name) : NULL;
+	int exe = *first && name == NULL;
+	*first = 0;
+	for (int i = 0; i < g_nranges; i++) {
+		struct range *r = &g_ranges[i];
+		if (r->resolved)
+			continue;
+		int match = strcmp(r->mod, "-") == 0 ? exe : (name && strcmp(r->mod, name) == 0);
+		if (!match)
+			continue;
+		r->lo = info->dlpi_addr + r->llo;
+		r->hi = info->dlpi_addr + r->lhi;
+		__atomic_store_n(&r->resolved, 1, __ATOMIC_RELEASE);
+		g_unresolved--;
+	}
+	return 0;
+}
+
+/* __mcprec_sched_resolve maps the sites' ranges to run-time addresses;
+ * called at start-up and at each thread creation while some module is
+ * not loaded yet (a server's modules are loaded before its threads). */
+void __mcprec_sched_resolve(void)
+{
+	if (!__mcprec_sched_on || g_unresolved <= 0)
+		return;
+	slock();
+	int first = 1;
+	dl_iterate_phdr(resolve_cb, &first);
+	sunlock();
+}
+
+static int role_of(const char *s)
+{
+	if (strcmp(s, "L1") == 0)
+		return R_L1;
+	if (strcmp(s, "L2") == 0)
+		return R_L2;
+	if (strcmp(s, "PRE") == 0)
+		return R_PRE;
+	if (s[0] == 'R' && s[1] >= '1' && s[1] < '1' + MAXREMOTE && s[2] == 0)
+		return R_R1 + (s[1] - '1');
+	return -1;
+}
+
+/* __mcprec_sched_init reads the schedule named by MCPREDICT_SCHEDULE; the
+ * log goes next to the trace logs (prefix "<dir>/p<pid>"). A schedule
+ * that cannot be read turns scheduling off with a message on stderr: the
+ * run then says nothing about the bug, and reproduce reports it as not
+ * reproduced with that message. */
+void __mcprec_sched_init(const char *prefix)
+{
+	const char *path = getenv("MCPREDICT_SCHEDULE");
+	if (!path || !*path)
+		return;
+	char lp[4200];
+	snprintf(lp, sizeof lp, "%s.sched", prefix);
+	g_log = open(lp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (g_log >= 0) {
+		int hi = fcntl(g_log, F_DUPFD_CLOEXEC, 900);
+		if (hi >= 0) {
+			close(g_log);
+			g_log = hi;
+		}
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		logf_("error cannot open schedule %s: %s", path, strerror(errno));
+		return;
+	}
+	static char buf[1 << 16];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0) {
+		logf_("error cannot read schedule %s", path);
+		return;
+	}
+	buf[n] = 0;
+	int lineno = 0;
+	for (char *line = buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		lineno++;
+		if (line[0] == '#' || line[0] == 0)
+			continue;
+		char key[32], role[8], kind[4], mod[64];
+		unsigned long long v, lo, hi;
+		int same;
+		if (sscanf(line, "%31s", key) != 1)
+			continue;
+		if (strcmp(key, "site") == 0) {
+			if (sscanf(line, "site %7s %3s %d %63s %llx %llx", role, kind, &same, mod, &lo, &hi) != 6) {
+				logf_("error schedule line %d: bad site", lineno);
+				return;
+			}
+			int ro = role_of(role);
+			if (ro < 0 || g_nranges >= MAXRANGES) {
+				logf_("error schedule line %d: bad role or too many ranges", lineno);
+				return;
+			}
+			struct range *r = &g_ranges[g_nranges++];
+			r->llo = lo;
+			r->lhi = hi;
+			snprintf(r->mod, sizeof r->mod, "%s", mod);
+			struct site *s = &g_sites[ro];
+			s->kind = kind[0];
+			s->same = same;
+			if (s->n < MAXRANGES)
+				s->r[s->n++] = r;
+			if (ro >= R_R1 && ro < R_R1 + MAXREMOTE && ro - R_R1 + 1 > g_nremote)
+				g_nremote = ro - R_R1 + 1;
+		} else if (sscanf(line, "pause_ms %llu", &v) == 1) {
+			g_pause_ms = v;
+		} else if (sscanf(line, "occurrence %llu", &v) == 1) {
+			g_occ = v ? v : 1;
+		} else if (sscanf(line, "prehold %llu", &v) == 1) {
+			g_prehold = v != 0;
+		}
+	}
+	if (g_sites[R_L1].n == 0 || g_nremote == 0) {
+		logf_("error schedule %s: no L1 or no remote site", path);
+		return;
+	}
+	g_unresolved = g_nranges;
+	__mcprec_sched_on = 1;
+	g_phase = PH_IDLE;
+	__mcprec_sched_resolve();
+	logf_("start pause_ms=%llu occurrence=%llu prehold=%d unresolved=%d", (unsigned long long)g_pause_ms,
+	      (unsigned long long)g_occ, g_prehold, g_unresolved);
+}
+
+static int in_site(int role, uint64_t pc, char kind)
+{
+	struct site *s = &g_sites[role];
+	if (s->n == 0)
+		return 0;
+	if (s->kind != 'A' && s->kind != kind)
+		return 0;
+	uint64_t p = pc - 1;
+	for (int i = 0; i < s->n; i++) {
+		struct range *r = s->r[i];
+		if (__atomic_load_n(&r->resolved, __ATOMIC_ACQUIRE) && p >= r->lo && p < r->hi)
+			return 1;
+	}
+	return 0;
+}
+
+static int on_addr(uintptr_t a, uint64_t size)
+{
+	return a < g_addr + g_asz && g_addr < a + size;
+}
+
+static int holds(struct sthr *t, const volatile void *m)
+{
+	for (int i = 0; i < t->nheld && i < MAXHELD; i++)
+		if (t->held[i] == m)
+			return 1;
+	return 0;
+}
+
+/* hold waits while the schedule is armed (local) or idle (pre-hold). */
+static void hold(const char *where, int want_phase)
+{
+	uint64_t start = now_ms(), deadline = start + g_pause_ms;
+	g_paused = &S;
+	logf_("hold %s phase=%d", where, want_phase);
+	const char *why = "timeout";
+	for (;;) {
+		int ph = __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE);
+		uint64_t now = now_ms();
+		if (want_phase == PH_IDLE && ph != PH_IDLE) {
+			why = "armed";
+			break;
+		}
+		if (want_phase == PH_ARMED) {
+			if (ph == PH_DONE) {
+				why = "done";
+				break;
+			}
+			if (ph == PH_MATCHED &&
+			    (__atomic_load_n(&g_released, __ATOMIC_ACQUIRE) || now - g_match_ms >= 2)) {
+				why = "matched";
+				break;
+			}
+		}
+		if (__atomic_load_n(&g_abandon, __ATOMIC_ACQUIRE)) {
+			why = "lock";
+			break;
+		}
+		if (now >= deadline)
+			break;
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+	g_paused = NULL;
+	__atomic_store_n(&g_abandon, 0, __ATOMIC_RELEASE);
+	if (want_phase == PH_ARMED) {
+		slock();
+		g_phase = PH_DONE;
+		sunlock();
+		S.armed = 0;
+	}
+	logf_("release %s after_ms=%llu why=%s", where, (unsigned long long)(now_ms() - start), why);
+}
+
+/* tick lets the local thread go once the thread that made the last remote
+ * access has gone on (its access completed). */
+static inline void tick(void)
+{
+	if (S.just_matched) {
+		S.just_matched = 0;
+		__atomic_store_n(&g_released, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void maybe_pause(const char *where)
+{
+	if (S.armed && __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE) == PH_ARMED)
+		hold(where, PH_ARMED);
+	else if (S.armed && __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE) != PH_ARMED)
+		S.armed = 0;
+}
+
+void __mcprec_sched_access(uint64_t pc, uintptr_t a, uint64_t size, int write)
+{
+	tick();
+	char kind = write ? 'W' : 'R';
+	int ph = __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE);
+	if (ph == PH_IDLE) {
+		if (in_site(R_L1, pc, kind)) {
+			uint64_t n = __atomic_add_fetch(&g_hits, 1, __ATOMIC_RELAXED);
+			if (n == g_occ) {
+				slock();
+				if (g_phase == PH_IDLE) {
+					g_phase = PH_ARMED;
+					g_local = self_id();
+					g_addr = a;
+					g_asz = size;
+					S.armed = 1;
+					S.h0 = S.nheld;
+				}
+				sunlock();
+				logf_("trigger occurrence=%llu addr=%#lx size=%llu locks=%d", (unsigned long long)n,
+				      (unsigned long)a, (unsigned long long)size, S.nheld);
+				return;
+			}
+		}
+		if (g_prehold && !g_prehold_used && g_sites[R_PRE].kind != 'L' && in_site(R_PRE, pc, kind) &&
+		    !__atomic_exchange_n(&g_prehold_used, 1, __ATOMIC_ACQ_REL))
+			hold("prehold", PH_IDLE);
+		return;
+	}
+	if (ph == PH_ARMED && self_id() != g_local && g_step < g_nremote) {
+		int role = R_R1 + g_step;
+		if (in_site(role, pc, kind) && (!g_sites[role].same || on_addr(a, size))) {
+			slock();
+			if (g_phase == PH_ARMED && R_R1 + g_step == role) {
+				g_step++;
+				if (g_step == g_nremote) {
+					g_match_ms = now_ms();
+					g_phase = PH_MATCHED;
+					S.just_matched = 1;
+				}
+			}
+			sunlock();
+			logf_("remote step=%d addr=%#lx kind=%c", role - R_R1 + 1, (unsigned long)a, kind);
+		}
+		return;
+	}
+	if (S.armed && in_site(R_L2, pc, kind) && (!g_sites[R_L2].same || on_addr(a, size)))
+		maybe_pause("before-L2");
+}
+
+void __mcprec_sched_lock_pre(const volatile void *m, uint64_t pc)
+{
+	(void)m;
+	tick();
+	if (S.armed) {
+		maybe_pause("before-lock");
+		return;
+	}
+	if (g_prehold && !g_prehold_used && g_sites[R_PRE].kind == 'L' &&
+	    __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE) == PH_IDLE && in_site(R_PRE, pc, 'L') &&
+	    !__atomic_exchange_n(&g_prehold_used, 1, __ATOMIC_ACQ_REL))
+		hold("prehold-lock", PH_IDLE);
+}
+
+/* __mcprec_sched_lock_busy: the caller is about to block on m. If the
+ * thread held now holds m, holding it longer only stalls both: let go. */
+void __mcprec_sched_lock_busy(const volatile void *m)
+{
+	struct sthr *p = g_paused;
+	if (p && p != &S && holds(p, m)) {
+		__atomic_store_n(&g_abandon, 1, __ATOMIC_RELEASE);
+		logf_("blocked on a lock the held thread holds");
+	}
+}
+
+void __mcprec_sched_lock_post(const volatile void *m)
+{
+	if (S.nheld < MAXHELD)
+		S.held[S.nheld] = m;
+	S.nheld++;
+}
+
+void __mcprec_sched_unlock_post(const volatile void *m)
+{
+	for (int i = S.nheld - 1; i >= 0; i--) {
+		if (i < MAXHELD && S.held[i] == m) {
+			for (int j = i; j + 1 < S.nheld && j + 1 < MAXHELD; j++)
+				S.held[j] = S.held[j + 1];
+			S.nheld--;
+			break;
+		}
+	}
+	if (S.armed && S.nheld < S.h0)
+		maybe_pause("after-unlock");
+}

@@ -1,0 +1,455 @@
+package reproduce
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+)
+
+// Candidate is a bug to reproduce, with the instances whose witnesses give
+// its schedules.
+type Candidate struct {
+	Bug       bugs.Bug
+	Instances []bugs.Violation
+	// Relaxed is set for a bug only a relaxed model predicts.
+	Relaxed bool
+}
+
+// CandidatesOf returns the bugs of a report as candidates, in report order,
+// with up to maxInstances instances each. Suppressed bugs are left out.
+func CandidatesOf(rep *bugs.Report, relaxed bool, maxInstances int) []Candidate {
+	var out []Candidate
+	for _, b := range rep.Bugs {
+		if b.Suppressed {
+			continue
+		}
+		c := Candidate{Bug: b, Relaxed: relaxed}
+		for _, i := range b.Instances {
+			if i >= 0 && i < len(rep.Violations) && len(c.Instances) < maxInstances {
+				c.Instances = append(c.Instances, rep.Violations[i])
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Options configure Run.
+type Options struct {
+	Pause      time.Duration // the longest a thread is held (default 300 ms)
+	RunTimeout time.Duration // a directed run is stopped after this (default 1 min)
+	RunsPerBug int           // directed runs per bug at most (default 4)
+	MaxRuns    int           // directed runs in all at most (0: no limit)
+	Budget     time.Duration // wall time for all the runs (0: no limit)
+	Jobs       int           // directed runs side by side (default 1)
+	Check      string        // a command run after each directed run; failing is a failed outcome
+	Argv       []string      // the command to run instead of the recorded one
+	Dir        string        // its working directory instead of the recorded one
+	OutDir     string        // where the schedules and reproducing traces go (created)
+	// Progress, if set, is told of each run as it ends (from several
+	// goroutines with Jobs > 1: it must be safe for that).
+	Progress func(bug string, run int, o Outcome)
+}
+
+func (o *Options) defaults() {
+	if o.Pause <= 0 {
+		o.Pause = 300 * time.Millisecond
+	}
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = time.Minute
+	}
+	if o.RunsPerBug <= 0 {
+		o.RunsPerBug = 4
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = 1
+	}
+}
+
+// Result is the outcome of one candidate's directed runs.
+type Result struct {
+	Candidate
+	Runs         []Outcome
+	Reproduction bugs.Reproduction
+}
+
+// Run makes the directed runs of the candidates, in order, within the
+// budget, and returns one result per candidate (not_tried for those the
+// budget left out, or an interruption). It fails only when the recording
+// cannot be used at all (no command to run).
+func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([]Result, error) {
+	opts.defaults()
+	if len(opts.Argv) > 0 {
+		rec.Argv = opts.Argv
+	}
+	if opts.Dir != "" {
+		rec.Dir = opts.Dir
+	}
+	if len(rec.Argv) == 0 {
+		return nil, fmt.Errorf("trace %s: its header names no command (a trace not recorded by mcpredict record): give it after --", rec.Trace)
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, err
+	}
+	plans, err := plan(rec, cands, opts)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]Result, len(cands))
+	var deadline time.Time
+	if opts.Budget > 0 {
+		deadline = time.Now().Add(opts.Budget)
+	}
+	var mu sync.Mutex
+	runs := 0
+	take := func() bool { // one more run within the budget?
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() != nil || (opts.MaxRuns > 0 && runs >= opts.MaxRuns) || (!deadline.IsZero() && time.Now().After(deadline)) {
+			return false
+		}
+		runs++
+		return true
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < opts.Jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = runCandidate(ctx, cands[i], plans[i], opts, take)
+			}
+		}()
+	}
+	for i := range cands {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results, nil
+}
+
+// candidatePlan is the schedules to try for a candidate, or why there are
+// none.
+type candidatePlan struct {
+	schedules []Schedule
+	why       string
+}
+
+// plan builds every candidate's schedules, from one pass over the
+// recorded trace.
+func plan(rec Recording, cands []Candidate, opts Options) ([]candidatePlan, error) {
+	var sites []siteKey
+	var queries []lockQuery
+	for _, c := range cands {
+		for _, v := range c.Instances {
+			steps, err := StepsOf(v)
+			if err != nil {
+				continue
+			}
+			sites = append(sites, keyOf(steps[0]))
+			if r := firstRemote(v); r != nil {
+				queries = append(queries, lockQuery{r.Handle, r.TraceLine})
+			}
+		}
+	}
+	ix, err := indexRecording(rec.Trace, sites, queries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]candidatePlan, len(cands))
+	for i, c := range cands {
+		out[i] = planCandidate(rec, c, ix, opts)
+	}
+	return out, nil
+}
+
+// firstRemote returns the first essential remote access of v.
+func firstRemote(v bugs.Violation) *bugs.Access {
+	for _, a := range v.EssentialAccesses() {
+		if a.Role == "remote" {
+			return &a
+		}
+	}
+	return nil
+}
+
+// firstLocal returns the first essential local access of v.
+func firstLocal(v bugs.Violation) *bugs.Access {
+	for _, a := range v.EssentialAccesses() {
+		if a.Role == "local" {
+			return &a
+		}
+	}
+	return nil
+}
+
+// planCandidate lists a candidate's schedules, the likeliest first: each
+// instance at the occurrence of its L1 in the recorded run, then the
+// first instance at the first, second, ... occurrences.
+func planCandidate(rec Recording, c Candidate, ix *recordedIndex, opts Options) candidatePlan {
+	var p candidatePlan
+	seen := map[string]bool{}
+	add := func(s Schedule) {
+		key := fmt.Sprint(s.Steps, s.Occurrence, s.Prehold)
+		if !seen[key] && len(p.schedules) < opts.RunsPerBug {
+			seen[key] = true
+			p.schedules = append(p.schedules, s)
+		}
+	}
+	var base []Schedule
+	for _, v := range c.Instances {
+		steps, err := StepsOf(v)
+		if err != nil {
+			p.why = err.Error()
+			continue
+		}
+		s := Schedule{Bug: c.Bug.ID, Pattern: c.Bug.Pattern, Steps: steps, Pause: opts.Pause,
+			Argv: rec.Argv, Dir: rec.Dir, Objects: rec.Objects(), Ended: rec.Ended, Check: opts.Check}
+		l1, r1 := firstLocal(v), firstRemote(v)
+		s.Occurrence, _ = ix.occurrence(keyOf(steps[0]), l1.TraceLine)
+		if r1.TraceLine < l1.TraceLine {
+			// The remote thread ran first: hold it where it would take
+			// the lock around its access (or at the access) until L1.
+			s.Prehold = true
+			pre := Step{Role: "PRE", Action: r1.Action, File: r1.File, Line: r1.Line}
+			if lk := ix.locks[lockQuery{r1.Handle, r1.TraceLine}]; lk != nil {
+				pre = *lk
+			}
+			s.Steps = append(slices.Clone(s.Steps), pre)
+		}
+		base = append(base, s)
+		add(s)
+	}
+	if len(base) == 0 {
+		return p
+	}
+	_, total := ix.occurrence(keyOf(base[0].Steps[0]), 0)
+	for occ := 1; occ <= total && len(p.schedules) < opts.RunsPerBug; occ++ {
+		s := base[0]
+		s.Occurrence = occ
+		add(s)
+	}
+	return p
+}
+
+// runCandidate makes a candidate's directed runs: until one fails, or
+// after the run that follows the first that reproduced it (one more
+// chance to fail), or when its schedules or the budget are spent.
+func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Options, take func() bool) Result {
+	res := Result{Candidate: c}
+	rp := &res.Reproduction
+	rp.Relaxed = c.Relaxed
+	if len(p.schedules) == 0 {
+		rp.Status, rp.Evidence = bugs.NotTried, "no schedule: "+p.why
+		return res
+	}
+	dir := filepath.Join(opts.OutDir, c.Bug.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		rp.Status, rp.Evidence = bugs.NotTried, err.Error()
+		return res
+	}
+	cc := &codeCache{}
+	reproducedAt := -1
+	for i, s := range p.schedules {
+		if reproducedAt >= 0 && i > reproducedAt+1 {
+			break
+		}
+		if !take() {
+			break
+		}
+		o := runSchedule(ctx, s, cc, dir, i+1, opts.RunTimeout, false)
+		res.Runs = append(res.Runs, o)
+		if opts.Progress != nil {
+			opts.Progress(c.Bug.ID, i+1, o)
+		}
+		if o.Err != nil && ctx.Err() != nil {
+			break
+		}
+		if o.Observation.Reproduced() && reproducedAt < 0 {
+			reproducedAt = i
+		}
+		if o.Failed() {
+			break
+		}
+	}
+	summarize(&res)
+	return res
+}
+
+// runSchedule writes schedule n of a bug and runs it once.
+// The run's directory is removed unless it reproduced the bug or keep is
+// set.
+func runSchedule(ctx context.Context, s Schedule, cc *codeCache, dir string, n int, timeout time.Duration, keep bool) Outcome {
+	path := filepath.Join(dir, fmt.Sprintf("run%d.sched", n))
+	f, err := os.Create(path)
+	if err == nil {
+		err = s.Write(f, cc)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return Outcome{Schedule: s, SchedulePath: path, Err: fmt.Errorf("writing the schedule: %w", err)}
+	}
+	work := filepath.Join(dir, fmt.Sprintf("run%d", n))
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return Outcome{Schedule: s, SchedulePath: path, Err: err}
+	}
+	o := directedRun(ctx, s, path, work, timeout, keep)
+	if o.TracePath == "" && !keep {
+		os.RemoveAll(work)
+	}
+	return o
+}
+
+// summarize sets a result's reproduction from its runs: the first failed
+// run decides, else the first reproducing one, else the last.
+func summarize(res *Result) {
+	rp := &res.Reproduction
+	rp.Runs = len(res.Runs)
+	if rp.Runs == 0 {
+		rp.Status, rp.Evidence = bugs.NotTried, "budget spent before its first run (--max-runs, --budget) or interrupted"
+		return
+	}
+	pick := -1
+	for i, o := range res.Runs {
+		if o.Failed() {
+			pick = i
+			break
+		}
+		if pick < 0 && o.Observation.Reproduced() {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		last := res.Runs[len(res.Runs)-1]
+		rp.Status = bugs.NotReproduced
+		rp.Evidence = notReproducedEvidence(last)
+		return
+	}
+	o := res.Runs[pick]
+	rp.Status, rp.Failed, rp.Schedule = bugs.Reproduced, o.Failed(), o.SchedulePath
+	rp.Evidence = reproducedEvidence(o)
+}
+
+func reproducedEvidence(o Outcome) string {
+	var b strings.Builder
+	if ch, why := o.Changed(); ch {
+		fmt.Fprintf(&b, "the run failed: %s\n", why)
+	} else {
+		fmt.Fprintf(&b, "the run ended as the recorded one: %s\n", o.Exit)
+	}
+	fmt.Fprintf(&b, "pattern observed at lines %s of %s (occurrence %d of %s)\n", joinInts(o.Observation.Lines), o.TracePath, o.Schedule.Occurrence, o.Schedule.Steps[0])
+	for _, l := range o.Stderr {
+		if failureRE.MatchString(l) || len(o.Stderr) <= 3 {
+			fmt.Fprintf(&b, "stderr: %s\n", l)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func notReproducedEvidence(o Outcome) string {
+	if o.Err != nil {
+		return o.Err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the pattern was not in the directed runs' traces (last run: %s)\n", o.Exit)
+	held := false
+	for _, l := range o.RuntimeLog {
+		if strings.HasPrefix(l, "error") || strings.HasPrefix(l, "release") {
+			fmt.Fprintf(&b, "runtime: %s\n", l)
+			held = true
+		}
+	}
+	if !held {
+		fmt.Fprintf(&b, "runtime: %s never reached at occurrence %d\n", o.Schedule.Steps[0], o.Schedule.Occurrence)
+	}
+	if ch, why := o.Changed(); ch {
+		fmt.Fprintf(&b, "the run ended differently all the same: %s\n", why)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Apply writes the results into the report: each bug tried gets its
+// Reproduction; a relaxed candidate whose directed run failed (or, with
+// relaxedReproduced, that was reproduced at all) is added, with its
+// instances, marked Relaxed; the report's other bugs (an analysis
+// reproduce does not direct, such as deadlocks) are marked not_tried.
+//
+// A relaxed candidate that was reproduced but changed nothing is left out
+// by default: relaxed models drop rules that say which interleavings the
+// program can take with the values it read, so a run forced into one can
+// show the pattern harmlessly (a flag polled again after it was set); only
+// a changed outcome sets it apart from that noise.
+func Apply(rep *bugs.Report, results []Result, relaxedReproduced bool) {
+	byID := map[string]*bugs.Reproduction{}
+	for i := range results {
+		r := &results[i]
+		if r.Relaxed {
+			if r.Reproduction.Status != bugs.Reproduced || !(r.Reproduction.Failed || relaxedReproduced) {
+				continue
+			}
+			b := r.Bug
+			b.Instances = nil
+			for _, v := range r.Instances {
+				b.Instances = append(b.Instances, len(rep.Violations))
+				rep.Violations = append(rep.Violations, v)
+			}
+			b.Count = len(b.Instances)
+			b.Confirmed = false
+			rp := r.Reproduction
+			b.Reproduction = &rp
+			rep.Bugs = append(rep.Bugs, b)
+			continue
+		}
+		rp := r.Reproduction
+		byID[r.Bug.ID] = &rp
+	}
+	for i := range rep.Bugs {
+		b := &rep.Bugs[i]
+		if b.Reproduction != nil {
+			continue
+		}
+		if rp := byID[b.ID]; rp != nil {
+			b.Reproduction = rp
+		} else {
+			b.Reproduction = &bugs.Reproduction{Status: bugs.NotTried, Evidence: "not a pattern reproduce directs, or suppressed"}
+		}
+	}
+}
+
+// Replay runs a schedule once more, in dir, its code ranges looked up
+// afresh in its objects (the program may have been rebuilt with the same
+// source lines).
+func Replay(ctx context.Context, s Schedule, dir string, timeout time.Duration) Outcome {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Outcome{Schedule: s, Err: err}
+	}
+	return runSchedule(ctx, s, &codeCache{}, dir, 1, timeout, true)
+}
+
+// Evidence says what a run of a schedule showed, as a reproduction's
+// evidence does.
+func (o Outcome) Evidence() string {
+	if o.Observation.Reproduced() {
+		return reproducedEvidence(o)
+	}
+	return notReproducedEvidence(o)
+}

@@ -1,0 +1,281 @@
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpredict/mcpredict/recorder"
+)
+
+// ScheduleEnv names the schedule file for the recorder's runtime; RunDirEnv
+// is a directory of the directed run's own, for a script that needs one
+// (a server's socket, a port file): runs side by side get different ones.
+const (
+	ScheduleEnv = "MCPREDICT_SCHEDULE"
+	RunDirEnv   = "MCPREDICT_RUN_DIR"
+)
+
+// Outcome is what one directed run did.
+type Outcome struct {
+	Schedule     Schedule
+	SchedulePath string // the schedule file it ran
+	TracePath    string // its recording (kept when it reproduced the bug)
+	Observation  Observation
+	Exit         string // "exit status 0", "killed by signal 11 (...)", "timed out after 1m (...)"
+	ExitCode     int    // -1 for a signal
+	TimedOut     bool
+	Stderr       []string // its last lines of standard error
+	CheckFailed  bool     // the --check command failed after it
+	CheckOutput  []string // the last lines of the check's output
+	RuntimeLog   []string // what the runtime did (hold, release, ...)
+	Elapsed      time.Duration
+	Err          error // the run could not be made or read
+}
+
+// failureRE finds the messages of a run that went wrong on standard
+// error: a failed assertion, a sanitizer report, glibc's heap checks, a
+// shell's report of a crash.
+var failureRE = regexp.MustCompile(`(?i)assertion .*failed|sanitizer|double free|free\(\): invalid|corrupted|segmentation fault|stack smashing|aborted|core dumped`)
+
+// Changed reports whether the run ended differently from the recorded run,
+// and says how.
+func (o Outcome) Changed() (bool, string) {
+	var why []string
+	rec := exitCodeOf(o.Schedule.Ended)
+	switch {
+	case o.TimedOut && !strings.HasPrefix(o.Schedule.Ended, "timed out"):
+		why = append(why, o.Exit+" (the recorded run ended: "+o.Schedule.Ended+")")
+	case o.ExitCode != rec && o.Schedule.Ended != "":
+		why = append(why, o.Exit+" (the recorded run: "+o.Schedule.Ended+")")
+	}
+	for _, l := range o.Stderr {
+		if failureRE.MatchString(l) {
+			why = append(why, "stderr: "+l)
+			break
+		}
+	}
+	if o.CheckFailed {
+		why = append(why, "--check failed: "+strings.Join(o.CheckOutput, " | "))
+	}
+	return len(why) > 0, strings.Join(why, "; ")
+}
+
+// Failed reports whether the run reproduced the bug and ended differently.
+func (o Outcome) Failed() bool {
+	ch, _ := o.Changed()
+	return o.Observation.Reproduced() && ch
+}
+
+// tailWriter keeps the last bytes written to it.
+type tailWriter struct {
+	max int
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// lines returns the last n non-empty lines.
+func (t *tailWriter) lines(n int) []string {
+	var out []string
+	for _, l := range strings.Split(string(bytes.TrimSpace(t.buf)), "\n") {
+		if l = strings.TrimRight(l, "\r "); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// command builds the process of argv run in dir, in a process group of
+// its own (so that the whole of it can be stopped).
+func command(argv []string, dir string, env []string, stdout, stderr *tailWriter) *exec.Cmd {
+	prog := argv[0]
+	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) && dir != "" {
+		prog = filepath.Join(dir, prog)
+	} else if !strings.Contains(prog, "/") {
+		if p, err := exec.LookPath(prog); err == nil {
+			prog = p
+		}
+	}
+	cmd := exec.Command(prog, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// runGroup runs cmd until it ends, timeout passes or ctx is done; then
+// stops every process of its group still running (SIGTERM, SIGKILL 2 s
+// later), so that a server a script started never outlives the run.
+func runGroup(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (timedOut bool, err error) {
+	if err := cmd.Start(); err != nil {
+		return false, err
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	stop := func() {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case err = <-done:
+		case <-time.After(2 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			err = <-done
+		}
+	}
+	select {
+	case err = <-done:
+	case <-timer:
+		timedOut = true
+		stop()
+	case <-ctx.Done():
+		stop()
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL) // what the command left running
+	return timedOut, err
+}
+
+// describe says how a process ended, as mcpredict record's header does.
+func describe(cmd *exec.Cmd, err error) (int, string) {
+	ps := cmd.ProcessState
+	if ps == nil {
+		return -1, fmt.Sprint(err)
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		s := fmt.Sprintf("killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+		if ws.CoreDump() {
+			s += ", core dumped"
+		}
+		return -1, s
+	}
+	return ps.ExitCode(), fmt.Sprintf("exit status %d", ps.ExitCode())
+}
+
+// directedRun runs the schedule at schedPath once, in workDir (its raw
+// logs and trace), and observes its trace.
+func directedRun(ctx context.Context, s Schedule, schedPath, workDir string, timeout time.Duration, keep bool) Outcome {
+	o := Outcome{Schedule: s, SchedulePath: schedPath}
+	start := time.Now()
+	defer func() { o.Elapsed = time.Since(start) }()
+	raw := filepath.Join(workDir, "raw")
+	if err := os.MkdirAll(raw, 0o755); err != nil {
+		o.Err = err
+		return o
+	}
+	defer os.RemoveAll(raw)
+	stdout, stderr := &tailWriter{max: 8 << 10}, &tailWriter{max: 8 << 10}
+	cmd := command(s.Argv, s.Dir, []string{recorder.TraceDirEnv + "=" + raw, ScheduleEnv + "=" + schedPath, RunDirEnv + "=" + workDir}, stdout, stderr)
+	timedOut, err := runGroup(ctx, cmd, timeout)
+	if cmd.Process == nil {
+		o.Err = fmt.Errorf("starting %s: %w", s.Argv[0], err)
+		return o
+	}
+	o.ExitCode, o.Exit = describe(cmd, err)
+	if timedOut {
+		o.TimedOut = true
+		o.Exit = fmt.Sprintf("timed out after %v (%s)", timeout, o.Exit)
+	}
+	o.Stderr = stderr.lines(12)
+	if ctx.Err() != nil {
+		o.Err = ctx.Err()
+		return o
+	}
+	o.observe(raw, workDir, keep)
+	if s.Check != "" && o.Err == nil {
+		o.check(ctx, s)
+	}
+	return o
+}
+
+// observe converts each process's raw log and looks for the pattern in
+// it; the first trace that has it is kept.
+func (o *Outcome) observe(raw, workDir string, keep bool) {
+	pids, err := recorder.RawPIDs(raw)
+	if err == nil && len(pids) == 0 {
+		err = errors.New("the run left no trace log: is the program built with mcpredict cc?")
+	}
+	if err != nil {
+		o.Err = err
+		return
+	}
+	for _, pid := range pids {
+		if b, err := os.ReadFile(filepath.Join(raw, fmt.Sprintf("p%d.sched", pid))); err == nil {
+			o.RuntimeLog = append(o.RuntimeLog, strings.Split(strings.TrimSpace(string(b)), "\n")...)
+		}
+		path := filepath.Join(workDir, fmt.Sprintf("trace-%d.csv", pid))
+		f, err := os.Create(path)
+		if err != nil {
+			o.Err = err
+			return
+		}
+		_, cerr := recorder.Convert(raw, f, recorder.ConvertOptions{PID: pid, Comments: []string{"directed run of " + o.Schedule.Bug + " (" + o.SchedulePath + ")", "ended: " + o.Exit}})
+		if err := f.Close(); cerr == nil {
+			cerr = err
+		}
+		if cerr != nil {
+			o.Err = fmt.Errorf("converting the directed run's log: %w", cerr)
+			return
+		}
+		obs, err := observeFile(path, o.Schedule.Steps)
+		if err != nil {
+			o.Err = err
+			return
+		}
+		if obs.Reproduced() && o.TracePath == "" {
+			o.Observation, o.TracePath = obs, path
+			continue
+		}
+		if !keep {
+			os.Remove(path)
+		}
+	}
+}
+
+func observeFile(path string, steps []Step) (Observation, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Observation{}, err
+	}
+	defer f.Close()
+	return Observe(f, steps)
+}
+
+// check runs the --check command after the directed run.
+func (o *Outcome) check(ctx context.Context, s Schedule) {
+	out := &tailWriter{max: 4 << 10}
+	cmd := command([]string{"/bin/sh", "-c", s.Check}, s.Dir, nil, out, out)
+	_, err := runGroup(ctx, cmd, time.Minute)
+	if cmd.Process == nil {
+		o.Err = fmt.Errorf("--check %q: %w", s.Check, err)
+		return
+	}
+	if code, desc := describe(cmd, err); code != 0 {
+		o.CheckFailed = true
+		o.CheckOutput = append(out.lines(4), desc)
+	}
+}

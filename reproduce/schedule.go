@@ -1,0 +1,296 @@
+package reproduce
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/recorder"
+)
+
+// Step is one access of a pattern that a schedule acts on, by its source
+// site.
+type Step struct {
+	Role   string // L1 (local, first), L2 (local, second), R1.. (remote, in order), PRE (where a remote thread is held before L1)
+	Action string // Read, Write; Lock for a PRE at a lock acquisition
+	File   string
+	Line   int
+	Var    string // the variable it accesses ("" for PRE)
+	// Same is set when the access must touch the address of L1's.
+	Same bool
+}
+
+func (s Step) kind() byte {
+	switch kindOf(s.Action) {
+	case 'R':
+		return 'R'
+	case 'W':
+		return 'W'
+	case 'L':
+		return 'L'
+	}
+	return 'A'
+}
+
+func (s Step) String() string {
+	v := ""
+	if s.Var != "" {
+		v = " " + s.Var
+	}
+	return fmt.Sprintf("%s %s %s:%d%s", s.Role, s.Action, s.File, s.Line, v)
+}
+
+// Schedule is one directed run of one bug: the steps to force, the
+// occurrence of L1 to act on, how long a thread may be held, and the
+// command to run.
+type Schedule struct {
+	Bug        string // the bug id
+	Pattern    string // P3, M1, ...
+	Steps      []Step
+	Occurrence int           // act on the Occurrence-th execution of L1 (1: the first)
+	Pause      time.Duration // the longest a thread is held
+	// Prehold holds the first thread that reaches the PRE step before L1
+	// happened, until it has (the remote thread ran first in the
+	// recorded run).
+	Prehold bool
+	Argv    []string // the command
+	Dir     string   // its working directory
+	Objects []string // the ELF objects to map sites to code in
+	Ended   string   // how the recorded run ended (the outcome to compare with)
+	Check   string   // the --check command ("" if none)
+}
+
+// Local returns the steps of the local thread and the remote steps, in
+// order.
+func (s Schedule) local() (l1, l2 *Step, remote []Step, pre *Step) {
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		switch {
+		case st.Role == "L1":
+			l1 = st
+		case st.Role == "L2":
+			l2 = st
+		case st.Role == "PRE":
+			pre = st
+		case strings.HasPrefix(st.Role, "R"):
+			remote = append(remote, *st)
+		}
+	}
+	return l1, l2, remote, pre
+}
+
+// StepsOf returns the steps of a violation: its essential accesses in
+// interleaving order, the first local one L1, the last local one L2, the
+// remote ones between R1, R2, ... It fails for a violation that is not a
+// two-thread pattern of one local and some remote accesses (a deadlock).
+func StepsOf(v bugs.Violation) ([]Step, error) {
+	as := v.EssentialAccesses()
+	var local, remote []bugs.Access
+	for _, a := range as {
+		if kindOf(a.Action) != 'R' && kindOf(a.Action) != 'W' {
+			return nil, fmt.Errorf("%s: a %s is not an access a schedule can direct", v.Pattern, a.Action)
+		}
+		switch a.Role {
+		case "local":
+			local = append(local, a)
+		case "remote":
+			remote = append(remote, a)
+		default:
+			return nil, fmt.Errorf("%s: access of role %q", v.Pattern, a.Role)
+		}
+	}
+	if len(local) < 2 || len(remote) == 0 || len(remote) > 4 {
+		return nil, fmt.Errorf("%s: %d local and %d remote accesses: not a pattern a schedule can direct", v.Pattern, len(local), len(remote))
+	}
+	varOf := func(a bugs.Access) string {
+		if a.Object != "" {
+			return a.Object
+		}
+		return v.Var
+	}
+	first, last := local[0], local[len(local)-1]
+	steps := []Step{{Role: "L1", Action: first.Action, File: first.File, Line: first.Line, Var: varOf(first), Same: true}}
+	for i, a := range remote {
+		steps = append(steps, Step{Role: "R" + strconv.Itoa(i+1), Action: a.Action, File: a.File, Line: a.Line, Var: varOf(a), Same: varOf(a) == varOf(first)})
+	}
+	steps = append(steps, Step{Role: "L2", Action: last.Action, File: last.File, Line: last.Line, Var: varOf(last), Same: varOf(last) == varOf(first)})
+	return steps, nil
+}
+
+// codeCache maps source lines to code ranges, an object's DWARF read once.
+type codeCache struct {
+	ranges map[string][]recorder.CodeRange // object|file|line
+}
+
+type siteRanges struct {
+	object string
+	ranges []recorder.CodeRange
+}
+
+// lookup returns the code of file:line in the first objects that have it.
+func (c *codeCache) lookup(objects []string, file string, line int) ([]siteRanges, error) {
+	if c.ranges == nil {
+		c.ranges = map[string][]recorder.CodeRange{}
+	}
+	var out []siteRanges
+	var firstErr error
+	for _, obj := range objects {
+		key := obj + "|" + file + "|" + strconv.Itoa(line)
+		rs, ok := c.ranges[key]
+		if !ok {
+			var err error
+			rs, err = recorder.LineCode(obj, file, line)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			c.ranges[key] = rs
+		}
+		if len(rs) > 0 {
+			out = append(out, siteRanges{object: obj, ranges: rs})
+		}
+	}
+	if len(out) == 0 {
+		if firstErr != nil {
+			return nil, fmt.Errorf("%s:%d: no code found: %v", file, line, firstErr)
+		}
+		return nil, fmt.Errorf("%s:%d: no code found in %s (rebuilt since it was recorded, or built without -g?)", file, line, strings.Join(objects, ", "))
+	}
+	return out, nil
+}
+
+// Write writes the schedule file: the directives the runtime reads
+// (recorder/rt/mcprec_sched.c), with the code ranges of every step found
+// in the DWARF of s.Objects, and the rest as keys the runtime ignores and
+// ReadSchedule reads back.
+func (s Schedule) Write(w io.Writer, cc *codeCache) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "mcpredict-schedule 1\n# %s %s: written by mcpredict reproduce; mcpredict replay runs it\n", s.Bug, s.Pattern)
+	fmt.Fprintf(bw, "bug %s\npattern %s\n", s.Bug, s.Pattern)
+	fmt.Fprintf(bw, "pause_ms %d\noccurrence %d\n", s.Pause.Milliseconds(), max(s.Occurrence, 1))
+	pre := 0
+	if s.Prehold {
+		pre = 1
+	}
+	fmt.Fprintf(bw, "prehold %d\n", pre)
+	argv, _ := json.Marshal(s.Argv)
+	fmt.Fprintf(bw, "argv %s\ncwd %s\nended %s\n", argv, s.Dir, s.Ended)
+	if s.Check != "" {
+		fmt.Fprintf(bw, "check %s\n", s.Check)
+	}
+	for _, o := range s.Objects {
+		fmt.Fprintf(bw, "object %s\n", o)
+	}
+	for _, st := range s.Steps {
+		same := 0
+		if st.Same {
+			same = 1
+		}
+		fmt.Fprintf(bw, "step %s %s %d %s:%d %s\n", st.Role, st.Action, same, st.File, st.Line, st.Var)
+		if cc == nil {
+			continue
+		}
+		found, err := cc.lookup(s.Objects, st.File, st.Line)
+		if err != nil {
+			return fmt.Errorf("step %s: %w", st.Role, err)
+		}
+		for _, f := range found {
+			mod := "-"
+			if len(s.Objects) == 0 || f.object != s.Objects[0] {
+				mod = filepath.Base(f.object)
+			}
+			for _, r := range f.ranges {
+				fmt.Fprintf(bw, "site %s %c %d %s %x %x\n", st.Role, st.kind(), same, mod, r.Lo, r.Hi)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// ReadSchedule reads a schedule file written by Write.
+func ReadSchedule(path string) (Schedule, error) {
+	var s Schedule
+	f, err := os.Open(path)
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		key, val, _ := strings.Cut(line, " ")
+		bad := func(err error) error { return fmt.Errorf("schedule %s:%d: %s: %v", path, n, key, err) }
+		var err error
+		switch key {
+		case "mcpredict-schedule":
+			if val != "1" {
+				err = fmt.Errorf("version %q, this mcpredict reads 1", val)
+			}
+		case "bug":
+			s.Bug = val
+		case "pattern":
+			s.Pattern = val
+		case "pause_ms":
+			var ms int
+			ms, err = strconv.Atoi(val)
+			s.Pause = time.Duration(ms) * time.Millisecond
+		case "occurrence":
+			s.Occurrence, err = strconv.Atoi(val)
+		case "prehold":
+			s.Prehold = val == "1"
+		case "argv":
+			err = json.Unmarshal([]byte(val), &s.Argv)
+		case "cwd":
+			s.Dir = val
+		case "ended":
+			s.Ended = val
+		case "check":
+			s.Check = val
+		case "object":
+			s.Objects = append(s.Objects, val)
+		case "step":
+			var st Step
+			st, err = parseStep(val)
+			s.Steps = append(s.Steps, st)
+		}
+		if err != nil {
+			return s, bad(err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return s, err
+	}
+	if len(s.Steps) == 0 || len(s.Argv) == 0 {
+		return s, fmt.Errorf("schedule %s: no steps or no command: not a schedule written by mcpredict reproduce", path)
+	}
+	return s, nil
+}
+
+func parseStep(val string) (Step, error) {
+	f := strings.SplitN(val, " ", 5)
+	if len(f) < 4 {
+		return Step{}, fmt.Errorf("want ROLE ACTION SAME FILE:LINE [VAR], got %q", val)
+	}
+	st := Step{Role: f[0], Action: f[1], Same: f[2] == "1"}
+	i := strings.LastIndexByte(f[3], ':')
+	if i <= 0 {
+		return st, fmt.Errorf("bad site %q", f[3])
+	}
+	st.File = f[3][:i]
+	line, err := strconv.Atoi(f[3][i+1:])
+	if err != nil {
+		return st, fmt.Errorf("bad line in %q", f[3])
+	}
+	st.Line = line
+	if len(f) == 5 {
+		st.Var = f[4]
+	}
+	return st, nil
+}
