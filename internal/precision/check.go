@@ -204,6 +204,20 @@ func Record(ctx context.Context, bin string, prog *Program, dir string, opts Opt
 		if _, err := run(ctx, bin, opts.Env, args...); err != nil {
 			return nil, fmt.Errorf("%s: recording: %w", prog.Path, err)
 		}
+		if prog.Reproduce != "" {
+			// A program that checks its own result: the recorded run
+			// must be one where the bug did not happen.
+			clean, err := endedCleanly(rec.Trace)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", prog.Path, err)
+			}
+			if !clean {
+				if rec.Attempts >= attempts {
+					return nil, fmt.Errorf("%s: every one of %d recorded runs failed", prog.Path, attempts)
+				}
+				continue
+			}
+		}
 		if prog.NotExhibited == "" {
 			break
 		}
@@ -369,4 +383,21 @@ func copyFile(dst, src string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// endedCleanly reports whether a recorded trace's header says the program
+// exited with status 0.
+func endedCleanly(trace string) (bool, error) {
+	f, err := os.Open(trace)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() && strings.HasPrefix(sc.Text(), "#") {
+		if rest, ok := strings.CutPrefix(sc.Text(), "# ended: "); ok {
+			return rest == "exit status 0", nil
+		}
+	}
+	return false, sc.Err()
 }

@@ -30,6 +30,23 @@ type Program struct {
 	// (mcpredict:reports): the program of a bug it finds, or the correct
 	// twin it is silent on.
 	Reports []AnalysisReport
+	// Reproduce is what mcpredict reproduce must show (mcpredict:reproduce):
+	// "failed" (a directed run fails), "clean" (none fails) or "" (the
+	// default: clean for a correct program, every expected bug reproduced
+	// for a buggy one).
+	Reproduce string
+}
+
+// ReproduceWant is what mcpredict reproduce must show on the program:
+// "failed", "clean" or "reproduced" (every expected bug reproduced).
+func (p *Program) ReproduceWant() string {
+	switch {
+	case p.Reproduce != "":
+		return p.Reproduce
+	case len(p.Expect) > 0:
+		return "reproduced"
+	}
+	return "clean"
 }
 
 // AnalysisReport is one mcpredict:reports line: with --analysis Analysis,
@@ -43,7 +60,7 @@ type AnalysisReport struct {
 
 // Kind is "bug" for a program with expected bugs, "idiom" for a correct one.
 func (p *Program) Kind() string {
-	if len(p.Expect) > 0 {
+	if len(p.Expect) > 0 || p.Reproduce == "failed" {
 		return "bug"
 	}
 	return "idiom"
@@ -202,8 +219,16 @@ func Parse(path string, src []byte) (*Program, error) {
 				break
 			}
 			p.Reports = append(p.Reports, AnalysisReport{Line: n, Analysis: fields[0], Kind: fields[1]})
+		case "reproduce":
+			if len(fields) != 1 || (fields[0] != "failed" && fields[0] != "clean") {
+				fail(n, "mcpredict:reproduce wants failed or clean")
+				break
+			}
+			p.Reproduce = fields[0]
+		case "window":
+			// The two sites of the local thread's window, for the reader.
 		default:
-			fail(n, "unknown annotation mcpredict:%s (want args, expect, allow, notexhibited or reports)", keyword)
+			fail(n, "unknown annotation mcpredict:%s (want args, expect, allow, notexhibited, reports, reproduce or window)", keyword)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -248,7 +273,7 @@ func Parse(path string, src []byte) (*Program, error) {
 		fail(noneLine, "mcpredict:expect none with expected bugs (line %d)", p.Expect[0].Line)
 	case none && len(p.Allow) > 0:
 		fail(noneLine, "mcpredict:expect none with allowed bugs (line %d): a correct program has none", p.Allow[0].Line)
-	case !none && nexpect == 0:
+	case !none && nexpect == 0 && p.Reproduce == "":
 		errs = append(errs, fmt.Errorf("%s: no mcpredict:expect line (a correct program says mcpredict:expect none)", path))
 	}
 	if err := errors.Join(errs...); err != nil {

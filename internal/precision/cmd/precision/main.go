@@ -57,6 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	spinCC := fs.String("spin-cc", defaultSpinCC(), "C `compiler` for Spin's verifiers (MCPREDICT_CC of mcpredict run only; \"\": the CLI's default)")
 	cache := fs.Bool("cache", false, "let mcpredict run use its verdict cache (default: --no-cache)")
 	survey := fs.String("survey", "", "also run the analyses of `LIST` (comma-separated, or all) on every recording and print what each reported, per program")
+	reproduce := fs.Bool("reproduce", false, "also run mcpredict reproduce on every recording and print a table of reproduced and failed bugs")
+	reproduceOnly := fs.Bool("reproduce-only", false, "only mcpredict reproduce (no prediction tables): for programs that checks their own result, such as examples/c/prove")
 	verbose := fs.Bool("v", false, "progress on standard error, and the missing and unexpected bugs of each program after the table")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: precision [flags] [DIR|FILE.c ...]   (default examples/c)\n\nFlags:\n")
@@ -112,7 +114,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if *reproduceOnly {
+		engineList, *reproduce = nil, true
+	}
+	if *reproduce && *from != "" {
+		fmt.Fprintln(stderr, "precision: -reproduce needs the programs: not with -from")
+		return 2
+	}
 	surveys := make([]precision.Survey, len(progs))
+	repros := make([]precision.Reproduction, len(progs))
 	rows := make([][]precision.Row, len(engineList)) // [engine][program]
 	for i := range rows {
 		rows[i] = make([]precision.Row, len(progs))
@@ -126,8 +136,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res, sv := checkOne(ctx, exe, p, engineList, opts, *from, *timeout, surveyList)
-			surveys[pi] = sv
+			res, sv, rp := checkOne(ctx, exe, p, engineList, opts, *from, *timeout, surveyList, *reproduce)
+			surveys[pi], repros[pi] = sv, rp
 			for ei := range engineList {
 				rows[ei][pi] = res[ei]
 			}
@@ -135,6 +145,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				mu.Lock()
 				for ei, r := range res {
 					fmt.Fprintf(stderr, "%s [%s]: %s\n", p.Name, engineName(engineList[ei]), summary(r))
+				}
+				if *reproduce {
+					fmt.Fprintf(stderr, "%s [reproduce]: %d of %d reproduced, %d failed, %d runs, %v\n", p.Name, rp.Reproduced, rp.Expected, len(rp.Failed), rp.Runs, rp.Err)
 				}
 				mu.Unlock()
 			}
@@ -168,6 +181,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			ok = false
 		}
 	}
+	if *reproduce {
+		fmt.Fprintf(stdout, "\n### directed runs (mcpredict reproduce)\n\n")
+		precision.WriteReproductions(stdout, repros)
+		for _, r := range repros {
+			if r.Err != nil {
+				fmt.Fprintf(stderr, "precision: %v\n", r.Err)
+			}
+			for _, p := range r.Problems {
+				fmt.Fprintf(stderr, "precision: %s\n", p)
+			}
+			ok = ok && r.OK()
+		}
+	}
 	if len(surveyList) > 0 {
 		fmt.Fprintf(stdout, "\n### what each analysis reports (--engine native)\n\n")
 		precision.WriteSurvey(stdout, surveyList, surveys)
@@ -184,8 +210,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // checkOne records p once (or takes its trace from the directory from),
-// predicts with each engine, and surveys the analyses of survey.
-func checkOne(ctx context.Context, bin string, p *precision.Program, engines []string, opts precision.Options, from string, timeout time.Duration, survey []string) ([]precision.Row, precision.Survey) {
+// predicts with each engine, surveys the analyses of survey, and runs
+// mcpredict reproduce if asked.
+func checkOne(ctx context.Context, bin string, p *precision.Program, engines []string, opts precision.Options, from string, timeout time.Duration, survey []string, reproduce bool) ([]precision.Row, precision.Survey, precision.Reproduction) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out := make([]precision.Row, len(engines))
@@ -228,7 +255,11 @@ func checkOne(ctx context.Context, bin string, p *precision.Program, engines []s
 		}
 		sv.Problems = append(missing, unexpected...)
 	}
-	return out, sv
+	rp := precision.Reproduction{Program: p, Err: err}
+	if err == nil && reproduce {
+		rp = precision.Reproduce(ctx, bin, rec, opts)
+	}
+	return out, sv, rp
 }
 
 // analysesOf expands a -survey list: "all" is every analysis that

@@ -1,0 +1,163 @@
+package reproduce
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+)
+
+// lostUpdate are the steps of a P3 on item->count: read at m.c:11, the
+// other thread's write at m.c:15, the local write at m.c:15.
+var lostUpdate = []Step{
+	{Role: "L1", Action: "Read", File: "m.c", Line: 11, Var: "item#2->count", Same: true},
+	{Role: "R1", Action: "Write", File: "m.c", Line: 15, Var: "item#2->count", Same: true},
+	{Role: "L2", Action: "Write", File: "m.c", Line: 15, Var: "item#2->count", Same: true},
+}
+
+func TestObserve(t *testing.T) {
+	quoted := []Step{
+		{Role: "L1", Action: "Read", File: "m.c", Line: 11, Var: "f(a, b)"},
+		{Role: "R1", Action: "Write", File: "m.c", Line: 15, Var: "f(a, b)"},
+		{Role: "L2", Action: "Write", File: "m.c", Line: 15, Var: "f(a, b)"},
+	}
+	onA := []Step{
+		{Role: "L1", Action: "Read", File: "m.c", Line: 11, Var: "a"},
+		{Role: "R1", Action: "Write", File: "m.c", Line: 15, Var: "a"},
+		{Role: "L2", Action: "Write", File: "m.c", Line: 15, Var: "a"},
+	}
+	tests := []struct {
+		trace string
+		steps []Step
+		want  []int
+	}{
+		// The other thread's write comes between: reproduced, whatever
+		// generation numbers the heap names got in this run.
+		{"directed.csv", lostUpdate, []int{9, 13, 16}},
+		// One thread after the other: the write of thread 3 comes after
+		// thread 2's update; thread 3's own read and write are no window
+		// of thread 2.
+		{"serial.csv", lostUpdate, nil},
+		// A write of another variable between does not count.
+		{"other.csv", onA, nil},
+		{"quoted.csv", quoted, []int{2, 3, 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.trace, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("testdata", tt.trace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			obs, err := Observe(f, tt.steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(obs.Lines, tt.want) {
+				t.Errorf("Observe = %v, want %v", obs.Lines, tt.want)
+			}
+		})
+	}
+}
+
+func TestStepsOf(t *testing.T) {
+	acc := func(role, action string, line int, obj string) bugs.Access {
+		return bugs.Access{Role: role, Action: action, File: "s.c", Line: line, Object: obj, Essential: true}
+	}
+	tests := []struct {
+		name    string
+		v       bugs.Violation
+		want    []string
+		wantErr bool
+	}{
+		{"P3", bugs.Violation{Pattern: "P3", Var: "x", Accesses: []bugs.Access{
+			acc("local", "Read", 1, ""), {Role: "remote", Action: "Read", File: "s.c", Line: 1}, acc("remote", "Write", 2, ""), acc("local", "Write", 2, "")}},
+			[]string{"L1 Read s.c:1 x", "R1 Write s.c:2 x", "L2 Write s.c:2 x"}, false},
+		{"set", bugs.Violation{Pattern: "M1", Var: "lo+hi", Accesses: []bugs.Access{
+			acc("local", "Read", 1, "lo"), acc("remote", "Write", 5, "lo"), acc("remote", "Write", 6, "hi"), acc("local", "Read", 2, "hi")}},
+			[]string{"L1 Read s.c:1 lo", "R1 Write s.c:5 lo", "R2 Write s.c:6 hi", "L2 Read s.c:2 hi"}, false},
+		{"deadlock", bugs.Violation{Pattern: "DL", Accesses: []bugs.Access{acc("local", "Lock", 1, "a"), acc("remote", "Lock", 2, "b")}}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			steps, err := StepsOf(tt.v)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("StepsOf: err = %v, want error %v", err, tt.wantErr)
+			}
+			var got []string
+			for _, s := range steps {
+				got = append(got, s.String())
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("StepsOf = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestScheduleRoundTrip(t *testing.T) {
+	s := Schedule{Bug: "AV-1", Pattern: "P3", Steps: append(lostUpdate, Step{Role: "PRE", Action: "Lock", File: "m.c", Line: 10}),
+		Occurrence: 3, Pause: 250 * time.Millisecond, Prehold: true, Argv: []string{"./load.sh", "a b"}, Dir: "/tmp/x",
+		Objects: []string{"/tmp/x/prog"}, Ended: "exit status 0", Check: "test -s out"}
+	var buf bytes.Buffer
+	if err := s.Write(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.sched")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSchedule(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got, s)
+	}
+	if err := os.WriteFile(path, []byte("mcpredict-schedule 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSchedule(path); err == nil || !strings.Contains(err.Error(), ":1:") {
+		t.Errorf("a schedule of another version: err = %v, want one naming line 1", err)
+	}
+}
+
+func TestReadRecording(t *testing.T) {
+	rec, err := ReadRecording(filepath.Join("testdata", "directed.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Recording{Trace: filepath.Join("testdata", "directed.csv"), Argv: []string{"./prog", "1"}, Dir: "/tmp/x",
+		Exe: "/tmp/x/prog", Modules: []string{"/lib/x86_64-linux-gnu/libc.so.6"}, Ended: "exit status 0"}
+	if !reflect.DeepEqual(rec, want) {
+		t.Errorf("ReadRecording = %+v, want %+v", rec, want)
+	}
+	if rec.ExitCode() != 0 {
+		t.Errorf("ExitCode = %d, want 0", rec.ExitCode())
+	}
+}
+
+func TestChanged(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Outcome
+		want bool
+	}{
+		{"same exit", Outcome{Exit: "exit status 0", Schedule: Schedule{Ended: "exit status 0"}}, false},
+		{"exit 1", Outcome{Exit: "exit status 1", ExitCode: 1, Schedule: Schedule{Ended: "exit status 0"}}, true},
+		{"signal", Outcome{Exit: "killed by signal 6 (aborted)", ExitCode: -1, Schedule: Schedule{Ended: "exit status 0"}}, true},
+		{"assert", Outcome{Exit: "exit status 0", Stderr: []string{"prog: m.c:9: main: Assertion `n == 2' failed."}, Schedule: Schedule{Ended: "exit status 0"}}, true},
+		{"check", Outcome{Exit: "exit status 0", CheckFailed: true, Schedule: Schedule{Ended: "exit status 0"}}, true},
+		{"hang", Outcome{Exit: "timed out after 1m0s (killed by signal 15)", ExitCode: -1, TimedOut: true, Schedule: Schedule{Ended: "exit status 0"}}, true},
+	}
+	for _, tt := range tests {
+		if got, why := tt.o.Changed(); got != tt.want {
+			t.Errorf("%s: Changed = %v (%s), want %v", tt.name, got, why, tt.want)
+		}
+	}
+}
