@@ -1,6 +1,9 @@
 package bugs
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // DiffSchemaVersion identifies the JSON form of a Diff.
 const DiffSchemaVersion = "mcpredict.diff/v1"
@@ -25,13 +28,55 @@ type Diff struct {
 	AddedGroups     []Group `json:"added_groups"`
 	FixedGroups     []Group `json:"fixed_groups"`
 	UnchangedGroups []Group `json:"unchanged_groups"`
+
+	// The fields below are set only when either report has a bug with a
+	// Reproduction (a report of mcpredict reproduce), so that the diff of
+	// two reports of mcpredict run stays as it was.
+
+	// Reproductions marks such a diff.
+	Reproductions bool `json:"reproductions,omitempty"`
+	// StatusChanges are the unchanged bugs whose reproduction state
+	// (Bug.ReproductionState) differs between the two reports, in
+	// Unchanged order.
+	StatusChanges []StatusChange `json:"status_changes,omitempty"`
+	// NewlyFailed counts the bugs of the new report whose reproducing run
+	// failed and that did not fail in the base: new bugs that failed, and
+	// unchanged ones that fail now.
+	NewlyFailed int `json:"newly_failed,omitempty"`
+}
+
+// StatusChange is an unchanged bug whose reproduction state changed.
+type StatusChange struct {
+	ID   string `json:"id"`
+	Base string `json:"base"` // Bug.ReproductionState in the base; "" none
+	New  string `json:"new"`  // and in the new report
+}
+
+// StateFailed is the reproduction state of a bug whose reproducing run
+// failed (Bug.ReproductionState).
+const StateFailed = "failed"
+
+// ReproductionState is the state of b's reproduction that a comparison
+// tracks: StateFailed, or else its Status; "" when it has none. A failed
+// run is a state of its own because it is what a reader acts on first.
+func (b Bug) ReproductionState() string {
+	r := b.Reproduction
+	switch {
+	case r == nil:
+		return ""
+	case r.Failed:
+		return StateFailed
+	}
+	return r.Status
 }
 
 // Compare compares two reports. Every bug of base counts as known, even a
 // suppressed one, so that a suppression dropped later does not turn an old
 // bug into a new one; suppressed bugs of cur are left out, since they are
-// not reported. Bugs keep the order of their report. Groups are compared
-// the same way, by group id.
+// not reported. Bugs keep the order of their report, but for bugs with a
+// reproduction: failed first, then reproduced (Bug.ReproductionRank), so
+// that a new bug that broke the program heads the list. Groups are
+// compared the same way, by group id.
 func Compare(base, cur *Report, baseName, curName string) Diff {
 	d := Diff{Schema: DiffSchemaVersion, Base: baseName, New: curName,
 		Added: []Bug{}, Fixed: []Bug{}, Unchanged: []Bug{},
@@ -64,7 +109,48 @@ func Compare(base, cur *Report, baseName, curName string) Diff {
 			d.FixedGroups = append(d.FixedGroups, g)
 		}
 	}
+	if hasReproductions(base) || hasReproductions(cur) {
+		d.compareReproductions(base)
+	}
 	return d
+}
+
+// compareReproductions ranks the bugs of d by reproduction, and records
+// the changes of state of its unchanged bugs and the bugs that newly
+// failed.
+func (d *Diff) compareReproductions(base *Report) {
+	d.Reproductions = true
+	for _, l := range [][]Bug{d.Added, d.Fixed, d.Unchanged} {
+		sort.SliceStable(l, func(i, j int) bool { return l[i].ReproductionRank() < l[j].ReproductionRank() })
+	}
+	before := make(map[string]string, len(base.Bugs))
+	for _, b := range base.Bugs {
+		before[b.ID] = b.ReproductionState()
+	}
+	for _, b := range d.Added {
+		if b.ReproductionState() == StateFailed {
+			d.NewlyFailed++
+		}
+	}
+	for _, b := range d.Unchanged {
+		was, now := before[b.ID], b.ReproductionState()
+		if was != now {
+			d.StatusChanges = append(d.StatusChanges, StatusChange{ID: b.ID, Base: was, New: now})
+			if now == StateFailed {
+				d.NewlyFailed++
+			}
+		}
+	}
+}
+
+// hasReproductions reports whether a bug of r has a Reproduction.
+func hasReproductions(r *Report) bool {
+	for _, b := range r.Bugs {
+		if b.Reproduction != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // groupIDs are the ids of the groups of all bugs of r, suppressed or not.
@@ -124,9 +210,13 @@ func ApplyBaseline(r *Report, base *Report, name string) {
 }
 
 // Summary is the one-line count of a diff, e.g. "1 new, 0 fixed, 2
-// unchanged".
+// unchanged", and "…, 1 newly failed" when it compares reproductions.
 func (d Diff) Summary() string {
-	return fmt.Sprintf("%d new, %d fixed, %d unchanged", len(d.Added), len(d.Fixed), len(d.Unchanged))
+	s := fmt.Sprintf("%d new, %d fixed, %d unchanged", len(d.Added), len(d.Fixed), len(d.Unchanged))
+	if d.Reproductions {
+		s += fmt.Sprintf(", %d newly failed", d.NewlyFailed)
+	}
+	return s
 }
 
 // GroupSummary is the one-line count of the groups of a diff, e.g. "groups:

@@ -2,6 +2,7 @@ package bugs
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -173,6 +174,72 @@ func TestCompareGroups(t *testing.T) {
 			}
 			if got := gids(d.UnchangedGroups); !reflect.DeepEqual(got, norm(tt.unchange)) {
 				t.Errorf("unchanged groups %v, want %v", got, tt.unchange)
+			}
+		})
+	}
+}
+
+// reproduced returns r with the reproduction states of its bugs set by
+// id: StateFailed, a Status, or "" for none.
+func reproduced(r *Report, states map[string]string) *Report {
+	for i, b := range r.Bugs {
+		switch s := states[b.ID]; s {
+		case "":
+		case StateFailed:
+			r.Bugs[i].Reproduction = &Reproduction{Status: Reproduced, Failed: true, Runs: 1}
+		default:
+			r.Bugs[i].Reproduction = &Reproduction{Status: s, Runs: 1}
+		}
+	}
+	return r
+}
+
+func TestDiffReproduction(t *testing.T) {
+	tests := []struct {
+		name               string
+		base, cur          *Report
+		reproductions      bool
+		added, unchanged   []string
+		changes            []StatusChange
+		newlyFailed        int
+		summary            string
+		jsonHas, jsonLacks string
+	}{
+		{"plain reports", reportOf("A", "B"), reportOf("A", "C"), false, []string{"C"}, []string{"A"}, nil, 0,
+			"1 new, 1 fixed, 1 unchanged", `"added"`, `"reproductions"`},
+		{"status changes and failed new bugs first",
+			reproduced(reportOf("A", "B", "E"), map[string]string{"A": Reproduced, "E": StateFailed}),
+			reproduced(reportOf("D", "B", "A", "C", "E"), map[string]string{"A": StateFailed, "B": NotTried, "C": StateFailed, "E": StateFailed}),
+			true, []string{"C", "D"}, []string{"A", "E", "B"},
+			[]StatusChange{{ID: "A", Base: Reproduced, New: StateFailed}, {ID: "B", Base: "", New: NotTried}}, 2,
+			"2 new, 0 fixed, 3 unchanged, 2 newly failed", `"status_changes"`, ""},
+		{"reproductions only in the base",
+			reproduced(reportOf("A"), map[string]string{"A": NotReproduced}), reportOf("A"),
+			true, nil, []string{"A"}, []StatusChange{{ID: "A", Base: NotReproduced, New: ""}}, 0,
+			"0 new, 0 fixed, 1 unchanged, 0 newly failed", `"reproductions": true`, `"newly_failed"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Compare(tt.base, tt.cur, "base.json", "new.json")
+			if d.Reproductions != tt.reproductions || d.NewlyFailed != tt.newlyFailed || d.Summary() != tt.summary {
+				t.Errorf("reproductions %v, newly failed %d, summary %q; want %v, %d, %q",
+					d.Reproductions, d.NewlyFailed, d.Summary(), tt.reproductions, tt.newlyFailed, tt.summary)
+			}
+			if got := ids(d.Added); !reflect.DeepEqual(got, append([]string{}, tt.added...)) {
+				t.Errorf("added %v, want %v", got, tt.added)
+			}
+			if got := ids(d.Unchanged); !reflect.DeepEqual(got, tt.unchanged) {
+				t.Errorf("unchanged %v, want %v", got, tt.unchanged)
+			}
+			if !reflect.DeepEqual(d.StatusChanges, tt.changes) {
+				t.Errorf("status changes %+v, want %+v", d.StatusChanges, tt.changes)
+			}
+			js, err := json.MarshalIndent(d, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(js), tt.jsonHas) || (tt.jsonLacks != "" && strings.Contains(string(js), tt.jsonLacks)) {
+				t.Errorf("JSON lacks %s or has %s:\n%s", tt.jsonHas, tt.jsonLacks, js)
 			}
 		})
 	}

@@ -21,6 +21,11 @@ type htmlPage struct {
 	Groups   []htmlGroup
 	SrcRoot  string
 	Snippets bool
+	// Reproductions is set when a bug has a Reproduction: the page then
+	// has the style of the badges, and Reproduce counts them
+	// (ReproduceSummary).
+	Reproductions bool
+	Reproduce     string
 }
 
 // htmlGroup is a group of bugs (bugs.Groups): its first FirstShown bugs
@@ -33,6 +38,7 @@ type htmlGroup struct {
 	VarList string
 	Shown   []htmlBug
 	Rest    []htmlBug
+	Badge   *reproView // of its best-ranked bug; nil without reproductions
 }
 
 type htmlBug struct {
@@ -51,6 +57,8 @@ type htmlBug struct {
 	// Finding is set for a bug of an analysis that is not model-checked
 	// (a deadlock): a table of its sites instead of the swimlane diagram.
 	Finding *bugs.Violation
+	// Repro is what mcpredict reproduce found; nil without it.
+	Repro *reproView
 }
 
 type htmlInstance struct {
@@ -65,7 +73,10 @@ type htmlInstance struct {
 // others in a disclosure (unless o.Expand). Each bug has its pattern's explanation, a swimlane
 // diagram (inline SVG) of one instance's interleaving with the instance's
 // accesses numbered and highlighted, the list of instances and, when
-// o.SrcRoot is set, the source lines of the interleaving.
+// o.SrcRoot is set, the source lines of the interleaving. In a report of
+// mcpredict reproduce, groups and bugs are ranked as in the text report
+// (failed, reproduced, others; the page has no level of source files) and
+// each bug has a badge of its reproduction with the evidence.
 func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"plural":     plural,
@@ -92,6 +103,9 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 		}
 	}
 	groups := bugs.Groups(active)
+	rankGroups(groups)
+	page.Reproduce = ReproduceSummary(active)
+	page.Reproductions = page.Reproduce != ""
 	switch len(active) {
 	case 0:
 		page.Title = "No atomicity violation predicted in " + r.Trace
@@ -115,6 +129,7 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 		if len(g.RemoteFuncs) > 0 {
 			hg.Remote = funcList(g.RemoteFuncs)
 		}
+		hg.Badge = reproViewOf(g.Members[0])
 		for i, b := range g.Members {
 			n++
 			hb := htmlBugOf(r, b, o, n, !helpShown[b.Pattern], src)
@@ -145,6 +160,7 @@ func htmlBugOf(r *bugs.Report, b bugs.Bug, o Options, n int, helpOpen bool, src 
 		Example:  v,
 		Diagram:  layoutSwimlane(v),
 		Marker:   fmt.Sprintf("arrow-%d", n),
+		Repro:    reproViewOf(b),
 	}
 	if isFinding(r, b) {
 		hb.Finding = &hb.Example

@@ -296,7 +296,9 @@ func reachedOf(r *bugs.Report, vars []string) map[string]string {
 
 // groupResult is the SARIF result of a group: its active bugs (all of
 // them when every one is suppressed), the first of which is the example
-// whose instance gives the locations and the code flow.
+// whose instance gives the locations and the code flow. With
+// reproductions, the example is the group's best-ranked bug (rankBugs):
+// a failed one when there is one.
 func groupResult(r *bugs.Report, g bugs.Group, ruleID string, ruleIndex int) *sarif.Result {
 	members := make([]bugs.Bug, 0, len(g.Members))
 	for _, b := range g.Members {
@@ -306,8 +308,9 @@ func groupResult(r *bugs.Report, g bugs.Group, ruleID string, ruleIndex int) *sa
 	}
 	suppressed := len(members) == 0
 	if suppressed {
-		members = g.Members
+		members = slices.Clone(g.Members)
 	}
+	rankBugs(members)
 	ex := members[0]
 	v := r.Violations[ex.Instances[0]]
 	res := sarif.NewRuleResult(ruleID).WithRuleIndex(ruleIndex)
@@ -361,6 +364,7 @@ func groupResult(r *bugs.Report, g bugs.Group, ruleID string, ruleIndex int) *sa
 		props.Add("suppressedBugs", n)
 	}
 	res.Properties = props
+	addReproduction(res, members)
 	if suppressed {
 		s := sarif.NewSuppression()
 		s.Kind = ptr("external")
@@ -372,6 +376,50 @@ func groupResult(r *bugs.Report, g bugs.Group, ruleID string, ruleIndex int) *sa
 		res.BaselineState = ptr("new")
 	}
 	return res
+}
+
+// sarifReproduction is the "reproduction" property of a result: the
+// reproduction of its example bug.
+type sarifReproduction struct {
+	BugID    string `json:"bugId"`
+	Status   string `json:"status"` // bugs.Reproduced, bugs.NotReproduced, bugs.NotTried
+	Failed   bool   `json:"failed"`
+	Runs     int    `json:"runs"`
+	Schedule string `json:"schedule,omitempty"`
+	Relaxed  bool   `json:"relaxed"`
+}
+
+// addReproduction adds to the result of a group of ranked members what the
+// directed runs of mcpredict reproduce found: the example bug's
+// reproduction as property "reproduction" and as a sentence ending the
+// message, level "error" when its run failed (the bug changed the
+// program's outcome: no longer a prediction), and the state of every bug
+// with a reproduction (bugs.Bug.ReproductionState) in "reproductionStates"
+// when the group has several. Nothing without one.
+func addReproduction(res *sarif.Result, members []bugs.Bug) {
+	ex := members[0]
+	v := reproViewOf(ex)
+	if v == nil {
+		return
+	}
+	r := ex.Reproduction
+	res.Properties.Add("reproduction", sarifReproduction{BugID: ex.ID, Status: r.Status, Failed: r.Failed,
+		Runs: r.Runs, Schedule: r.Schedule, Relaxed: r.Relaxed})
+	if len(members) > 1 {
+		states := map[string]string{}
+		for _, b := range members {
+			if st := b.ReproductionState(); st != "" {
+				states[b.ID] = st
+			}
+		}
+		res.Properties.Add("reproductionStates", states)
+	}
+	if r.Failed {
+		res.Level = sarif.LevelError
+	}
+	if res.Message != nil && res.Message.Text != nil {
+		res.Message = sarif.NewTextMessage(*res.Message.Text + ". " + v.sarifSentence())
+	}
 }
 
 // groupMessage is the message of a group's result: its bug's alone, or

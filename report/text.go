@@ -36,11 +36,18 @@ func WriteText(w io.Writer, r *bugs.Report) error {
 // left, remote thread right). A summary ends the report. Warnings are not
 // part of it: they are diagnostics, which the caller shows where it shows
 // diagnostics.
+//
+// In a report of mcpredict reproduce, bugs whose directed run failed come
+// first, then those reproduced, then the others: within a group, the
+// groups of a file, and the files (each ranked by its best bug), so that
+// the bugs proven to matter are read first. Each bug with a reproduction
+// says what its directed runs found under its heading.
 func WriteTextOptions(w io.Writer, r *bugs.Report, o TextOptions) error {
 	ew := &errWriter{w: w}
 	st := styler(o.Color)
 	active := r.Active()
 	groups := bugs.Groups(active)
+	rankGroups(groups)
 	byFile := map[string][]bugs.Group{}
 	var files []string
 	for _, g := range groups {
@@ -54,6 +61,8 @@ func WriteTextOptions(w io.Writer, r *bugs.Report, o TextOptions) error {
 		byFile[f] = append(byFile[f], g)
 	}
 	sort.Strings(files)
+	// The groups of a file are ranked already; a file's rank is its first.
+	sort.SliceStable(files, func(i, j int) bool { return groupRank(byFile[files[i]][0]) < groupRank(byFile[files[j]][0]) })
 	for _, f := range files {
 		ew.printf("%s\n", st(styleFile, f))
 		for _, g := range byFile[f] {
@@ -62,6 +71,9 @@ func WriteTextOptions(w io.Writer, r *bugs.Report, o TextOptions) error {
 		ew.printf("\n")
 	}
 	writeTextSummary(ew, r, len(active), len(groups))
+	if s := ReproduceSummary(active); s != "" {
+		ew.printf("reproduce: %s\n", s)
+	}
 	return ew.err
 }
 
@@ -131,10 +143,11 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, 
 		confirmed = ", confirmed by Spin"
 	}
 	if b.Count == 1 {
-		ew.printf(" (1 instance%s)\n", confirmed)
+		ew.printf(" (1 instance%s)%s\n", confirmed, relaxedMark(b))
 	} else {
-		ew.printf(" (%d instances%s)\n", b.Count, confirmed)
+		ew.printf(" (%d instances%s)%s\n", b.Count, confirmed, relaxedMark(b))
 	}
+	writeTextReproduction(ew, st, b, in)
 	for _, name := range b.Vars {
 		if p, ok := r.Reached[name]; ok {
 			ew.printf("%s    %s first reached as %s\n", in, name, p)
@@ -193,7 +206,8 @@ func writeTextFinding(ew *errWriter, st func(style, string) string, b bugs.Bug, 
 	if b.Occurred {
 		n += ", occurred in the recorded run"
 	}
-	ew.printf(" (%s)\n", n)
+	ew.printf(" (%s)%s\n", n, relaxedMark(b))
+	writeTextReproduction(ew, st, b, in)
 	if v.Message != "" {
 		ew.printf("%s  %s\n", in, v.Message)
 	}
@@ -340,6 +354,8 @@ const (
 	styleRead
 	styleWrite
 	styleOther
+	styleFailed     // the label of a bug whose directed run failed
+	styleReproduced // the label of a reproduced bug
 )
 
 // ansiCode is the SGR sequence of a style: only bold, dim, underline and
@@ -357,8 +373,10 @@ func ansiCode(k style) string {
 		return "\x1b[1m"
 	case styleRead:
 		return "\x1b[36m"
-	case styleWrite:
+	case styleWrite, styleFailed:
 		return "\x1b[1;31m"
+	case styleReproduced:
+		return "\x1b[1;35m"
 	}
 	return ""
 }

@@ -22,6 +22,13 @@ suppressed or not, counts as known. Then the groups of bugs (one analysis,
 variables and local function) are compared the same way, by group id: the
 new groups and the fixed ones are listed.
 
+When either report comes from mcpredict reproduce (its bugs have a
+reproduction), each bug's state is shown (failed, reproduced, not
+reproduced, not tried; none for a bug never reproduced), bugs whose
+directed run failed are listed first, the unchanged bugs whose state
+changed are listed (AV-…  reproduced -> failed), and the summary counts
+the newly failed bugs: new bugs that failed, and known ones that fail now.
+
 For a CI gate: mcpredict diff main.json branch.json fails when the branch
 adds a bug. mcpredict run --baseline BASE.json does the same filtering in one
 step.
@@ -74,6 +81,11 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 //	new groups (0):
 //	fixed groups (0):
 //	1 new, 0 fixed, 1 unchanged; groups: 0 new, 0 fixed, 1 unchanged (base ...)
+//
+// When d compares reproductions, each bug line ends with its state
+// ("  [failed]"; a fixed bug's as the base had it), a list of the state
+// changes of unchanged bugs follows them, and the count says how many bugs
+// newly failed (bugs.Diff.Summary).
 func writeDiffText(w io.Writer, d bugs.Diff) error {
 	var b strings.Builder
 	for _, g := range []struct {
@@ -82,7 +94,17 @@ func writeDiffText(w io.Writer, d bugs.Diff) error {
 	}{{"new", d.Added}, {"fixed", d.Fixed}, {"unchanged", d.Unchanged}} {
 		fmt.Fprintf(&b, "%s (%d):\n", g.name, len(g.bugs))
 		for _, bug := range g.bugs {
-			fmt.Fprintf(&b, "  %s  %s %s on %s  %s\n", bug.ID, bug.Pattern, bug.PatternName, strings.Join(bug.Vars, ", "), bugWhere(bug))
+			fmt.Fprintf(&b, "  %s  %s %s on %s  %s", bug.ID, bug.Pattern, bug.PatternName, strings.Join(bug.Vars, ", "), bugWhere(bug))
+			if d.Reproductions {
+				fmt.Fprintf(&b, "  [%s]", stateName(bug.ReproductionState()))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if d.Reproductions {
+		fmt.Fprintf(&b, "status changes (%d):\n", len(d.StatusChanges))
+		for _, c := range d.StatusChanges {
+			fmt.Fprintf(&b, "  %s  %s -> %s\n", c.ID, stateName(c.Base), stateName(c.New))
 		}
 	}
 	for _, gs := range []struct {
@@ -97,6 +119,16 @@ func writeDiffText(w io.Writer, d bugs.Diff) error {
 	fmt.Fprintf(&b, "%s; %s (base %s, new %s)\n", d.Summary(), d.GroupSummary(), d.Base, d.New)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// stateName is how the text shows a reproduction state
+// (bugs.Bug.ReproductionState): "not reproduced", and "none" for a bug
+// without reproduction.
+func stateName(state string) string {
+	if state == "" {
+		return "none"
+	}
+	return strings.ReplaceAll(state, "_", " ")
 }
 
 // bugWhere is the distinct source lines of a bug with their functions,

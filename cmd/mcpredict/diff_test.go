@@ -303,3 +303,73 @@ func TestDiffBadInput(t *testing.T) {
 		})
 	}
 }
+
+// writeReport writes rep to a new JSON file.
+func writeReport(t *testing.T, name string, rep *bugs.Report) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := bugs.WriteJSON(f, rep); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDiffReproduction compares reports of mcpredict reproduce: the
+// states of the bugs, their changes, the newly failed count, failed new
+// bugs first, in text and JSON, with the exit status of a plain diff.
+func TestDiffReproduction(t *testing.T) {
+	logbuf, err := bugs.ReadJSONFile(jsonReportOf(t, "logbuf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logbuf.Bugs) != 3 {
+		t.Fatalf("logbuf has %d bugs, want 3", len(logbuf.Bugs))
+	}
+	id := func(i int) string { return logbuf.Bugs[i].ID }
+	base := *logbuf
+	base.Bugs = []bugs.Bug{logbuf.Bugs[0]}
+	base.Bugs[0].Reproduction = &bugs.Reproduction{Status: bugs.Reproduced, Runs: 2}
+	logbuf.Bugs[0].Reproduction = &bugs.Reproduction{Status: bugs.Reproduced, Failed: true, Runs: 1, Evidence: "exit status 1"}
+	logbuf.Bugs[2].Reproduction = &bugs.Reproduction{Status: bugs.Reproduced, Failed: true, Runs: 3}
+	basePath, newPath := writeReport(t, "base.json", &base), writeReport(t, "new.json", logbuf)
+	tests := []struct {
+		name     string
+		args     []string
+		contains []string
+	}{
+		{"text", nil, []string{
+			"new (2):\n  " + id(2) + "  ", "  [failed]\n  " + id(1) + "  ", "  [none]\nfixed (0):\nunchanged (1):\n  " + id(0) + "  ",
+			"  [failed]\nstatus changes (1):\n  " + id(0) + "  reproduced -> failed\nnew groups (0):\n",
+			"2 new, 0 fixed, 1 unchanged, 2 newly failed; groups: 0 new, 0 fixed, 1 unchanged",
+		}},
+		{"json", []string{"--format", "json"}, []string{
+			`"reproductions": true`, `"newly_failed": 2`,
+			`"status_changes": [` + "\n    {\n      \"id\": \"" + id(0) + "\",\n      \"base\": \"reproduced\",\n      \"new\": \"failed\"",
+			`"added": [` + "\n    {\n      \"id\": \"" + id(2) + `"`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, append(append([]string{"diff"}, tt.args...), basePath, newPath)...)
+			if code != exitViolation {
+				t.Errorf("exit %d, want %d (new bugs); stderr %s", code, exitViolation, stderr)
+			}
+			for _, want := range tt.contains {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("output lacks %q:\n%s", want, stdout)
+				}
+			}
+		})
+	}
+	// No new bug: exit 0 even though a known one newly failed.
+	now := base
+	now.Bugs = []bugs.Bug{logbuf.Bugs[0]}
+	if code, stdout, _ := cli(t, "diff", basePath, writeReport(t, "now.json", &now)); code != exitOK || !strings.Contains(stdout, "0 new, 0 fixed, 1 unchanged, 1 newly failed") {
+		t.Errorf("same bugs: exit %d, want %d:\n%s", code, exitOK, stdout)
+	}
+}

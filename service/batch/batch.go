@@ -182,6 +182,11 @@ type BugChange struct {
 	PatternName string   `json:"pattern_name"`
 	Vars        []string `json:"vars"`
 	Location    string   `json:"location"` // the first location
+	// Reproduction is the bug's reproduction state in the report it is
+	// listed from (bugs.Bug.ReproductionState: "failed", "reproduced",
+	// "not_reproduced", "not_tried"), when that report comes from
+	// mcpredict reproduce; a fixed bug's is the previous night's.
+	Reproduction string `json:"reproduction,omitempty"`
 }
 
 // Comparison is the difference with a previous batch, by stable bug id, for
@@ -592,6 +597,11 @@ func Compare(prev, dir string, sum *Summary) (*Comparison, error) {
 	}
 	for _, l := range [][]BugChange{c.New, c.Fixed} {
 		sort.Slice(l, func(i, j int) bool {
+			// A bug whose directed run failed first: it is the one to
+			// look at in the morning. Without reproductions, all rank alike.
+			if ri, rj := changeRank(l[i]), changeRank(l[j]); ri != rj {
+				return ri < rj
+			}
 			if l[i].Trace != l[j].Trace {
 				return l[i].Trace < l[j].Trace
 			}
@@ -601,8 +611,20 @@ func Compare(prev, dir string, sum *Summary) (*Comparison, error) {
 	return c, nil
 }
 
+// changeRank orders listed bugs as bugs.Bug.ReproductionRank does.
+func changeRank(c BugChange) int {
+	switch c.Reproduction {
+	case bugs.StateFailed:
+		return 0
+	case bugs.Reproduced:
+		return 1
+	}
+	return 2
+}
+
 func change(trace string, b bugs.Bug) BugChange {
-	c := BugChange{Trace: trace, ID: b.ID, Pattern: b.Pattern, PatternName: b.PatternName, Vars: b.Vars}
+	c := BugChange{Trace: trace, ID: b.ID, Pattern: b.Pattern, PatternName: b.PatternName, Vars: b.Vars,
+		Reproduction: b.ReproductionState()}
 	if len(b.Locations) > 0 {
 		c.Location = b.Locations[0].String()
 	}
@@ -636,12 +658,12 @@ func WriteText(w io.Writer, s *Summary) error {
 	fmt.Fprintf(&buf, "\n%d traces (%d checked now, %d from an earlier run%s), %d errors; %d events, %d models, %d distinct bugs in %s, %d violation instances; %s\n",
 		to.Traces, to.Checked, to.Resumed, notChecked, to.Errors, to.Events, to.Models, to.Bugs, groupCount(to.Groups), to.Violations, to.Elapsed.Round(time.Millisecond))
 	if c := s.Compare; c != nil {
-		fmt.Fprintf(&buf, "\ncompared with %s: %d new, %d fixed, %d unchanged\n", c.Previous, len(c.New), len(c.Fixed), c.Unchanged)
+		fmt.Fprintf(&buf, "\ncompared with %s: %d new%s, %d fixed, %d unchanged\n", c.Previous, len(c.New), failedCount(c.New), len(c.Fixed), c.Unchanged)
 		for _, b := range c.New {
-			fmt.Fprintf(&buf, "  new    %s %s (%s) at %s on %s in %s\n", b.ID, b.Pattern, b.PatternName, b.Location, strings.Join(b.Vars, ","), b.Trace)
+			fmt.Fprintf(&buf, "  new    %s %s (%s) at %s on %s in %s%s\n", b.ID, b.Pattern, b.PatternName, b.Location, strings.Join(b.Vars, ","), b.Trace, changeState(b))
 		}
 		for _, b := range c.Fixed {
-			fmt.Fprintf(&buf, "  fixed  %s %s (%s) at %s on %s in %s\n", b.ID, b.Pattern, b.PatternName, b.Location, strings.Join(b.Vars, ","), b.Trace)
+			fmt.Fprintf(&buf, "  fixed  %s %s (%s) at %s on %s in %s%s\n", b.ID, b.Pattern, b.PatternName, b.Location, strings.Join(b.Vars, ","), b.Trace, changeState(b))
 		}
 		if len(c.Missing) > 0 {
 			fmt.Fprintf(&buf, "  not in this batch: %s\n", strings.Join(c.Missing, ", "))
@@ -649,6 +671,30 @@ func WriteText(w io.Writer, s *Summary) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// changeState is what a listed bug's line ends with: its reproduction
+// state, e.g. " [failed]", " [not reproduced]"; "" without one.
+func changeState(c BugChange) string {
+	if c.Reproduction == "" {
+		return ""
+	}
+	return " [" + strings.ReplaceAll(c.Reproduction, "_", " ") + "]"
+}
+
+// failedCount is " (n failed)" for the listed bugs whose directed run
+// failed, "" for none.
+func failedCount(cs []BugChange) string {
+	n := 0
+	for _, c := range cs {
+		if c.Reproduction == bugs.StateFailed {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d failed)", n)
 }
 
 // groupCount is "1 group" or "n groups".

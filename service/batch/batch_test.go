@@ -291,3 +291,89 @@ func TestGroups(t *testing.T) {
 		t.Errorf("summary.txt: %v\n%s\nwant %q", err, b, want)
 	}
 }
+
+// reproducedReport is a report of mcpredict reproduce of trace with a bug
+// per id, whose reproduction state is states[id] (bugs.StateFailed, a
+// status, or "" for none).
+func reproducedReport(trace string, ids []string, states map[string]string) *bugs.Report {
+	r := &bugs.Report{Schema: bugs.SchemaVersion, Trace: trace}
+	for i, id := range ids {
+		loc := bugs.Location{Role: "local", Action: "Read", File: "a.c", Line: 10 + i}
+		r.Violations = append(r.Violations, bugs.Violation{Var: "x", Pattern: "P3", PatternName: "lost update", BugID: id,
+			Accesses: []bugs.Access{{Role: "local", Action: "Read", File: "a.c", Line: 10 + i}}})
+		b := bugs.Bug{ID: id, Pattern: "P3", PatternName: "lost update", Vars: []string{"x"}, Count: 1, Instances: []int{i},
+			Locations: []bugs.Location{loc}}
+		switch s := states[id]; s {
+		case "":
+		case bugs.StateFailed:
+			b.Reproduction = &bugs.Reproduction{Status: bugs.Reproduced, Failed: true, Runs: 2}
+		default:
+			b.Reproduction = &bugs.Reproduction{Status: s, Runs: 1}
+		}
+		r.Bugs = append(r.Bugs, b)
+	}
+	return r
+}
+
+// TestBatchReproduction checks that the nightly comparison shows the
+// reproduction state of the new and fixed bugs, failed ones first, and
+// nothing more for reports without reproductions.
+func TestBatchReproduction(t *testing.T) {
+	traces := t.TempDir()
+	os.WriteFile(filepath.Join(traces, "t.csv"), []byte("x"), 0o644)
+	night := func(prev string, ids []string, states map[string]string) (*Summary, string) {
+		out := filepath.Join(t.TempDir(), "out")
+		check := func(_ context.Context, path string) (*bugs.Report, error) {
+			return reproducedReport(path, ids, states), nil
+		}
+		sum, err := Run(context.Background(), Config{Inputs: []string{traces}, Out: out, Check: check, Previous: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum, out
+	}
+	_, plain := night("", []string{"AV-a", "AV-b"}, nil)
+	_, repro := night("", []string{"AV-a", "AV-b"}, map[string]string{"AV-a": bugs.Reproduced, "AV-b": bugs.NotReproduced})
+	tests := []struct {
+		name   string
+		prev   string
+		states map[string]string
+		want   []string // lines of the comparison, in order
+		json   []string // BugChange.Reproduction of new, then fixed bugs
+	}{
+		{"plain", plain, nil, []string{
+			"compared with " + plain + ": 3 new, 1 fixed, 1 unchanged",
+			"  new    AV-c P3 (lost update) at a.c:11 on x in t.csv",
+			"  new    AV-d P3 (lost update) at a.c:12 on x in t.csv",
+			"  new    AV-e P3 (lost update) at a.c:13 on x in t.csv",
+			"  fixed  AV-b P3 (lost update) at a.c:11 on x in t.csv",
+		}, []string{"", "", "", ""}},
+		{"reproduced", repro, map[string]string{"AV-a": bugs.StateFailed, "AV-d": bugs.StateFailed, "AV-e": bugs.NotTried}, []string{
+			"compared with " + repro + ": 3 new (1 failed), 1 fixed, 1 unchanged",
+			"  new    AV-d P3 (lost update) at a.c:12 on x in t.csv [failed]",
+			"  new    AV-c P3 (lost update) at a.c:11 on x in t.csv",
+			"  new    AV-e P3 (lost update) at a.c:13 on x in t.csv [not tried]",
+			"  fixed  AV-b P3 (lost update) at a.c:11 on x in t.csv [not reproduced]",
+		}, []string{"failed", "", "not_tried", "not_reproduced"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sum, _ := night(tt.prev, []string{"AV-a", "AV-c", "AV-d", "AV-e"}, tt.states)
+			var txt strings.Builder
+			if err := WriteText(&txt, sum); err != nil {
+				t.Fatal(err)
+			}
+			want := "\n" + strings.Join(tt.want, "\n") + "\n"
+			if !strings.HasSuffix(txt.String(), want) {
+				t.Errorf("summary:\n%s\nwant it to end with:%s", txt.String(), want)
+			}
+			var got []string
+			for _, c := range append(slices.Clone(sum.Compare.New), sum.Compare.Fixed...) {
+				got = append(got, c.Reproduction)
+			}
+			if !slices.Equal(got, tt.json) {
+				t.Errorf("reproduction states %q, want %q", got, tt.json)
+			}
+		})
+	}
+}
