@@ -2,7 +2,9 @@ package reproduce
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 )
 
 // Observation is where a directed run's trace has a pattern's accesses.
@@ -10,10 +12,43 @@ type Observation struct {
 	// Lines are the trace lines of L1, the remote steps and L2, in that
 	// order; nil when the trace does not have the pattern.
 	Lines []int
+	// Loose is set when the remote accesses between L1 and L2 were not at
+	// the steps' sites but on the same objects (ObserveLoose): the other
+	// thread read another value and took another path. Remote then says
+	// what they were.
+	Loose  bool
+	Remote []string
 }
 
 // Reproduced reports whether the pattern was observed.
 func (o Observation) Reproduced() bool { return o.Lines != nil }
+
+// objectOf is the object a variable is part of: what a pointer points to
+// (g_cfg->port: "g_cfg->", not the pointer g_cfg), else the name before
+// its first field or element (lg.data[3]: lg).
+func objectOf(v string) string {
+	v = generationRE.ReplaceAllString(v, "#")
+	if i := strings.Index(v, "->"); i > 0 {
+		return v[:i+2]
+	}
+	if i := strings.IndexAny(v, ".["); i > 0 {
+		return v[:i]
+	}
+	return v
+}
+
+// touches reports whether an event is an access of the kind of the step
+// to the step's object, at any site.
+func (st Step) touches(e event) bool {
+	k := e.kind()
+	if k != 'R' && k != 'W' {
+		return false
+	}
+	if sk := st.kind(); sk != 'A' && sk != k {
+		return false
+	}
+	return objectOf(e.Object) == objectOf(st.Var)
+}
 
 // matches reports whether an event is an access of the step.
 func (st Step) matches(e event) bool {
@@ -36,6 +71,33 @@ var errFound = errors.New("found")
 // latest one counts). The variables must be the steps' (heap names
 // compared without their run-dependent parts).
 func Observe(r io.Reader, steps []Step) (Observation, error) {
+	return observe(r, steps, func(remote []Step, e event) bool { return remote[0].matches(e) }, false)
+}
+
+// ObserveLoose is Observe with remote accesses that may be at any site and
+// on any part of the steps' objects: a run in which the other thread, held
+// back or let in at another point, read another value and went another
+// way (a reader that found a published object unfilled and stopped).
+//
+// One such access is enough: a thread that went another way may make only
+// one.
+func ObserveLoose(r io.Reader, steps []Step) (Observation, error) {
+	obs, err := observe(r, steps, func(remote []Step, e event) bool {
+		for _, st := range remote {
+			if st.touches(e) {
+				return true
+			}
+		}
+		return false
+	}, true)
+	obs.Loose = obs.Lines != nil
+	return obs, err
+}
+
+// observe finds the steps; remoteMatch says whether an event is the next
+// remote step (the rest of the remote steps given), collapse makes one
+// remote access enough.
+func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event) bool, collapse bool) (Observation, error) {
 	var l1, l2 *Step
 	var remote []Step
 	for i := range steps {
@@ -51,23 +113,30 @@ func Observe(r io.Reader, steps []Step) (Observation, error) {
 	if l1 == nil || l2 == nil || len(remote) == 0 {
 		return Observation{}, errors.New("schedule without L1, L2 or a remote step")
 	}
+	need := len(remote)
+	if collapse {
+		need = 1
+	}
 	// Per thread, the remote steps made by others since its latest L1.
 	type window struct {
-		l1    int
-		lines []int
+		l1     int
+		lines  []int
+		remote []string
 	}
 	open := map[string]*window{}
 	var obs Observation
 	err := scanEvents(r, func(e event) error {
-		if w := open[e.Thread]; w != nil && len(w.lines) == len(remote) && l2.matches(e) {
+		if w := open[e.Thread]; w != nil && len(w.lines) == need && l2.matches(e) {
 			obs.Lines = append(append([]int{w.l1}, w.lines...), e.TraceLine)
+			obs.Remote = w.remote
 			return errFound
 		}
 		// One access may be a remote step of another thread's window and
 		// open its own (both threads run the same code).
 		for th, w := range open {
-			if th != e.Thread && len(w.lines) < len(remote) && remote[len(w.lines)].matches(e) {
+			if th != e.Thread && len(w.lines) < need && remoteMatch(remote[len(w.lines):], e) {
 				w.lines = append(w.lines, e.TraceLine)
+				w.remote = append(w.remote, fmt.Sprintf("%s %s %s:%d", e.Action, e.Object, e.File, e.Line))
 			}
 		}
 		if l1.matches(e) {

@@ -349,6 +349,9 @@ func reproducedEvidence(o Outcome) string {
 		fmt.Fprintf(&b, "the run ended as the recorded one: %s\n", o.Exit)
 	}
 	fmt.Fprintf(&b, "pattern observed at lines %s of %s (occurrence %d of %s)\n", joinInts(o.Observation.Lines), o.TracePath, o.Schedule.Occurrence, o.Schedule.Steps[0])
+	if o.Observation.Loose {
+		fmt.Fprintf(&b, "the other thread came in on the same object at other sites (it read another value and went another way): %s\n", strings.Join(o.Observation.Remote, "; "))
+	}
 	for _, l := range o.Stderr {
 		if failureRE.MatchString(l) || len(o.Stderr) <= 3 {
 			fmt.Fprintf(&b, "stderr: %s\n", l)

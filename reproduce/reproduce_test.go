@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -159,5 +160,35 @@ func TestChanged(t *testing.T) {
 		if got, why := tt.o.Changed(); got != tt.want {
 			t.Errorf("%s: Changed = %v (%s), want %v", tt.name, got, why, tt.want)
 		}
+	}
+}
+
+func TestObserveLoose(t *testing.T) {
+	steps := []Step{
+		{Role: "L1", Action: "Write", File: "p.c", Line: 44, Var: "g_cfg->nworkers"},
+		{Role: "R1", Action: "Read", File: "p.c", Line: 72, Var: "g_cfg->nworkers"},
+		{Role: "R2", Action: "Read", File: "p.c", Line: 76, Var: "g_cfg->port"},
+		{Role: "L2", Action: "Write", File: "p.c", Line: 45, Var: "g_cfg->port"},
+	}
+	read := func(fn func(io.Reader, []Step) (Observation, error)) Observation {
+		f, err := os.Open(filepath.Join("testdata", "loose.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		obs, err := fn(f, steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obs
+	}
+	if obs := read(Observe); obs.Reproduced() {
+		t.Errorf("Observe = %v: the reader never read nworkers or port", obs.Lines)
+	}
+	obs := read(ObserveLoose)
+	// The read of the pointer g_cfg (line 4) is not one of the object it
+	// points to; the read of g_cfg->magic is.
+	if want := []int{3, 5, 7}; !reflect.DeepEqual(obs.Lines, want) || !obs.Loose {
+		t.Errorf("ObserveLoose = %v (loose %v), want %v: the read of g_cfg->magic between", obs.Lines, obs.Loose, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,13 +257,22 @@ func (o *Outcome) observe(raw, workDir string, keep bool) {
 	}
 }
 
+// observeFile observes the pattern in a trace file, exactly or else
+// loosely.
 func observeFile(path string, steps []Step) (Observation, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Observation{}, err
+	var obs Observation
+	for _, fn := range []func(io.Reader, []Step) (Observation, error){Observe, ObserveLoose} {
+		f, err := os.Open(path)
+		if err != nil {
+			return obs, err
+		}
+		obs, err = fn(f, steps)
+		f.Close()
+		if err != nil || obs.Reproduced() {
+			return obs, err
+		}
 	}
-	defer f.Close()
-	return Observe(f, steps)
+	return obs, nil
 }
 
 // check runs the --check command after the directed run.

@@ -56,17 +56,18 @@ what was tried).`
 
 // reproduceFlags are the flags of reproduce that run does not have.
 type reproduceFlags struct {
-	reportPath  string
-	check       string
-	pause       time.Duration
-	runTimeout  time.Duration
-	runsPerBug  int
-	maxRuns     int
-	budget      time.Duration
-	outDir      string
-	relaxed     bool
-	maxRelaxed  int
-	showRelaxed string
+	reportPath     string
+	check          string
+	pause          time.Duration
+	runTimeout     time.Duration
+	runsPerBug     int
+	maxRuns        int
+	budget         time.Duration
+	outDir         string
+	relaxed        string
+	relaxedTimeout time.Duration
+	maxRelaxed     int
+	showRelaxed    string
 }
 
 func (r *reproduceFlags) register(fs *flag.FlagSet) {
@@ -78,7 +79,8 @@ func (r *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&r.maxRuns, "max-runs", 200, "directed runs in all at most (0: no limit)")
 	fs.DurationVar(&r.budget, "budget", 10*time.Minute, "wall time for all directed runs (0: no limit)")
 	fs.StringVar(&r.outDir, "out-dir", "", "`DIR` for the schedules and the traces of reproducing runs (default TRACE.reproduce)")
-	fs.BoolVar(&r.relaxed, "relaxed", true, "also try the bugs only relaxed models predict (reported only when reproduced)")
+	fs.StringVar(&r.relaxed, "relaxed", "dataflow,reads", "relaxed models whose extra bugs are tried too, a comma-separated `LIST`: dataflow (a read sees another value), reads (a read sees an older write), boundaries (regions go on over blocking synchronization: costly on large traces), or none")
+	fs.DurationVar(&r.relaxedTimeout, "relaxed-timeout", time.Minute, "the longest each relaxed model may take; its candidates found by then are tried")
 	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most, the likeliest first")
 	fs.StringVar(&r.showRelaxed, "show-relaxed", "failed", "which bugs only relaxed models predict are reported: failed (their directed run changed the outcome) or reproduced (also those whose run changed nothing)")
 }
@@ -239,48 +241,84 @@ func reproduceCandidates(ctx context.Context, trace string, cf *checkFlags, af *
 		return nil, nil, err
 	}
 	cands := reproduce.CandidatesOf(rep, false, 3)
-	if rf.relaxed {
-		relaxed, err := relaxedCandidates(ctx, m, as, opts, rep, rf.maxRelaxed)
-		if err != nil {
-			return nil, nil, fmt.Errorf("relaxed models: %w", err)
-		}
-		cands = append(cands, relaxed...)
+	relax, err := relaxationsOf(rf.relaxed)
+	if err != nil {
+		return nil, nil, err
 	}
-	return rep, cands, nil
+	relaxed, err := relaxedCandidates(ctx, m, as, opts, rep, relax, rf, stderr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("relaxed models: %w", err)
+	}
+	return rep, append(cands, relaxed...), nil
 }
 
-// relaxations are the relaxed models whose extra bugs are candidates, in
-// the order their bugs are tried: another value read first (the data flow
-// observed on other variables dropped), then reads that may see an older
-// write too, then region boundaries at blocking synchronization dropped
-// as well.
-var relaxations = []func(*tracemodel.ProjectOptions){
-	func(o *tracemodel.ProjectOptions) { o.Dataflow = false },
-	func(o *tracemodel.ProjectOptions) { o.Dataflow, o.ObservedReads = false, false },
-	func(o *tracemodel.ProjectOptions) {
+// relaxations are the relaxed models whose extra bugs can be candidates,
+// by name, in the order their bugs are tried: another value read (the
+// data flow observed on other variables dropped), then reads that may see
+// an older write too, then region boundaries at blocking synchronization
+// dropped as well. Each relaxes the ones before it.
+var relaxations = []struct {
+	name  string
+	relax func(*tracemodel.ProjectOptions)
+}{
+	{"dataflow", func(o *tracemodel.ProjectOptions) { o.Dataflow = false }},
+	{"reads", func(o *tracemodel.ProjectOptions) { o.Dataflow, o.ObservedReads = false, false }},
+	{"boundaries", func(o *tracemodel.ProjectOptions) {
 		o.Dataflow, o.ObservedReads, o.NoBoundaries, o.Handoffs = false, false, true, false
-	},
+	}},
 }
 
-// relaxedCandidates runs the relaxed models with the native engine and
-// returns the bugs the default report does not have, the ones of the
-// least relaxed model first, each model's in pattern order, at most max.
-func relaxedCandidates(ctx context.Context, m *tracemodel.Model, as []*analysis.Analyzer, opts predict.Options, rep *bugs.Report, max int) ([]reproduce.Candidate, error) {
+// relaxationsOf returns the relaxations a --relaxed list names, in the
+// order of relaxations.
+func relaxationsOf(list string) ([]func(*tracemodel.ProjectOptions), error) {
+	want := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" && n != "none" {
+			want[n] = true
+		}
+	}
+	var out []func(*tracemodel.ProjectOptions)
+	for _, r := range relaxations {
+		if want[r.name] {
+			out = append(out, r.relax)
+			delete(want, r.name)
+		}
+	}
+	for n := range want {
+		return nil, &predict.UsageError{Msg: fmt.Sprintf("--relaxed: unknown relaxation %q (want dataflow, reads, boundaries or none)", n)}
+	}
+	return out, nil
+}
+
+// relaxedCandidates runs the relaxed models with the native engine, each
+// for at most --relaxed-timeout, and returns the bugs the default report
+// does not have: the ones of the least relaxed model first, each model's
+// in pattern order, at most --max-relaxed.
+func relaxedCandidates(ctx context.Context, m *tracemodel.Model, as []*analysis.Analyzer, opts predict.Options, rep *bugs.Report, relax []func(*tracemodel.ProjectOptions), rf *reproduceFlags, stderr io.Writer) ([]reproduce.Candidate, error) {
 	seen := map[string]bool{}
 	for _, b := range rep.Bugs {
 		seen[b.ID] = true
 	}
 	var out []reproduce.Candidate
-	for _, relax := range relaxations {
+	for _, r := range relax {
 		o := opts
 		o.Engine, o.Confirm, o.Cache, o.Progress = predict.EngineNative, predict.ConfirmNone, nil, nil
-		relax(&o.Project)
-		r, err := run(ctx, m, as, o)
-		if err != nil {
+		r(&o.Project)
+		rctx, cancel := context.WithTimeout(ctx, rf.relaxedTimeout)
+		rr, err := run(rctx, m, as, o)
+		timedOut := rctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		switch {
+		case timedOut:
+			fmt.Fprintf(stderr, "mcpredict reproduce: warning: a relaxed model took longer than --relaxed-timeout %v: only the candidates found by then are tried\n", rf.relaxedTimeout)
+			if rr == nil {
+				continue
+			}
+		case err != nil:
 			return nil, err
 		}
-		for _, c := range reproduce.CandidatesOf(r, true, 3) {
-			if !seen[c.Bug.ID] && len(out) < max && c.Bug.Pattern != "" && strings.IndexByte("PM", c.Bug.Pattern[0]) >= 0 {
+		for _, c := range reproduce.CandidatesOf(rr, true, 3) {
+			if !seen[c.Bug.ID] && len(out) < rf.maxRelaxed && c.Bug.Pattern != "" && strings.IndexByte("PM", c.Bug.Pattern[0]) >= 0 {
 				seen[c.Bug.ID] = true
 				out = append(out, c)
 			}
