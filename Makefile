@@ -52,12 +52,16 @@ docker-test: setup
 bench: setup build
 	./scripts/bench.sh
 
-# Records and checks every annotated program of examples/c (issue 9) with
-# the native and the auto (Spin-confirmed) engine: a Markdown table per
-# engine; exit 1 if an expected bug is missed or anything else is reported;
-# then what every analysis (--analysis all) reports on each program.
+# Records and checks every annotated program of examples/c with the native
+# and the auto (Spin-confirmed) engine: a Markdown table per engine; exit 1
+# if an expected bug is missed or anything else is reported; what every
+# analysis (--analysis all) reports on each program; and what mcpredict
+# reproduce makes of each recording (every expected bug reproduced, no
+# correct program's run failed), then of examples/c/prove (bugs that need
+# another value: a failed run each).
 precision: setup build
-	$(GO) run ./internal/precision/cmd/precision -engine native,auto -bin $(BIN) -survey all -v examples/c examples/c/sets
+	$(GO) run ./internal/precision/cmd/precision -engine native,auto -bin $(BIN) -survey all -reproduce -v examples/c examples/c/sets
+	$(GO) run ./internal/precision/cmd/precision -bin $(BIN) -reproduce-only -v examples/c/prove
 
 # Regenerates the ANTLR parser of the pattern language (needs Node/npm).
 generate:

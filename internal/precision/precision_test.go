@@ -255,3 +255,45 @@ func mcpredict(t *testing.T) string {
 	}
 	return bin
 }
+
+// TestReproduce records the programs of examples/c/prove (bugs that need
+// a read to see another value, from recordings where they did not happen,
+// and their correct twins) and a few of examples/c, runs mcpredict
+// reproduce on each and checks its annotations: a failed directed run for
+// each bug of prove, every expected bug of the others reproduced, no
+// failed run for a correct program.
+func TestReproduce(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	progs, err := Load("../../examples/c/prove")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"split_cs.c", "cache_incr.c", "cache_incr_ok.c", "check_then_use.c", "sets/set_range_bounds.c", "sets/set_one_lock_ok.c"} {
+		p, err := ParseFile(filepath.Join("../../examples/c", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		progs = append(progs, p)
+	}
+	bin := mcpredict(t)
+	env := []string{"XDG_CACHE_HOME=" + filepath.Join(os.TempDir(), "mcpredict-test-cache", "xdg")}
+	for _, p := range progs {
+		t.Run(strings.TrimSuffix(p.Name, filepath.Ext(p.Name)), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rec, err := Record(ctx, bin, p, t.TempDir(), Options{Env: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Reproduce(ctx, bin, rec, Options{Env: env})
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			for _, pr := range r.Problems {
+				t.Error(pr)
+			}
+		})
+	}
+}

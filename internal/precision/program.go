@@ -31,9 +31,10 @@ type Program struct {
 	// twin it is silent on.
 	Reports []AnalysisReport
 	// Reproduce is what mcpredict reproduce must show (mcpredict:reproduce):
-	// "failed" (a directed run fails), "clean" (none fails) or "" (the
-	// default: clean for a correct program, every expected bug reproduced
-	// for a buggy one).
+	// "failed" (a directed run fails), "clean" (none fails), "missed" (a
+	// bug it does not expose yet, the reason given: a run that fails is
+	// then news to act on) or "" (the default: clean for a correct
+	// program, every expected bug reproduced for a buggy one).
 	Reproduce string
 }
 
@@ -60,7 +61,7 @@ type AnalysisReport struct {
 
 // Kind is "bug" for a program with expected bugs, "idiom" for a correct one.
 func (p *Program) Kind() string {
-	if len(p.Expect) > 0 || p.Reproduce == "failed" {
+	if len(p.Expect) > 0 || p.Reproduce == "failed" || p.Reproduce == "missed" {
 		return "bug"
 	}
 	return "idiom"
@@ -220,11 +221,15 @@ func Parse(path string, src []byte) (*Program, error) {
 			}
 			p.Reports = append(p.Reports, AnalysisReport{Line: n, Analysis: fields[0], Kind: fields[1]})
 		case "reproduce":
-			if len(fields) != 1 || (fields[0] != "failed" && fields[0] != "clean") {
-				fail(n, "mcpredict:reproduce wants failed or clean")
+			word := ""
+			if len(fields) > 0 {
+				word = strings.TrimSuffix(fields[0], ":")
+			}
+			if word != "failed" && word != "clean" && word != "missed" || word != "missed" && len(fields) > 1 {
+				fail(n, "mcpredict:reproduce wants failed, clean or missed (a known miss, with the reason after it)")
 				break
 			}
-			p.Reproduce = fields[0]
+			p.Reproduce = word
 		case "window":
 			// The two sites of the local thread's window, for the reader.
 		default:

@@ -90,6 +90,8 @@ func Reproduce(ctx context.Context, bin string, rec *Recording, opts Options) Re
 		r.Problems = append(r.Problems, fmt.Sprintf("%s: no directed run failed (mcpredict:reproduce failed)", p.Path))
 	case want == "clean" && len(r.Failed) > 0:
 		r.Problems = append(r.Problems, fmt.Sprintf("%s: a correct program's directed run failed: %s", p.Path, r.Failed[0]))
+	case want == "missed" && len(r.Failed) > 0:
+		r.Problems = append(r.Problems, fmt.Sprintf("%s: a known miss is now exposed (%s): make it mcpredict:reproduce failed", p.Path, r.Failed[0]))
 	}
 	return r
 }

@@ -16,7 +16,10 @@
  * recorded run, and no order of the recorded events gives that value.
  *
  * mcpredict:args 5 20000
- * mcpredict:reproduce failed
+ * mcpredict:reproduce missed: the atomic-set inference does not pair lg.len with
+ *   lg.data[15] (it correlates a variable with the last 8 a region accessed, and
+ *   log_append writes 17 elements); `mcpredict reproduce --atomic-set
+ *   'lg.len,lg.data*'` exposes it (a failed run)
  * mcpredict:window log_len@getlen log_copy@getdata
  */
 #include <pthread.h>
