@@ -31,6 +31,11 @@ func (h *Host) Open(ctx context.Context, path, format string, opts tracemodel.Op
 // OpenNamed is Open with the trace's name in messages and reports (the
 // service stores uploads under names of its own).
 func (h *Host) OpenNamed(ctx context.Context, path, name, format string, opts tracemodel.Options) (*tracemodel.Model, string, error) {
+	if format == "" && path != "-" {
+		if err := notATrace(path, name); err != nil {
+			return nil, "", err
+		}
+	}
 	if format == CSV || (format == "" && len(h.plugins) == 0) {
 		if path == "-" {
 			m, err := tracemodel.Parse(ctx, os.Stdin, name, opts)
@@ -235,4 +240,33 @@ func (s *source) Next(ctx context.Context) ([]tracemodel.Record, error) {
 
 func (s *source) malformed(what string) error {
 	return s.p.kill("sent malformed events: " + what)
+}
+
+// recordFirst is the hint for an input that is a program, not its trace.
+const recordFirst = "record it first: mcpredict cc -O1 -o prog prog.c && mcpredict record -o prog.csv -- ./prog ARGS && mcpredict run prog.csv"
+
+// notATrace recognises the inputs a new user gives instead of a trace: a
+// directory, a C or C++ source file, an executable.
+func notATrace(path, name string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil // the open reports it
+	}
+	if fi.IsDir() {
+		return &InputError{Msg: fmt.Sprintf("%s: a directory, not a trace (mcpredict batch checks a directory of traces); to check a program, %s", name, recordFirst)}
+	}
+	switch extension(name) {
+	case "c", "cc", "cpp", "cxx", "c++", "h", "hpp":
+		return &InputError{Msg: fmt.Sprintf("%s: a source file, not a trace; %s", name, recordFirst)}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	if n, _ := io.ReadFull(f, magic); n == 4 && string(magic) == "\x7fELF" {
+		return &InputError{Msg: fmt.Sprintf("%s: an executable, not a trace; %s", name, recordFirst)}
+	}
+	return nil
 }

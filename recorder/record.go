@@ -152,7 +152,7 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 		cwd = a
 	}
 	copts.Comments = append([]string{
-		"mcpredict trace (DESIGN §2 format: thread, sequence number, file-line, action, object[, object2])",
+		"mcpredict trace (CSV: thread, sequence number, file-line, action, object[, object2])",
 		"program: " + strings.Join(quoted, " "),
 		// argv and cwd let mcpredict reproduce run the program again.
 		"argv: " + string(argv),

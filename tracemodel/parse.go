@@ -17,6 +17,11 @@ import (
 
 // Options control parsing.
 type Options struct {
+	// AllowEmpty accepts a trace without events (by default, a ParseError:
+	// an empty recording means a broken recording step, not a correct
+	// program). A lenient parse that skipped lines accepts it too: the
+	// report counts what was skipped.
+	AllowEmpty bool
 	// Lenient skips malformed lines and inconsistent events (counting them
 	// in Model.Skipped) instead of failing.
 	Lenient bool
@@ -111,7 +116,16 @@ type ParseError struct {
 	Msg  string
 }
 
-func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+func (e *ParseError) Error() string {
+	if e.Line == 0 && e.Msg == noEventsMsg {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// noEventsMsg is the message of a trace without events, which has no line
+// to name.
+const noEventsMsg = "no events: the trace is empty or only comments (record the program first: mcpredict cc ... && mcpredict record -o TRACE -- ./PROG)"
 
 // overLimit is the error of a trace over one of the Options' bounds: bad
 // input, naming the flag that raises the bound.
@@ -217,8 +231,11 @@ func decompress(br *bufio.Reader, name string) (io.Reader, func(), error) {
 
 // builder holds the state of one parse.
 type builder struct {
-	m    *Model
-	opts Options
+	// eventLines counts the event lines applied, dropped ones too: a
+	// trace without any is refused (Options.AllowEmpty).
+	eventLines int
+	m          *Model
+	opts       Options
 
 	objIndex    map[string]int32
 	fileIndex   map[string]int32   // file name -> small id, for locIndex
@@ -586,6 +603,7 @@ func (r *rawEvent) parse(f [][]byte) string {
 // apply adds the event r of line n to the model, or returns a problem
 // message; nothing is changed when it returns one.
 func (b *builder) apply(n int, r *rawEvent) string {
+	b.eventLines++
 	f, kind, data, blockedKind, file, lineNo := r.f[:r.nf], r.kind, r.data, r.blockedKind, r.file, r.line
 
 	// Validate against the current state before changing anything. A

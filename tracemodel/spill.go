@@ -280,6 +280,10 @@ func (b *builder) build(name string, read func() error) (*Model, error) {
 	if err := read(); err != nil {
 		return nil, err
 	}
+	if b.eventLines == 0 && !b.opts.AllowEmpty && b.m.Skipped == 0 {
+		// A broken recording step must not pass as a clean program.
+		return nil, &ParseError{File: name, Msg: noEventsMsg}
+	}
 	m, err := b.finish()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -22,7 +22,7 @@ func New(opts Options, tx *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "atomicity of transactions (Enter/Exit, Begin/End, critical sections): pairs of a transaction's accesses that a concurrent access of another thread makes unserializable, on one variable or two",
-		Paper:    "Wang's dissertation (seeds/004): ch. 5, block-based algorithm, Theorems 5.1.1 and 5.2.1",
+		Paper:    "L. Wang, Analysis of Synchronization Errors for Multithreaded Programs (dissertation, Stony Brook, 2006): ch. 5, block-based algorithm, Theorems 5.1.1 and 5.2.1",
 		Requires: []analysis.Requirement{analysis.CausalOrder, tx},
 		Kinds: []bugs.FindingKind{
 			{ID: View, Name: "view-unserializable block", Help: "Two accesses of a transaction to one variable and another thread's access between them give a result no serial order gives (the read sees another value, or the final value is not the transaction's)."},

@@ -145,7 +145,7 @@ func New(opts Options, tx, esc *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "atomicity of transactions by commit nodes: access trees of all units joined by inter-edges of conflicting accesses (at the outermost common lock); a transaction with two communication nodes on a cycle (view- and conflict-forest)",
-		Paper:    "Wang's dissertation (seeds/004): ch. 6, commit-node algorithm, Figures 6.2, 6.4, 6.8, Theorems 6.3.3 and 6.3.6, trimming §6.5.1",
+		Paper:    "L. Wang, Analysis of Synchronization Errors for Multithreaded Programs (dissertation, Stony Brook, 2006): ch. 6, commit-node algorithm, Figures 6.2, 6.4, 6.8, Theorems 6.3.3 and 6.3.6, trimming §6.5.1",
 		Requires: []analysis.Requirement{analysis.ThreadPeriods, tx, esc},
 		Kinds: []bugs.FindingKind{
 			{ID: KindView, Name: "not view-atomic: two commit nodes on a cycle", Help: "The transaction has two commit nodes (innermost code regions that interact with other threads) that lie on a cycle of the view-forest: other units can observe or overwrite its intermediate state between them, in some feasible schedule no serial execution gives the same reads and final values."},

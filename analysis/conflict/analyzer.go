@@ -40,7 +40,7 @@ func New(tx *analysis.Analyzer, also ...*analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "conflict-serializability of the observed trace (Enter/Exit, Begin/End transactions): a cycle of conflicts (reads, writes, locks, every synchronization) through a transaction and other threads' transactions, with the cycle as witness",
-		Paper:    "Velodrome, Flanagan, Freund and Yi, PLDI 2008 (transaction graph); Aerodrome, Mathur and Viswanathan, ASPLOS 2020 (vector clocks, linear time); composed with SideTrack as in seeds/000 §6",
+		Paper:    "Velodrome, Flanagan, Freund and Yi, PLDI 2008 (transaction graph); Aerodrome, Mathur and Viswanathan, ASPLOS 2020 (vector clocks, linear time); composed with SideTrack as in its §6",
 		Requires: req,
 		Kinds: []bugs.FindingKind{
 			{ID: Kind, Name: "not conflict-serializable", Help: "An event of the transaction precedes and conflicts with an event of another thread's transaction, which (directly or through more transactions) precedes and conflicts with a later event of the transaction: no serial order of the transactions gives the observed trace's conflicts."},

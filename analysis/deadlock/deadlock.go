@@ -93,7 +93,7 @@ func New(opts Options) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "lock-order deadlocks: cycles of nested lock acquisitions by different threads, pruned by gate locks and happens-before; and deadlocks the recording ended in",
-		Paper:    "Wang's dissertation (seeds/004): Ch. 2 and §9.4.1, generalized Goodlock with gate locks, Figures 9.1-9.3",
+		Paper:    "L. Wang, Analysis of Synchronization Errors for Multithreaded Programs (dissertation, Stony Brook, 2006): Ch. 2 and §9.4.1, generalized Goodlock with gate locks, Figures 9.1-9.3",
 		Requires: []analysis.Requirement{analysis.CausalOrder, analysis.LockSets},
 		Kinds: []bugs.FindingKind{{ID: Kind, Name: "lock-order deadlock",
 			Help: "Threads acquire locks in a cyclic order: each holds a lock the next one acquires while it acquires the lock the previous one holds. When they run at the same time, each waits for the next one forever. No common (gate) lock keeps them apart and no causal order (create, join, barrier, signal) keeps them from running at once. Take the locks in one global order, or guard the nested acquisitions with one lock."}},

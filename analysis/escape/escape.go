@@ -64,7 +64,7 @@ func New() *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "the dynamic escape analysis: which accesses happen before their variable is reachable by a second thread (no findings; a result for lockset, reduction and commitnode)",
-		Paper:    "Wang's dissertation (seeds/004) §3.1, dynamic escape analysis",
+		Paper:    "L. Wang, Analysis of Synchronization Errors for Multithreaded Programs (dissertation, Stony Brook, 2006) §3.1, dynamic escape analysis",
 		Requires: []analysis.Requirement{analysis.CausalOrder},
 		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
 			return Compute(ctx, pass.Model) // Model.Clock: the causal order

@@ -20,7 +20,7 @@ func New(opts Options) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "high-level data races: variables one thread accesses in one atomic block (critical section, Begin/End, --atomic function) that another thread reads, and combines, or writes in separate blocks (view consistency with read/write kinds and causal correlation)",
-		Paper:    "Pessanha, Dias and Lourenço, Precise Detection of Atomicity Violations (seeds/001): §5.1, Definitions 5-9; view consistency of Artho, Havelund and Biere",
+		Paper:    "Pessanha, Dias and Lourenço, Precise Detection of Atomicity Violations (HVC 2012): §5.1, Definitions 5-9; view consistency of Artho, Havelund and Biere",
 		Requires: []analysis.Requirement{analysis.CausalOrder},
 		Kinds: []bugs.FindingKind{
 			{ID: KindRead, Name: "split read of an atomic update", Help: "A thread writes some variables in one atomic block; another thread reads them in separate atomic blocks and combines the values (a common write, branch or returned value): between its blocks the writer's block can run, and it sees values of two different updates."},

@@ -102,7 +102,7 @@ func New(opts Options, esc *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "data races: variables whose conflicting accesses in concurrent thread periods are not protected by a common lock (multi-lockset, after escape; locks order nothing)",
-		Paper:    "Wang's dissertation (seeds/004): §4.5, multi-lockset algorithm, Figure 4.1 (with §3.1 escape and §3.2 thread periods)",
+		Paper:    "L. Wang, Analysis of Synchronization Errors for Multithreaded Programs (dissertation, Stony Brook, 2006): §4.5, multi-lockset algorithm, Figure 4.1 (with §3.1 escape and §3.2 thread periods)",
 		Requires: []analysis.Requirement{analysis.LockSets, analysis.ThreadPeriods, esc},
 		Kinds: []bugs.FindingKind{
 			{ID: KindRace, Name: "data race", Help: "Two threads access the variable in thread periods that are not ordered by create, join, barriers, condition variables or semaphores, at least one writing, and no lock held at both accesses protects it (multi-lockset test): the accesses can run at the same time."},

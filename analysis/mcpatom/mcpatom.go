@@ -23,7 +23,7 @@ func New(pats []ltl.Pattern) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "atomicity violations: the five unserializable patterns of every (shared variable, thread pair), model-checked with Spin or natively",
-		Paper:    "McPatom, Zeng et al. 2012 (seeds/002): §2-4",
+		Paper:    "McPatom: A Predictive Analysis Tool for Atomicity Violation using Model Checking, Zeng, Sun, Liu and He, SPIN 2012: §2-4",
 		Kinds:    analysis.PatternKinds(spec.Patterns),
 		IDPrefix: "AV",
 		Models:   spec,

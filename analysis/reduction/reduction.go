@@ -111,7 +111,7 @@ func New(tx, ls, esc *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "atomicity of transactions by Lipton's reduction: a transaction whose movers (acquire R, release L, racy access N) are not R* N? L* (off-line, with multi-lockset races, escape, thread periods; conservative)",
-		Paper:    "Wang's dissertation (seeds/004): ch. 4, reduction-based algorithm, Theorems 4.3.1 and 4.4.2, §4.6, off-line (§4.3, §4.7)",
+		Paper:    "L. Wang, Analysis of Synchronization Errors for Multithreaded Programs (dissertation, Stony Brook, 2006): ch. 4, reduction-based algorithm, Theorems 4.3.1 and 4.4.2, §4.6, off-line (§4.3, §4.7)",
 		Requires: []analysis.Requirement{analysis.LockSets, analysis.ThreadPeriods, tx, ls, esc},
 		Kinds: []bugs.FindingKind{
 			{ID: CSCS, Name: "not reducible: two critical sections", Help: "The transaction releases a lock and later acquires one (right-mover after a left-mover): another thread can run between its critical sections, so it is not atomic by reduction."},

@@ -35,7 +35,7 @@ func New(tx *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "atomicity of transactions (Enter/Exit, Begin/End): another thread's acquire that can run inside the window between two acquires of one lock by a transaction, with no false alarm",
-		Paper:    "SideTrack, Yi, Sadowski and Flanagan, PADTAD 2009 (seeds/000): §3 Figure 6, blame §4",
+		Paper:    "SideTrack: Generalizing Dynamic Atomicity Analysis, Yi, Sadowski and Flanagan, PADTAD 2009: §3 Figure 6, blame §4",
 		Requires: []analysis.Requirement{analysis.CausalOrder, tx},
 		Kinds: []bugs.FindingKind{
 			{ID: Before, Name: "window before-error", Help: "A transaction acquires a lock twice; another thread's acquire of that lock, observed before the window, is concurrent with its first acquire and can run between the two: the transaction is not atomic in a feasible trace."},

@@ -20,7 +20,7 @@ func New(opts Options) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "stale-value errors: a value read in one atomic block (critical section, Begin/End, --atomic function) and used by a write in a later block of the same thread, while another thread can write the variable in between",
-		Paper:    "Pessanha, Dias and Lourenço, Precise Detection of Atomicity Violations (seeds/001): §5.2, Definitions 10-11",
+		Paper:    "Pessanha, Dias and Lourenço, Precise Detection of Atomicity Violations (HVC 2012): §5.2, Definitions 10-11",
 		Requires: []analysis.Requirement{analysis.CausalOrder},
 		Kinds: []bugs.FindingKind{
 			{ID: KindUpdate, Name: "stale value written back", Help: "A thread reads a variable in one atomic block and writes a value computed from it back in a later block; another thread's write of the variable can fall in between and is lost."},

@@ -22,7 +22,7 @@ func New(opts Options) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:  Name,
 		Doc:   "serializability violations that happened in the recorded run: computational units inferred from dependences (no annotations, locks ignored) whose input another thread accessed before the unit's dependent write (strict two-phase locking)",
-		Paper: "SVD, Xu, Bodík and Hill, PLDI 2005 (seeds/003): §3 (CUs, region hypothesis, strict 2PL), §4.2 online algorithm (Fig. 7, 8), §2.3 a-posteriori log",
+		Paper: "SVD: A Serializability Violation Detector for Shared-Memory Server Programs, Xu, Bodík and Hill, PLDI 2005: §3 (CUs, region hypothesis, strict 2PL), §4.2 online algorithm (Fig. 7, 8), §2.3 a-posteriori log",
 		Kinds: []bugs.FindingKind{
 			{ID: KindRemoteWrite, Name: "computational unit input overwritten", Help: "A computational unit (a computation inferred from the thread's dependences) read a variable; another thread wrote it before the unit wrote a value that depends on that read: the unit did not run serializably in the recorded run (strict two-phase locking violated on its input)."},
 			{ID: KindRemoteRead, Name: "computational unit intermediate value read", Help: "A computational unit read and wrote a variable; another thread read it before the unit's later write that depends on its first read: the other thread saw an intermediate value of the unit in the recorded run."},

@@ -14,7 +14,7 @@ func New(opts Options) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:  "transactions",
 		Doc:   "the transactions of the trace: Begin/End labels or Enter/Exit invocations, selected by --atomic and --not-atomic (no findings; a result for the analyses of transactions)",
-		Paper: "SideTrack (seeds/000) §2 and Wang's dissertation (seeds/004) §2, §7.2: every method is atomic unless said otherwise",
+		Paper: "SideTrack (Yi, Sadowski and Flanagan, PADTAD 2009) §2 and L. Wang, Analysis of Synchronization Errors for Multithreaded Programs (dissertation, Stony Brook, 2006) §2, §7.2: every method is atomic unless said otherwise",
 		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
 			return Extract(ctx, pass.Model, opts)
 		},

@@ -19,6 +19,9 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
+		if helpRequested(fs) {
+			return nil, flag.ErrHelp
+		}
 		args = fs.Args()
 		if len(args) == 0 {
 			return pos, nil
@@ -45,16 +48,49 @@ func parseArgs(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool
 	return pos, 0, true
 }
 
-// newFlagSet returns a FlagSet whose usage prints the given synopsis and
-// description before the flags.
+// newFlagSet returns a FlagSet whose -h prints the given synopsis and
+// description before the flags, and whose errors print only the synopsis
+// and where to read more: a mistyped flag should not bury its message
+// under a hundred lines of flags.
 func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
+	h := &helpFlag{full: func() {
 		fmt.Fprintf(fs.Output(), "Usage: mcpredict %s %s\n\n%s\n\nFlags:\n", name, synopsis, strings.TrimSpace(description))
 		fs.PrintDefaults()
+	}}
+	fs.Var(h, "h", "print this help")
+	fs.Var(h, "help", "print this help")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: mcpredict %s %s\nRun \"mcpredict %s -h\" for its flags.\n", name, synopsis, name)
 	}
 	return fs
+}
+
+// helpFlag is -h and -help: set, the parse ends with the full usage.
+type helpFlag struct {
+	set  bool
+	full func()
+}
+
+func (h *helpFlag) String() string   { return "" }
+func (h *helpFlag) IsBoolFlag() bool { return true }
+func (h *helpFlag) Set(s string) error {
+	h.set = s == "true"
+	return nil
+}
+
+// helpRequested prints the full usage if -h or -help was given.
+func helpRequested(fs *flag.FlagSet) bool {
+	f := fs.Lookup("h")
+	if f == nil {
+		return false
+	}
+	h, ok := f.Value.(*helpFlag)
+	if ok && h.set {
+		h.full()
+	}
+	return ok && h.set
 }
 
 // listFlag is a comma-separated list flag.

@@ -150,6 +150,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitOK
 	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintf(stdout, "mcpredict %s\n", version)
+		return exitOK
+	}
 	c, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "mcpredict: unknown command %q\n", args[0])
@@ -160,11 +164,21 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func usage(w io.Writer, cmds map[string]command) {
-	fmt.Fprint(w, `mcpredict predicts atomicity violations in multithreaded C/C++ programs
-from one recorded execution trace (Pin-style CSV), using the Spin model checker.
+	fmt.Fprint(w, `mcpredict predicts atomicity violations in multithreaded C/C++ programs,
+including those that did not happen, from one recorded run: it records your
+pthread program itself (cc, record) or reads Pin-style traces, checks the
+unserializable patterns with the Spin model checker or its native engine
+(run), and re-runs the program to prove them (reproduce).
 
 Usage:
   mcpredict <command> [flags] [arguments]
+  mcpredict --version
+
+First run on your program:
+  mcpredict cc -O1 -o prog prog.c
+  mcpredict record -o prog.csv -- ./prog ARGS
+  mcpredict run prog.csv
+  mcpredict reproduce prog.csv
 
 Commands:
 `)
@@ -176,6 +190,7 @@ Commands:
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
+	fmt.Fprintf(w, "  %-10s %s\n", "version", "print the version")
 	fmt.Fprint(w, `
 Run "mcpredict <command> -h" for the flags of a command.
 

@@ -142,8 +142,8 @@ done:
 
 const recordDescription = `
 Runs PROGRAM (built with "mcpredict cc") with recording on and writes the
-trace of its execution, in the observed order, to the -o file (DESIGN §2
-format; check it with "mcpredict run"). The program's input and output pass
+trace of its execution, in the observed order, to the -o file (CSV, one
+event per line; check it with "mcpredict run"). The program's input and output pass
 through. A program that fails, crashes or is killed still leaves the trace
 of what it did until then.
 
@@ -177,6 +177,9 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitOK
 		}
 		return exitUsage
+	}
+	if helpRequested(fs) {
+		return exitOK
 	}
 	rest := fs.Args()
 	if len(rest) > 0 && rest[0] == "--" {

@@ -226,6 +226,7 @@ func reproduceCandidates(ctx context.Context, trace string, cf *checkFlags, af *
 	if err != nil {
 		return nil, nil, err
 	}
+	cf.warnSpinSkipped(stderr, "reproduce")
 	m, err := inf.open(ctx, trace, cf.traceOptions(), stderr, "reproduce")
 	if err != nil {
 		return nil, nil, err

@@ -122,6 +122,8 @@ type checkFlags struct {
 	atomicSetsOn            bool
 	setPartners             countFlag
 	setConfidence           float64
+	// spinSkipped is why --engine auto runs without Spin (options).
+	spinSkipped error
 }
 
 // countFlag is an int flag that knows whether it was given.
@@ -270,11 +272,26 @@ func (c *checkFlags) options() (predict.Options, error) {
 	}
 	if eng != predict.EngineNative {
 		o.Tools, err = spinrunner.FindTools()
-		if err != nil {
+		switch {
+		case err != nil && eng == predict.EngineAuto:
+			// The native engine decides every verdict; only the
+			// confirmation needs Spin.
+			c.spinSkipped = err
+			o.Engine, o.Confirm = predict.EngineNative, predict.ConfirmNone
+		case err != nil:
 			return o, err
 		}
 	}
 	return o, nil
+}
+
+// warnSpinSkipped says, once, that Spin confirmation was skipped because
+// Spin or a C compiler is missing, and how to install them.
+func (c *checkFlags) warnSpinSkipped(stderr io.Writer, cmd string) {
+	if c.spinSkipped != nil {
+		fmt.Fprintf(stderr, "mcpredict %s: warning: %v; meanwhile the native engine decides every verdict and Spin confirmation is skipped (--engine native says so and silences this)\n", cmd, c.spinSkipped)
+		c.spinSkipped = nil
+	}
 }
 
 // confirmMaxSteps turns --confirm-max-steps into Options.ConfirmMaxSteps
@@ -446,6 +463,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
+	cf.warnSpinSkipped(stderr, "run")
 	topts := cf.traceOptions()
 	var endReading func()
 	topts.Progress, endReading = of.readingProgress(stderr, pos[0])
