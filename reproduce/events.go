@@ -20,7 +20,7 @@ type event struct {
 }
 
 // kind is the access kind of an action: R, W, L (an acquisition), U (a
-// release), or 0 for the others.
+// release), B (a blocked acquisition), or 0 for the others.
 func (e event) kind() byte { return kindOf(e.Action) }
 
 func kindOf(action string) byte {
@@ -33,6 +33,8 @@ func kindOf(action string) byte {
 		return 'L'
 	case "Unlock", "RwUnlock":
 		return 'U'
+	case "Blocked":
+		return 'B' // an acquisition that never returned (a deadlock)
 	}
 	return 0
 }

@@ -58,7 +58,7 @@ func indexRecording(path string, sites []siteKey, queries []lockQuery) (*recorde
 	defer rc.Close()
 	err = scanEvents(rc, func(e event) error {
 		k := e.kind()
-		if (k == 'R' || k == 'W') && len(want) > 0 {
+		if (k == 'R' || k == 'W' || k == 'L') && len(want) > 0 {
 			for _, sk := range []siteKey{{e.File, e.Line, k}, {e.File, e.Line, 'A'}} {
 				if want[sk] {
 					ix.sites[sk] = append(ix.sites[sk], e.TraceLine)

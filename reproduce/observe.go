@@ -50,9 +50,13 @@ func (st Step) touches(e event) bool {
 	return objectOf(e.Object) == objectOf(st.Var)
 }
 
-// matches reports whether an event is an access of the step.
+// matches reports whether an event is an access of the step (or an
+// acquisition, or a blocked one, for the steps of a deadlock).
 func (st Step) matches(e event) bool {
 	k := e.kind()
+	if sk := st.kind(); sk == 'L' || sk == 'B' {
+		return k == sk && e.Line == st.Line && e.File == st.File && (st.Var == "" || sameVar(e.Object, st.Var))
+	}
 	if k != 'R' && k != 'W' {
 		return false
 	}

@@ -13,6 +13,10 @@ import (
 	"github.com/mcpredict/mcpredict/bugs"
 )
 
+// deadlockTimeout bounds a directed run of a deadlock: it hangs when the
+// schedule works.
+const deadlockTimeout = 10 * time.Second
+
 // Candidate is a bug to reproduce, with the instances whose witnesses give
 // its schedules.
 type Candidate struct {
@@ -156,7 +160,7 @@ func plan(rec Recording, cands []Candidate, opts Options) ([]candidatePlan, erro
 				continue
 			}
 			sites = append(sites, keyOf(steps[0]))
-			if r := firstRemote(v); r != nil {
+			if _, r := anchors(v); r != nil {
 				queries = append(queries, lockQuery{r.Handle, r.TraceLine})
 			}
 		}
@@ -172,24 +176,29 @@ func plan(rec Recording, cands []Candidate, opts Options) ([]candidatePlan, erro
 	return out, nil
 }
 
-// firstRemote returns the first essential remote access of v.
-func firstRemote(v bugs.Violation) *bugs.Access {
-	for _, a := range v.EssentialAccesses() {
-		if a.Role == "remote" {
-			return &a
+// anchors returns the recorded accesses of v that L1 and R1 stand for: its
+// first local and first remote access, or for a deadlock the two threads'
+// first acquisitions; nil if v has none.
+func anchors(v bugs.Violation) (l1, r1 *bugs.Access) {
+	as := v.EssentialAccesses()
+	if v.Pattern == "DL" {
+		if len(as) == 4 {
+			return &as[0], &as[2]
+		}
+		return nil, nil
+	}
+	for i := range as {
+		switch {
+		case as[i].Role == "local" && l1 == nil:
+			l1 = &as[i]
+		case as[i].Role == "remote" && r1 == nil:
+			r1 = &as[i]
 		}
 	}
-	return nil
-}
-
-// firstLocal returns the first essential local access of v.
-func firstLocal(v bugs.Violation) *bugs.Access {
-	for _, a := range v.EssentialAccesses() {
-		if a.Role == "local" {
-			return &a
-		}
+	if l1 == nil || r1 == nil {
+		return nil, nil
 	}
-	return nil
+	return l1, r1
 }
 
 // planCandidate lists a candidate's schedules, the likeliest first: each
@@ -214,7 +223,11 @@ func planCandidate(rec Recording, c Candidate, ix *recordedIndex, opts Options) 
 		}
 		s := Schedule{Bug: c.Bug.ID, Pattern: c.Bug.Pattern, Steps: steps, Pause: opts.Pause,
 			Argv: rec.Argv, Dir: rec.Dir, Objects: rec.Objects(), Ended: rec.Ended, Check: opts.Check}
-		l1, r1 := firstLocal(v), firstRemote(v)
+		l1, r1 := anchors(v)
+		if l1 == nil {
+			p.why = "an instance without a local and a remote access"
+			continue
+		}
 		s.Occurrence, _ = ix.occurrence(keyOf(steps[0]), l1.TraceLine)
 		if r1.TraceLine < l1.TraceLine {
 			// The remote thread ran first: hold it where it would take
@@ -266,7 +279,12 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 		if !take() {
 			break
 		}
-		o := runSchedule(ctx, s, cc, dir, i+1, opts.RunTimeout, false)
+		timeout := opts.RunTimeout
+		if s.Pattern == "DL" {
+			// A directed deadlock ends only at the time-out.
+			timeout = min(timeout, deadlockTimeout)
+		}
+		o := runSchedule(ctx, s, cc, dir, i+1, timeout, false)
 		res.Runs = append(res.Runs, o)
 		if opts.Progress != nil {
 			opts.Progress(c.Bug.ID, i+1, o)

@@ -28,15 +28,20 @@ type Step struct {
 }
 
 func (s Step) kind() byte {
-	switch kindOf(s.Action) {
-	case 'R':
-		return 'R'
-	case 'W':
-		return 'W'
-	case 'L':
-		return 'L'
+	switch k := kindOf(s.Action); k {
+	case 'R', 'W', 'L', 'B':
+		return k
 	}
 	return 'A'
+}
+
+// runtimeKind is the kind the runtime matches the step's site with: a
+// blocked acquisition is an acquisition there.
+func (s Step) runtimeKind() byte {
+	if k := s.kind(); k != 'B' {
+		return k
+	}
+	return 'L'
 }
 
 func (s Step) String() string {
@@ -91,6 +96,9 @@ func (s Schedule) local() (l1, l2 *Step, remote []Step, pre *Step) {
 // remote ones between R1, R2, ... It fails for a violation that is not a
 // two-thread pattern of one local and some remote accesses (a deadlock).
 func StepsOf(v bugs.Violation) ([]Step, error) {
+	if v.Pattern == "DL" {
+		return deadlockSteps(v)
+	}
 	as := v.EssentialAccesses()
 	var local, remote []bugs.Access
 	for _, a := range as {
@@ -206,7 +214,7 @@ func (s Schedule) Write(w io.Writer, cc *codeCache) error {
 				mod = filepath.Base(f.object)
 			}
 			for _, r := range f.ranges {
-				fmt.Fprintf(bw, "site %s %c %d %s %x %x\n", st.Role, st.kind(), same, mod, r.Lo, r.Hi)
+				fmt.Fprintf(bw, "site %s %c %d %s %x %x\n", st.Role, st.runtimeKind(), same, mod, r.Lo, r.Hi)
 			}
 		}
 	}
@@ -293,4 +301,21 @@ func parseStep(val string) (Step, error) {
 		st.Var = f[4]
 	}
 	return st, nil
+}
+
+// deadlockSteps are the steps of a lock-order cycle of two threads: the
+// first thread's acquisition of its held lock (L1), the other thread's
+// acquisition of its held lock (R1), and the first thread's acquisition
+// that then blocks (L2, observed as Blocked). The local thread is held
+// before its second acquisition until the other holds its lock; each then
+// waits for the other's.
+func deadlockSteps(v bugs.Violation) ([]Step, error) {
+	as := v.EssentialAccesses()
+	if len(as) != 4 || as[0].Role != "held" || as[1].Role != "acquire" || as[2].Role != "held" || as[3].Role != "acquire" || as[0].Handle == as[2].Handle {
+		return nil, fmt.Errorf("DL: only cycles of two threads are directed (%d acquisitions)", len(as))
+	}
+	step := func(role, action string, a bugs.Access) Step {
+		return Step{Role: role, Action: action, File: a.File, Line: a.Line, Var: a.Object}
+	}
+	return []Step{step("L1", "Lock", as[0]), step("R1", "Lock", as[2]), step("L2", "Blocked", as[1])}, nil
 }

@@ -270,7 +270,7 @@ func TestReproduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"split_cs.c", "cache_incr.c", "cache_incr_ok.c", "check_then_use.c", "sets/set_range_bounds.c", "sets/set_one_lock_ok.c"} {
+	for _, name := range []string{"split_cs.c", "cache_incr.c", "cache_incr_ok.c", "check_then_use.c", "rec_atomic_ref.c", "deadlock_two_locks.c", "deadlock_gate.c", "sets/set_range_bounds.c", "sets/set_one_lock_ok.c"} {
 		p, err := ParseFile(filepath.Join("../../examples/c", name))
 		if err != nil {
 			t.Fatal(err)

@@ -141,9 +141,10 @@ extern int __mcprec_sched_on;
 void __mcprec_sched_init(const char *prefix);
 void __mcprec_sched_resolve(void);
 void __mcprec_sched_access(uint64_t pc, uintptr_t a, uint64_t size, int write);
+void __mcprec_sched_atomic(uint64_t pc, uintptr_t a, uint64_t size, int write);
 void __mcprec_sched_lock_pre(const volatile void *m, uint64_t pc);
 void __mcprec_sched_lock_busy(const volatile void *m);
-void __mcprec_sched_lock_post(const volatile void *m);
+void __mcprec_sched_lock_post(const volatile void *m, uint64_t pc);
 void __mcprec_sched_unlock_post(const volatile void *m);
 #define SCHED(call) do { if (UNLIKELY(__mcprec_sched_on)) call; } while (0)
 
@@ -1466,6 +1467,9 @@ static inline void atomic_post(struct thr *t, uint32_t *lk, const volatile void 
 	}
 	spin_unlock(lk);
 	t->busy = 0;
+	/* After the stripe is unlocked: a schedule never holds a thread here
+	 * (the operation is done), it only arms or counts a remote step. */
+	SCHED(__mcprec_sched_atomic(pc, a, size, wr));
 }
 
 #define SC __ATOMIC_SEQ_CST
@@ -1836,7 +1840,7 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		int rc = real_##name(m);                \
 		if (rc == 0) {                          \
 			ev(kind, m, 0, pc);             \
-			SCHED(__mcprec_sched_lock_post(m)); \
+			SCHED(__mcprec_sched_lock_post(m, pc)); \
 		}                                       \
 		return rc;                              \
 	}
@@ -1859,7 +1863,7 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		}                                          \
 		if (rc == 0) {                             \
 			ev(kind, m, 0, pc);                \
-			SCHED(__mcprec_sched_lock_post(m)); \
+			SCHED(__mcprec_sched_lock_post(m, pc)); \
 		}                                          \
 		return rc;                                 \
 	}
@@ -1873,7 +1877,7 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		int rc = real_##name(m, ts);                       \
 		if (rc == 0) {                                     \
 			ev(kind, m, 0, pc);                        \
-			SCHED(__mcprec_sched_lock_post(m));        \
+			SCHED(__mcprec_sched_lock_post(m, pc));        \
 		}                                                  \
 		return rc;                                         \
 	}

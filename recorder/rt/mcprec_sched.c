@@ -372,7 +372,21 @@ static void maybe_pause(const char *where)
 		S.armed = 0;
 }
 
+static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int may_hold);
+
 void __mcprec_sched_access(uint64_t pc, uintptr_t a, uint64_t size, int write)
+{
+	access_step(pc, a, size, write, 1);
+}
+
+/* __mcprec_sched_atomic: an atomic operation, already done: it may arm the
+ * schedule or be a remote step, never hold its thread. */
+void __mcprec_sched_atomic(uint64_t pc, uintptr_t a, uint64_t size, int write)
+{
+	access_step(pc, a, size, write, 0);
+}
+
+static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int may_hold)
 {
 	tick();
 	char kind = write ? 'W' : 'R';
@@ -396,7 +410,7 @@ void __mcprec_sched_access(uint64_t pc, uintptr_t a, uint64_t size, int write)
 				return;
 			}
 		}
-		if (g_prehold && !g_prehold_used && g_sites[R_PRE].kind != 'L' && in_site(R_PRE, pc, kind) &&
+		if (may_hold && g_prehold && !g_prehold_used && g_sites[R_PRE].kind != 'L' && in_site(R_PRE, pc, kind) &&
 		    !__atomic_exchange_n(&g_prehold_used, 1, __ATOMIC_ACQ_REL))
 			hold("prehold", PH_IDLE);
 		return;
@@ -418,7 +432,7 @@ void __mcprec_sched_access(uint64_t pc, uintptr_t a, uint64_t size, int write)
 		}
 		return;
 	}
-	if (S.armed && in_site(R_L2, pc, kind) && (!g_sites[R_L2].same || on_addr(a, size)))
+	if (may_hold && S.armed && in_site(R_L2, pc, kind) && (!g_sites[R_L2].same || on_addr(a, size)))
 		maybe_pause("before-L2");
 }
 
@@ -447,11 +461,50 @@ void __mcprec_sched_lock_busy(const volatile void *m)
 	}
 }
 
-void __mcprec_sched_lock_post(const volatile void *m)
+/* __mcprec_sched_lock_post: the caller acquired m at pc. A schedule of a
+ * lock-order deadlock has lock sites (kind L): the local thread's first
+ * acquisition arms it, the other thread's acquisition of the second lock
+ * is the remote step; the local thread is then held before its next
+ * acquisition, as for an access. */
+void __mcprec_sched_lock_post(const volatile void *m, uint64_t pc)
 {
+	tick();
 	if (S.nheld < MAXHELD)
 		S.held[S.nheld] = m;
 	S.nheld++;
+	if (g_sites[R_L1].kind != 'L')
+		return;
+	int ph = __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE);
+	if (ph == PH_IDLE && in_site(R_L1, pc, 'L')) {
+		uint64_t n = __atomic_add_fetch(&g_hits, 1, __ATOMIC_RELAXED);
+		if (n != g_occ)
+			return;
+		slock();
+		if (g_phase == PH_IDLE) {
+			g_phase = PH_ARMED;
+			g_local = self_id();
+			g_addr = (uintptr_t)m;
+			g_asz = 1;
+			S.armed = 1;
+			S.h0 = S.nheld;
+		}
+		sunlock();
+		logf_("trigger occurrence=%llu lock=%#lx", (unsigned long long)n, (unsigned long)(uintptr_t)m);
+		return;
+	}
+	if (ph == PH_ARMED && self_id() != g_local && g_step < g_nremote && in_site(R_R1 + g_step, pc, 'L')) {
+		slock();
+		if (g_phase == PH_ARMED) {
+			g_step++;
+			if (g_step == g_nremote) {
+				g_match_ms = now_ms();
+				g_phase = PH_MATCHED;
+				S.just_matched = 1;
+			}
+		}
+		sunlock();
+		logf_("remote step=%d lock=%#lx", g_step, (unsigned long)(uintptr_t)m);
+	}
 }
 
 void __mcprec_sched_unlock_post(const volatile void *m)
