@@ -1,11 +1,11 @@
 package recorder
 
 import (
-	"path/filepath"
 	"bufio"
 	"cmp"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
