@@ -2,11 +2,13 @@ package reproduce
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -190,5 +192,39 @@ func TestObserveLoose(t *testing.T) {
 	// points to; the read of g_cfg->magic is.
 	if want := []int{3, 5, 7}; !reflect.DeepEqual(obs.Lines, want) || !obs.Loose {
 		t.Errorf("ObserveLoose = %v (loose %v), want %v: the read of g_cfg->magic between", obs.Lines, obs.Loose, want)
+	}
+}
+
+// TestRunGroupStopsEverything: a directed run that hangs is stopped after
+// its time-out with every process it started (a server a script left
+// running), and so is one whose context is cancelled.
+func TestRunGroupStopsEverything(t *testing.T) {
+	for _, cancelIt := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		out, errw := &tailWriter{max: 1024}, &tailWriter{max: 1024}
+		// The child ignores SIGTERM: only SIGKILL ends it.
+		cmd := command([]string{"/bin/sh", "-c", "trap '' TERM; sleep 100 & sleep 100"}, "", nil, out, errw)
+		timeout := 300 * time.Millisecond
+		if cancelIt {
+			timeout = time.Minute
+			time.AfterFunc(300*time.Millisecond, cancel)
+		}
+		start := time.Now()
+		timedOut, _ := runGroup(ctx, cmd, timeout)
+		cancel()
+		if timedOut == cancelIt {
+			t.Errorf("cancel %v: timedOut = %v", cancelIt, timedOut)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("cancel %v: stopped after %v", cancelIt, d)
+		}
+		// No process of the group is left: signal 0 to the group fails.
+		deadline := time.Now().Add(5 * time.Second)
+		for syscall.Kill(-cmd.Process.Pid, 0) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("cancel %v: processes of group %d still run", cancelIt, cmd.Process.Pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 }
