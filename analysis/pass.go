@@ -81,7 +81,7 @@ func (p *Pass) violation(f Finding) bugs.Violation {
 		ac := bugs.Access{
 			Thread: int(e.Thread), Handle: m.Threads[e.Thread-1].Handle, Role: s.Role,
 			Action: s.Action, File: loc.File, Line: loc.Line, TraceLine: int(e.Line),
-			Essential: s.Essential, Object: s.Object,
+			Essential: s.Essential, Object: s.Object, Source: m.Sources[loc],
 		}
 		if ac.Action == "" {
 			ac.Action = e.Kind.String()

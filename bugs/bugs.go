@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -46,6 +47,9 @@ type Access struct {
 	// a violation of an atomic set); empty when every access is on
 	// Violation.Var.
 	Object string `json:"object,omitempty"`
+	// Source is the text of the access's source line, when the trace has
+	// it (a recording of mcpredict record): bug ids are made from it.
+	Source string `json:"source,omitempty"`
 }
 
 // Location returns "file:line" or "?".
@@ -126,6 +130,7 @@ type Location struct {
 	File   string `json:"file,omitempty"`
 	Line   int    `json:"line,omitempty"`
 	Func   string `json:"func,omitempty"`
+	Source string `json:"source,omitempty"` // the line's text, when the trace has it
 }
 
 func (l Location) String() string {
@@ -136,11 +141,47 @@ func (l Location) key() string {
 	return fmt.Sprintf("%s|%s|%s|%d", l.Role, l.Action, l.File, l.Line)
 }
 
+// idKey is what a location contributes to a bug id: with its source text,
+// the role, action, file base name, function and the text without
+// comments and spacing, so that lines added or removed elsewhere (a
+// comment at the top of the file) and the spelling of the path keep the
+// id; without it (a Pin trace), key.
+func (l Location) idKey() string {
+	text := normalizeSource(l.Source)
+	if text == "" {
+		return l.key()
+	}
+	return fmt.Sprintf("%s|%s|%s|%s|%s", l.Role, l.Action, path.Base(l.File), l.Func, text)
+}
+
+// normalizeSource is a line of C without its comments and with single
+// spaces: what the code says, not how it is laid out or annotated.
+func normalizeSource(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "//"):
+			i = len(s)
+		case strings.HasPrefix(s[i:], "/*"):
+			end := strings.Index(s[i+2:], "*/")
+			if end < 0 {
+				i = len(s)
+				break
+			}
+			i += end + 3
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
 // locationAccesses turns accesses into locations (not deduplicated).
 func locationAccesses(as []Access) []Location {
 	out := make([]Location, len(as))
 	for i, a := range as {
-		out[i] = Location{Role: a.Role, Action: a.Action, File: a.File, Line: a.Line, Func: a.Func}
+		out[i] = Location{Role: a.Role, Action: a.Action, File: a.File, Line: a.Line, Func: a.Func, Source: a.Source}
 	}
 	return out
 }
@@ -184,12 +225,30 @@ func locations(ls []Location) []Location {
 func PatternID(key string, as []Access) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n", key)
+	var keys []string
 	for _, l := range locations(locationAccesses(as)) {
 		if l.Role == "local" {
-			fmt.Fprintf(h, "%s\n", l.key())
+			keys = append(keys, l.idKey())
 		}
 	}
+	if hasSource(as) {
+		// Ordered by text, not by line: code moved keeps its id.
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+	}
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s\n", k)
+	}
 	return "AV-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+func hasSource(as []Access) bool {
+	for _, a := range as {
+		if a.Source != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // FindingID is the stable id of a finding of an analysis that is not
@@ -202,7 +261,7 @@ func FindingID(prefix, kind string, locs []Location) string {
 	fmt.Fprintf(h, "%s\n", kind)
 	keys := make([]string, 0, len(locs))
 	for _, l := range locs {
-		keys = append(keys, l.key())
+		keys = append(keys, l.idKey())
 	}
 	sort.Strings(keys)
 	for i, k := range keys {

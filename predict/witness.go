@@ -113,7 +113,7 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		for _, e := range s.Events {
 			a := bugs.Access{
 				Thread: pm.Threads[r.Thread].ID, Handle: pm.Threads[r.Thread].Handle, Role: role,
-				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine,
+				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine, Source: e.Source,
 				Instance: inInstance, Object: varOf(s),
 			}
 			v.Interleaving = append(v.Interleaving, a)

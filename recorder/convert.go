@@ -129,6 +129,7 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	st.Events = cw.lines
 	if err == nil {
 		writeReached(bw, tw.reached)
+		syms.writeSources(bw)
 		fmt.Fprintf(bw, "# end: %d events, %d threads\n", cw.lines, st.Threads)
 		err = bw.Flush()
 	}

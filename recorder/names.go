@@ -1,8 +1,10 @@
 package recorder
 
 import (
+	"bufio"
 	"debug/dwarf"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -22,6 +24,7 @@ type procSyms struct {
 	warn      func(string)
 
 	locCache  map[uint64]string
+	sources   map[string]sourceLine // the locations resolved, and their source lines
 	funcCache map[uint64]string
 	siteCache map[uint64]string
 }
@@ -38,6 +41,7 @@ func newProcSyms(mods []module, fullPaths bool, warn func(string)) *procSyms {
 		fullPaths: fullPaths,
 		warn:      warn,
 		locCache:  map[uint64]string{},
+		sources:   map[string]sourceLine{},
 		funcCache: map[uint64]string{},
 		siteCache: map[uint64]string{},
 	}
@@ -84,12 +88,55 @@ func (p *procSyms) location(ret uint64) string {
 	}
 	s := "?"
 	if mi, ok := p.module(ret); ok {
-		if file, line, ok := p.table(mi).location(ret - p.mods[mi].Bias); ok {
+		ms := p.table(mi)
+		if file, line, ok := ms.location(ret - p.mods[mi].Bias); ok {
 			s = file + "-" + strconv.Itoa(line)
+			if _, seen := p.sources[s]; !seen {
+				p.sources[s] = sourceLine{path: ms.paths[file], line: line}
+			}
 		}
 	}
 	p.locCache[ret] = s
 	return s
+}
+
+// sourceLine is where a location's source text is.
+type sourceLine struct {
+	path string
+	line int
+}
+
+// writeSources writes a "# source: LOC<TAB>TEXT" comment for every location
+// of the trace whose source file can be read here: the text of the line,
+// trimmed. Bug ids are made from it rather than from line numbers, so that
+// an edit elsewhere in the file keeps them (tracemodel.Model.Sources).
+func (p *procSyms) writeSources(w *bufio.Writer) {
+	locs := make([]string, 0, len(p.sources))
+	for l := range p.sources {
+		locs = append(locs, l)
+	}
+	sort.Strings(locs)
+	files := map[string][]string{}
+	for _, l := range locs {
+		src := p.sources[l]
+		if src.path == "" {
+			continue
+		}
+		lines, ok := files[src.path]
+		if !ok {
+			if b, err := os.ReadFile(src.path); err == nil && len(b) < 16<<20 {
+				lines = strings.Split(string(b), "\n")
+			}
+			files[src.path] = lines
+		}
+		if src.line < 1 || src.line > len(lines) {
+			continue
+		}
+		text := strings.Join(strings.Fields(lines[src.line-1]), " ")
+		if text != "" && len(text) < 512 {
+			fmt.Fprintf(w, "# source: %s\t%s\n", l, text)
+		}
+	}
 }
 
 // function names the function containing pc.

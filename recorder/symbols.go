@@ -68,7 +68,10 @@ type varSym struct {
 // modSyms is what one module's ELF and DWARF say about its addresses.
 // Addresses in it are link-time addresses.
 type modSyms struct {
-	lines  []lineRow
+	lines []lineRow
+	// paths maps a file as the trace names it (a base name, or the DWARF
+	// path with -full-paths) to the path of its source, to read its lines.
+	paths  map[string]string
 	funcs  []funcSym
 	vars   []varSym
 	frames []*frameFunc // sorted by lo
@@ -225,6 +228,10 @@ func (ms *modSyms) readLines(d *dwarf.Data, cu *dwarf.Entry, fullPaths bool) err
 		return err
 	}
 	names := map[*dwarf.LineFile]string{}
+	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	if ms.paths == nil {
+		ms.paths = map[string]string{}
+	}
 	var le dwarf.LineEntry
 	for {
 		if err := lr.Next(&le); err != nil {
@@ -238,10 +245,17 @@ func (ms *modSyms) readLines(d *dwarf.Data, cu *dwarf.Entry, fullPaths bool) err
 			n, ok := names[le.File]
 			if !ok {
 				n = le.File.Name
+				full := n
+				if !filepath.IsAbs(full) && compDir != "" {
+					full = filepath.Join(compDir, full)
+				}
 				if !fullPaths {
 					n = filepath.Base(n)
 				}
 				names[le.File] = n
+				if _, ok := ms.paths[n]; !ok {
+					ms.paths[n] = full
+				}
 			}
 			file = n
 		}

@@ -26,6 +26,10 @@ type Model struct {
 	// its type and allocation site ("# reached:" comment lines); nil when
 	// the trace has none.
 	Reached map[string]string
+	// Sources holds the source text of the trace's locations that the
+	// recorder could read ("# source:" comment lines); nil when the trace
+	// has none (a Pin trace). Bug ids are made from it (bugs.LineKey).
+	Sources map[Loc]string
 
 	sync        *Order                  // the synchronization order
 	flowCk      *flowCheckpoints        // data-flow replay states (checkpoint.go); nil: none

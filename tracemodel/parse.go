@@ -417,9 +417,25 @@ func (b *builder) thread(handle []byte) int32 {
 // path the program first reached it through.
 const reachedPrefix = "# reached: "
 
-// comment keeps what a comment line tells about the trace's variables:
-// "# reached: NAME as PATH" (Model.Reached). Other comments are ignored.
+// sourcePrefix starts the comment line in which the recorder keeps the
+// source text of a location: "# source: FILE-LINE<TAB>TEXT".
+const sourcePrefix = "# source: "
+
+// comment keeps what a comment line tells about the trace's variables and
+// locations: "# reached: NAME as PATH" (Model.Reached), "# source:
+// FILE-LINE<TAB>TEXT" (Model.Sources). Other comments are ignored.
 func (b *builder) comment(t []byte) {
+	if rest, ok := bytes.CutPrefix(t, []byte(sourcePrefix)); ok {
+		loc, text, ok := bytes.Cut(rest, []byte("\t"))
+		file, line, msg := parseLoc(loc)
+		if ok && msg == "" && line > 0 {
+			if b.m.Sources == nil {
+				b.m.Sources = map[Loc]string{}
+			}
+			b.m.Sources[Loc{File: string(file), Line: line}] = string(bytes.TrimSpace(text))
+		}
+		return
+	}
 	rest, ok := bytes.CutPrefix(t, []byte(reachedPrefix))
 	if !ok {
 		return

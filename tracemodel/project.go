@@ -138,6 +138,9 @@ type EventRef struct {
 	File      string `json:"file,omitempty"`
 	Line      int    `json:"line,omitempty"`
 	Func      string `json:"func,omitempty"`
+	// Source is the text of the event's source line, when the trace has
+	// it (Model.Sources).
+	Source string `json:"source,omitempty"`
 }
 
 // Loc returns the source location of the event.
@@ -809,7 +812,7 @@ func intersect(a, b []int32) []int32 {
 
 func (m *Model) ref(e *Event) EventRef {
 	l := m.Locs[e.Loc]
-	r := EventRef{TraceLine: int(e.Line), Action: e.Kind.String(), File: l.File, Line: l.Line}
+	r := EventRef{TraceLine: int(e.Line), Action: e.Kind.String(), File: l.File, Line: l.Line, Source: m.Sources[l]}
 	if e.Func != 0 {
 		r.Func = m.Objects[e.Func]
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,13 +17,19 @@ import (
 // the bug did not happen), returning the trace.
 func recordProgram(t *testing.T, name string, args ...string) string {
 	t.Helper()
+	return recordProgramIn(t, filepath.Join("testdata", "reproduce"), name, args...)
+}
+
+// recordProgramIn is recordProgram of the program srcDir/name.c.
+func recordProgramIn(t *testing.T, srcDir, name string, args ...string) string {
+	t.Helper()
 	for _, tool := range []string{"gcc", "spin"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
 		}
 	}
 	dir := t.TempDir()
-	src, err := filepath.Abs(filepath.Join("testdata", "reproduce", name+".c"))
+	src, err := filepath.Abs(filepath.Join(srcDir, name+".c"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +124,36 @@ func TestReproduceNoCommand(t *testing.T) {
 	code, _, stderr := runCLI(t, "reproduce", filepath.Join("..", "..", "examples", "bank.csv"))
 	if code != exitUsage || !strings.Contains(stderr, "give it after --") {
 		t.Errorf("exit %d, stderr %q; want %d and a hint to give the command", code, stderr, exitUsage)
+	}
+}
+
+// TestIDsSurviveEdits: the same program recorded before and after three
+// comment lines were added at the top of its source has the same bugs:
+// mcpredict diff exits 0 and lists every bug as unchanged.
+func TestIDsSurviveEdits(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "reproduce", "split_count.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reports []string
+	for i, prefix := range []string{"", "/* one */\n/* two */\n/* three */\n"} {
+		dir := filepath.Join(t.TempDir(), "v"+strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// The same file name in two directories, as two checkouts.
+		if err := os.WriteFile(filepath.Join(dir, "split_count.c"), append([]byte(prefix), src...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		trace := recordProgramIn(t, dir, "split_count", "20000")
+		out := filepath.Join(dir, "r.json")
+		if code, _, stderr := runCLI(t, "run", "--engine", "native", "--no-cache", "--format", "json", "-o", out, trace); code != exitViolation {
+			t.Fatalf("run: exit %d\n%s", code, stderr)
+		}
+		reports = append(reports, out)
+	}
+	code, stdout, stderr := runCLI(t, "diff", reports[0], reports[1])
+	if code != exitOK || !strings.Contains(stdout, "0 new, 0 fixed") {
+		t.Errorf("diff: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
