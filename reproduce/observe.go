@@ -102,6 +102,15 @@ func ObserveLoose(r io.Reader, steps []Step) (Observation, error) {
 // remote step (the rest of the remote steps given), collapse makes one
 // remote access enough.
 func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event) bool, collapse bool) (Observation, error) {
+	l2Match := func(st Step, e event, _ string) bool { return st.matches(e) }
+	if collapse {
+		// The local thread, let go, may have gone another way too: any
+		// access of its own to L1's variable closes the window.
+		l2Match = func(st Step, e event, l1Obj string) bool {
+			k := e.kind()
+			return st.matches(e) || st.Same && (k == 'R' || k == 'W') && e.Object == l1Obj
+		}
+	}
 	var l1, l2 *Step
 	var remote []Step
 	for i := range steps {
@@ -124,13 +133,18 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event) bool, co
 	// Per thread, the remote steps made by others since its latest L1.
 	type window struct {
 		l1     int
+		l1Obj  string // the variable L1 accessed, as this trace names it
 		lines  []int
 		remote []string
 	}
+	// A step on L1's variable must be on the very variable L1 accessed in
+	// this run (its generation: the same address), not only one of the
+	// same name.
+	sameObj := func(st Step, w *window, e event) bool { return !st.Same || e.Object == w.l1Obj }
 	open := map[string]*window{}
 	var obs Observation
 	err := scanEvents(r, func(e event) error {
-		if w := open[e.Thread]; w != nil && len(w.lines) == need && l2.matches(e) {
+		if w := open[e.Thread]; w != nil && len(w.lines) == need && l2Match(*l2, e, w.l1Obj) && sameObj(*l2, w, e) {
 			obs.Lines = append(append([]int{w.l1}, w.lines...), e.TraceLine)
 			obs.Remote = w.remote
 			return errFound
@@ -138,13 +152,13 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event) bool, co
 		// One access may be a remote step of another thread's window and
 		// open its own (both threads run the same code).
 		for th, w := range open {
-			if th != e.Thread && len(w.lines) < need && remoteMatch(remote[len(w.lines):], e) {
+			if th != e.Thread && len(w.lines) < need && remoteMatch(remote[len(w.lines):], e) && (collapse || sameObj(remote[len(w.lines)], w, e)) {
 				w.lines = append(w.lines, e.TraceLine)
 				w.remote = append(w.remote, fmt.Sprintf("%s %s %s:%d", e.Action, e.Object, e.File, e.Line))
 			}
 		}
 		if l1.matches(e) {
-			open[e.Thread] = &window{l1: e.TraceLine}
+			open[e.Thread] = &window{l1: e.TraceLine, l1Obj: e.Object}
 		}
 		return nil
 	})

@@ -45,6 +45,30 @@ func CandidatesOf(rep *bugs.Report, relaxed bool, maxInstances int) []Candidate 
 	return out
 }
 
+// RankRelaxed orders the candidates of a relaxed model, the likeliest to
+// matter first: those between threads the program started (the first
+// thread mostly sets up and tears down: its candidates are start-up
+// code), then those with more instances (a window the threads meet often),
+// then in report order.
+func RankRelaxed(cs []Candidate) {
+	mainThread := func(c Candidate) bool {
+		if len(c.Instances) == 0 {
+			return false
+		}
+		v := c.Instances[0]
+		return v.Local.ID == 1 || v.Remote.ID == 1
+	}
+	slices.SortStableFunc(cs, func(a, b Candidate) int {
+		if ma, mb := mainThread(a), mainThread(b); ma != mb {
+			if ma {
+				return 1
+			}
+			return -1
+		}
+		return b.Bug.Count - a.Bug.Count
+	})
+}
+
 // Options configure Run.
 type Options struct {
 	Pause      time.Duration // the longest a thread is held (default 300 ms)
@@ -367,6 +391,11 @@ func reproducedEvidence(o Outcome) string {
 		fmt.Fprintf(&b, "the run ended as the recorded one: %s\n", o.Exit)
 	}
 	fmt.Fprintf(&b, "pattern observed at lines %s of %s (occurrence %d of %s)\n", joinInts(o.Observation.Lines), o.TracePath, o.Schedule.Occurrence, o.Schedule.Steps[0])
+	for _, l := range o.RuntimeLog {
+		if strings.HasPrefix(l, "release") {
+			fmt.Fprintf(&b, "schedule: %s\n", l) // which hold, and what ended it
+		}
+	}
 	if o.Observation.Loose {
 		fmt.Fprintf(&b, "the other thread came in on the same object at other sites (it read another value and went another way): %s\n", strings.Join(o.Observation.Remote, "; "))
 	}

@@ -18,9 +18,9 @@ import (
 // lostUpdate are the steps of a P3 on item->count: read at m.c:11, the
 // other thread's write at m.c:15, the local write at m.c:15.
 var lostUpdate = []Step{
-	{Role: "L1", Action: "Read", File: "m.c", Line: 11, Var: "item#2->count", Same: true},
-	{Role: "R1", Action: "Write", File: "m.c", Line: 15, Var: "item#2->count", Same: true},
-	{Role: "L2", Action: "Write", File: "m.c", Line: 15, Var: "item#2->count", Same: true},
+	{Role: "L1", Action: "Read", File: "m.c", Line: 11, Var: "item#5->count", Same: true},
+	{Role: "R1", Action: "Write", File: "m.c", Line: 15, Var: "item#5->count", Same: true},
+	{Role: "L2", Action: "Write", File: "m.c", Line: 15, Var: "item#5->count", Same: true},
 }
 
 func TestObserve(t *testing.T) {
@@ -40,8 +40,11 @@ func TestObserve(t *testing.T) {
 		want  []int
 	}{
 		// The other thread's write comes between: reproduced, whatever
-		// generation numbers the heap names got in this run.
+		// generation number the item got in this run (#2 recorded).
 		{"directed.csv", lostUpdate, []int{9, 13, 16}},
+		// The other thread wrote another generation of the name (another
+		// item at another address): not this item's update lost.
+		{"othergen.csv", lostUpdate, nil},
 		// One thread after the other: the write of thread 3 comes after
 		// thread 2's update; thread 3's own read and write are no window
 		// of thread 2.

@@ -179,8 +179,8 @@ func describe(cmd *exec.Cmd, err error) (int, string) {
 
 // directedRun runs the schedule at schedPath once, in workDir (its raw
 // logs and trace), and observes its trace.
-func directedRun(ctx context.Context, s Schedule, schedPath, workDir string, timeout time.Duration, keep bool) Outcome {
-	o := Outcome{Schedule: s, SchedulePath: schedPath}
+func directedRun(ctx context.Context, s Schedule, schedPath, workDir string, timeout time.Duration, keep bool) (o Outcome) {
+	o = Outcome{Schedule: s, SchedulePath: schedPath}
 	start := time.Now()
 	defer func() { o.Elapsed = time.Since(start) }()
 	raw := filepath.Join(workDir, "raw")

@@ -318,12 +318,15 @@ func relaxedCandidates(ctx context.Context, m *tracemodel.Model, as []*analysis.
 		case err != nil:
 			return nil, err
 		}
+		var found []reproduce.Candidate
 		for _, c := range reproduce.CandidatesOf(rr, true, 3) {
-			if !seen[c.Bug.ID] && len(out) < rf.maxRelaxed && c.Bug.Pattern != "" && strings.IndexByte("PM", c.Bug.Pattern[0]) >= 0 {
+			if !seen[c.Bug.ID] && c.Bug.Pattern != "" && strings.IndexByte("PM", c.Bug.Pattern[0]) >= 0 {
 				seen[c.Bug.ID] = true
-				out = append(out, c)
+				found = append(found, c)
 			}
 		}
+		reproduce.RankRelaxed(found)
+		out = append(out, found[:min(len(found), rf.maxRelaxed-len(out))]...)
 	}
 	return out, nil
 }
