@@ -50,6 +50,13 @@ type Access struct {
 	// Source is the text of the access's source line, when the trace has
 	// it (a recording of mcpredict record): bug ids are made from it.
 	Source string `json:"source,omitempty"`
+	// Locks are the locks the thread held, Stack its call chain (innermost
+	// function first), Created where the thread was created: the context
+	// of the essential accesses of a bug's first instance (tracemodel.
+	// Context); empty elsewhere.
+	Locks   []string `json:"locks,omitempty"`
+	Stack   []string `json:"stack,omitempty"`
+	Created string   `json:"created,omitempty"`
 }
 
 // Location returns "file:line" or "?".

@@ -192,6 +192,77 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, 
 			ew.printf("%s  %s%s\n", in, strings.Repeat(" ", width), styled)
 		}
 	}
+	writeTextContext(ew, v.Accesses, in)
+	writeTextWhy(ew, r, b, in)
+}
+
+// writeTextContext writes, for each essential access that has them, its
+// source line, call chain, the locks its thread held and where the thread
+// was created: what tells a split critical section (the lock held at both
+// accesses, released between) from a missing lock.
+func writeTextContext(ew *errWriter, as []bugs.Access, in string) {
+	for _, a := range as {
+		if !a.Essential || a.Source == "" && a.Stack == nil && a.Locks == nil {
+			continue
+		}
+		ew.printf("%s    %s %s %s", in, a.Role, a.Action, a.Location())
+		if a.Source != "" {
+			ew.printf(": %s", a.Source)
+		}
+		ew.printf("\n")
+		var ctx []string
+		if len(a.Stack) > 0 {
+			ctx = append(ctx, "in "+strings.Join(a.Stack, "() <- ")+"()")
+		}
+		if len(a.Locks) > 0 {
+			ctx = append(ctx, "holding "+strings.Join(a.Locks, ", "))
+		} else if a.Stack != nil {
+			ctx = append(ctx, "holding no lock")
+		}
+		if a.Created != "" {
+			ctx = append(ctx, "thread created at "+a.Created)
+		}
+		if len(ctx) > 0 {
+			ew.printf("%s      %s\n", in, strings.Join(ctx, "; "))
+		}
+	}
+}
+
+// writeTextWhy writes why the bug's pattern is a bug and its typical fix,
+// from the analysis's description of the pattern (the same text SARIF
+// gives as the rule's help), in two lines.
+func writeTextWhy(ew *errWriter, r *bugs.Report, b bugs.Bug, in string) {
+	a := r.AnalysisOf(b.Analysis)
+	if a == nil {
+		return
+	}
+	for _, k := range a.Kinds {
+		if k.ID != b.Pattern || k.Help == "" {
+			continue
+		}
+		why, fix, _ := strings.Cut(k.Help, "Typical fix: ")
+		if why = firstSentences(why, 2); why != "" {
+			ew.printf("%s    why: %s\n", in, why)
+		}
+		if fix = firstSentences(fix, 1); fix != "" {
+			ew.printf("%s    fix: %s\n", in, fix)
+		}
+		return
+	}
+}
+
+// firstSentences returns the first n sentences of s.
+func firstSentences(s string, n int) string {
+	s = strings.TrimSpace(s)
+	end := 0
+	for i := 0; i < n; i++ {
+		j := strings.Index(s[end:], ". ")
+		if j < 0 {
+			return s
+		}
+		end += j + 1
+	}
+	return s[:end]
 }
 
 // writeTextFinding writes a bug of an analysis whose findings involve any

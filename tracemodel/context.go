@@ -1,0 +1,79 @@
+package tracemodel
+
+import "sort"
+
+// Context is what a report shows around one event: the locks its thread
+// held, the functions it was in, and where the thread was created.
+type Context struct {
+	// Locks are the names of the locks the thread held at the event, in
+	// the order it took them.
+	Locks []string
+	// Stack is the call chain of the event, innermost function first,
+	// from the thread's Enter and Exit events (empty without them).
+	Stack []string
+	// Created is where the thread was created ("" for the first thread
+	// or a thread whose Create the trace does not have).
+	Created Loc
+}
+
+// contextSteps bounds the events Context reads back from one event: a
+// report asks for a few accesses, but one of a thread that ran for
+// millions of events must not read them all.
+const contextSteps = 1 << 20
+
+// ContextAt returns the context of the event on trace line traceLine
+// (ok false if no event is there). It reads the thread's events back from
+// the event: the first operation on a lock met says whether the lock was
+// held, an Enter not matched by a later Exit is a frame of the stack.
+func (m *Model) ContextAt(traceLine int) (Context, bool) {
+	var c Context
+	i := sort.Search(len(m.Events), func(i int) bool { return int(m.Events[i].Line) >= traceLine })
+	if i >= len(m.Events) || int(m.Events[i].Line) != traceLine {
+		return c, false
+	}
+	e := &m.Events[i]
+	tid := int(e.Thread)
+	decided := map[int32]bool{}
+	depth := 0
+	for pos, n := e.Pos-1, 0; pos >= 1 && n < contextSteps; pos, n = pos-1, n+1 {
+		p := m.EventAt(tid, pos)
+		switch p.Kind {
+		case Lock, TryLock, RdLock, WrLock:
+			if !decided[p.Obj] {
+				decided[p.Obj] = true
+				c.Locks = append(c.Locks, m.Objects[p.Obj])
+			}
+		case Unlock, RwUnlock:
+			decided[p.Obj] = true
+		case Exit:
+			depth++
+		case Enter:
+			if depth > 0 {
+				depth--
+			} else {
+				c.Stack = append(c.Stack, m.Objects[p.Obj])
+			}
+		}
+	}
+	if len(c.Stack) == 0 && e.Func != 0 {
+		c.Stack = []string{m.Objects[e.Func]}
+	}
+	for l, r := 0, len(c.Locks)-1; l < r; l, r = l+1, r-1 {
+		c.Locks[l], c.Locks[r] = c.Locks[r], c.Locks[l]
+	}
+	c.Created = m.creation(tid)
+	return c, true
+}
+
+// creation returns where thread tid was created.
+func (m *Model) creation(tid int) Loc {
+	for i := range m.Events {
+		if e := &m.Events[i]; e.Kind == Create && int(e.Obj) == tid {
+			return m.Locs[e.Loc]
+		}
+		if i > contextSteps {
+			break
+		}
+	}
+	return Loc{}
+}
