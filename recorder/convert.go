@@ -207,7 +207,7 @@ func lostWarning(lost []lostLog) string {
 	if len(lost) == 1 {
 		n = "1 thread's"
 	}
-	return fmt.Sprintf("%s events could not be written: %s; the trace lacks them (recorder/README.md, \"Programs that switch user, and lost thread logs\")",
+	return fmt.Sprintf("%s events could not be written: %s; the trace lacks them (docs/recorder.md, \"Programs that switch user, and lost thread logs\")",
 		n, strings.Join(parts, "; "))
 }
 

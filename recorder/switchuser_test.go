@@ -135,7 +135,7 @@ func TestRecordLostLog(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("program %s: %s", res.Exit, out)
 	}
-	want := fmt.Sprintf(`1 thread's events could not be written: is a directory on %s/p%d.t2.bin (creating the log of thread 2); the trace lacks them (recorder/README.md, "Programs that switch user, and lost thread logs")`,
+	want := fmt.Sprintf(`1 thread's events could not be written: is a directory on %s/p%d.t2.bin (creating the log of thread 2); the trace lacks them (docs/recorder.md, "Programs that switch user, and lost thread logs")`,
 		raw, res.PID)
 	if res.Lost != 1 || len(res.Warnings) == 0 || res.Warnings[0] != want {
 		t.Fatalf("lost %d, warnings %q\nwant %q", res.Lost, res.Warnings, want)
@@ -185,7 +185,7 @@ func TestLostWarning(t *testing.T) {
 	want := `4 threads' events could not be written: permission denied on /r/p1.t1.bin (reopening the log of thread 1 after its first 65532 events); ` +
 		`permission denied on /r/p1.t2.bin (creating the log of thread 2; also thread 3); ` +
 		`no space left on device on /r/p1.t5.bin (growing the log of thread 5 after its first 32764 events); ` +
-		`the trace lacks them (recorder/README.md, "Programs that switch user, and lost thread logs")`
+		`the trace lacks them (docs/recorder.md, "Programs that switch user, and lost thread logs")`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

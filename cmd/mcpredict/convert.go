@@ -16,7 +16,7 @@ TRACE is read in any format mcpredict reads (--input-format, or detected)
 and checked as for run, so the output is a valid trace: a synchronization
 oddity is a warning on standard error and written as the model absorbs it
 (an Unlock of a lock not held and a Join of an unknown thread are not
-written; README "Trace format"), or with --strict-sync exit 2.
+written; docs/trace-format.md), or with --strict-sync exit 2.
 
 By default every event keeps its trace line (blank lines fill the gaps of
 comments and skipped lines): reports of the converted trace name the same
@@ -24,7 +24,7 @@ trace lines. --compact writes one event per line.
 
 --to std writes mcpredict's STD: RAPID's operations (r, w, acq, rel, fork,
 join, begin, end) and extension operations for the rest (signal, wait,
-barrier, ...; README "Trace formats and plugins"), so that nothing is lost.
+barrier, ...; docs/trace-format.md), so that nothing is lost.
 --rapid writes only what RAPID's own tools read: every lock kind as acq/rel,
 a cond Wait as rel and acq of its mutex, the transactions of sidetrack,
 block and conflict (Begin/End labels, else function invocations; --atomic,

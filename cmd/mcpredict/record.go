@@ -152,11 +152,11 @@ into DIR (run with MCPREDICT_TRACE_DIR=DIR) is converted.
 
 Variables are named from the program's DWARF, the same in every run
 (balance, buf->outcnt, main::ctx.count, node.n(malloc@pool.c:120#2)); see
-recorder/README.md. Threads that never ran, or still ran when the program
+docs/recorder.md. Threads that never ran, or still ran when the program
 exited (main returned without joining them), are named in warnings on
 standard error and in "# warning:" lines of the trace; so, first and
 loudly, are the threads whose log the runtime could not write (a program
-that switched user; recorder/README.md, "Programs that switch user, and
+that switched user; docs/recorder.md, "Programs that switch user, and
 lost thread logs").
 
 Exit status: 0 when the trace was written, whatever the program's own

@@ -42,7 +42,7 @@ patterns M1-M6; --atomic-sets, --atomic-set, --set-partners and a
 two-variable pattern add it), have all their models checked in one pass;
 deadlock, sidetrack and block report their findings in the same report.
 
-TRACE is a Pin-style CSV trace (see README "Trace format"), or a trace in
+TRACE is a Pin-style CSV trace (see docs/trace-format.md), or a trace in
 the format of a plugin (RAPID's STD, JSON lines, ...: mcpredict formats;
 --input-format, or detected by content), optionally gzip or zstd
 compressed, or - for standard input.
@@ -79,8 +79,8 @@ far is written, marked incomplete; a second one ends the process at once.
 
 Synchronization oddities of real programs (an Unlock of a mutex the thread
 does not hold, a Join of an unknown thread, ...) are warnings on standard
-error and in the report, and the model absorbs each as README "Trace
-format" says; --strict-sync refuses such a trace instead (exit 2).
+error and in the report, and the model absorbs each as docs/trace-format.md
+says; --strict-sync refuses such a trace instead (exit 2).
 
 Exit status: 0 no violation, 1 violations found (not counting the bugs left
 out by --baseline or --suppressions), 2 bad usage or bad input (including
@@ -317,7 +317,7 @@ func (c *checkFlags) traceOptions() tracemodel.Options {
 // model).
 const strictSyncUsage = "refuse a trace with a synchronization oddity (Unlock of a lock the thread does not hold, Join of an unknown thread, " +
 	"Wait with a mutex not held, Lock of a lock another thread holds, event after the thread's Join): exit 2 with FILE:LINE: problem. " +
-	"Default: a warning, and the model absorbs it (README \"Trace format\"). Not --strict, which is about undecided models"
+	"Default: a warning, and the model absorbs it (docs/trace-format.md). Not --strict, which is about undecided models"
 
 func (c *checkFlags) registerStrictSync(fs *flag.FlagSet) {
 	fs.BoolVar(&c.strictSync, "strict-sync", false, strictSyncUsage)
@@ -329,7 +329,7 @@ func (c *checkFlags) registerSemantics(fs *flag.FlagSet) {
 	fs.StringVar(&c.semantics, "semantics", tracemodel.SemanticsPrecise, "model semantics: precise (observed data flow, region scope, boundaries) or paper (McPatom's literal over-approximation); the --no-* flags turn single rules off")
 	fs.BoolVar(&c.noBoundaries, "no-boundaries", false, "no region boundaries at blocking synchronization, hand-offs or published writes (a write by a mutex-based atomic read back by its caller is never one)")
 	fs.BoolVar(&c.noHandoffs, "no-handoffs", false, "no region boundaries at Create, Signal, Broadcast, SemPost")
-	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables (with it, locked counter updates read by DataRead commute: README, Commutative updates)")
+	fs.BoolVar(&c.noDataflow, "no-dataflow", false, "do not order a model by the data flow observed on other variables (with it, locked counter updates read by DataRead commute: docs/semantics.md, Commutative updates)")
 	fs.BoolVar(&c.noScope, "no-scope", false, "regions span loop iterations, returns of updates and callbacks from uninstrumented code (no region scope)")
 	fs.BoolVar(&c.noWaitConds, "no-wait-conditions", false, "no region boundary after a critical section that checks a cond-wait loop's condition")
 	fs.BoolVar(&c.noObservedReads, "no-observed-reads", false, "a local read may run before the other thread's write it observed even when it would then read its own thread's value")

@@ -131,7 +131,7 @@ func Parse(line []byte) (Event, error) {
 	}
 	a, ok := ops[strings.ToLower(string(op))]
 	if !ok {
-		return e, fmt.Errorf("unknown operation %q (want r, w, acq, rel, fork, join, begin, end or an mcpredict extension: see README)", op)
+		return e, fmt.Errorf("unknown operation %q (want r, w, acq, rel, fork, join, begin, end or an mcpredict extension: see docs/trace-format.md)", op)
 	}
 	e.Action = a
 	e.Object = string(decor)
