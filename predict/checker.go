@@ -299,6 +299,9 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 			if err != nil {
 				return res, err
 			}
+			if rereadBeforeWrite(pat, viol) {
+				continue
+			}
 			res.Violations = append(res.Violations, viol)
 		}
 	}

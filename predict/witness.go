@@ -178,3 +178,26 @@ func bugID(pat ltl.Pattern, as []bugs.Access) string {
 	}
 	return bugs.PatternID(key, as)
 }
+
+// rereadBeforeWrite reports an instance of a lost update (P3) in which the
+// local thread reads the variable again after the remote write and before
+// its own write: its write is computed from that later read (a check in
+// one critical section, then an increment that re-reads in the next), so
+// the remote update is not lost. The root cause is the check that acted on
+// a value no longer there, which P1 reports on the same accesses: one
+// root cause, one report.
+func rereadBeforeWrite(pat ltl.Pattern, v bugs.Violation) bool {
+	if pat.ID != "P3" {
+		return false
+	}
+	remoteWrote := false
+	for _, a := range v.Accesses {
+		switch {
+		case a.Role == "remote" && a.Action == "Write":
+			remoteWrote = true
+		case a.Role == "local" && remoteWrote && (a.Action == "Read" || a.Action == tracemodel.DataReadAction):
+			return true
+		}
+	}
+	return false
+}

@@ -25,9 +25,10 @@ func (o Observation) Reproduced() bool { return o.Lines != nil }
 
 // objectOf is the object a variable is part of: what a pointer points to
 // (g_cfg->port: "g_cfg->", not the pointer g_cfg), else the name before
-// its first field or element (lg.data[3]: lg).
+// its first field or element (lg.data[3]: lg). Names of one trace are
+// compared as they are (a heap block's generation is its address); a
+// recorded name with a directed run's, without their generations.
 func objectOf(v string) string {
-	v = generationRE.ReplaceAllString(v, "#")
 	if i := strings.Index(v, "->"); i > 0 {
 		return v[:i+2]
 	}
@@ -38,8 +39,9 @@ func objectOf(v string) string {
 }
 
 // touches reports whether an event is an access of the kind of the step
-// to the step's object, at any site.
-func (st Step) touches(e event) bool {
+// to the step's object, at any site: for a step on L1's variable, the
+// object L1 accessed in this run (l1Obj).
+func (st Step) touches(e event, l1Obj string) bool {
 	k := e.kind()
 	if k != 'R' && k != 'W' {
 		return false
@@ -47,7 +49,10 @@ func (st Step) touches(e event) bool {
 	if sk := st.kind(); sk != 'A' && sk != k {
 		return false
 	}
-	return objectOf(e.Object) == objectOf(st.Var)
+	if st.Same {
+		return objectOf(e.Object) == objectOf(l1Obj)
+	}
+	return generationRE.ReplaceAllString(objectOf(e.Object), "#") == generationRE.ReplaceAllString(objectOf(st.Var), "#")
 }
 
 // matches reports whether an event is an access of the step (or an
@@ -75,7 +80,7 @@ var errFound = errors.New("found")
 // latest one counts). The variables must be the steps' (heap names
 // compared without their run-dependent parts).
 func Observe(r io.Reader, steps []Step) (Observation, error) {
-	return observe(r, steps, func(remote []Step, e event) bool { return remote[0].matches(e) }, false)
+	return observe(r, steps, func(remote []Step, e event, _ string) bool { return remote[0].matches(e) }, false)
 }
 
 // ObserveLoose is Observe with remote accesses that may be at any site and
@@ -86,9 +91,9 @@ func Observe(r io.Reader, steps []Step) (Observation, error) {
 // One such access is enough: a thread that went another way may make only
 // one.
 func ObserveLoose(r io.Reader, steps []Step) (Observation, error) {
-	obs, err := observe(r, steps, func(remote []Step, e event) bool {
+	obs, err := observe(r, steps, func(remote []Step, e event, l1Obj string) bool {
 		for _, st := range remote {
-			if st.touches(e) {
+			if st.touches(e, l1Obj) {
 				return true
 			}
 		}
@@ -101,7 +106,7 @@ func ObserveLoose(r io.Reader, steps []Step) (Observation, error) {
 // observe finds the steps; remoteMatch says whether an event is the next
 // remote step (the rest of the remote steps given), collapse makes one
 // remote access enough.
-func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event) bool, collapse bool) (Observation, error) {
+func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) bool, collapse bool) (Observation, error) {
 	l2Match := func(st Step, e event, _ string) bool { return st.matches(e) }
 	if collapse {
 		// The local thread, let go, may have gone another way too: any
@@ -152,7 +157,7 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event) bool, co
 		// One access may be a remote step of another thread's window and
 		// open its own (both threads run the same code).
 		for th, w := range open {
-			if th != e.Thread && len(w.lines) < need && remoteMatch(remote[len(w.lines):], e) && (collapse || sameObj(remote[len(w.lines)], w, e)) {
+			if th != e.Thread && len(w.lines) < need && remoteMatch(remote[len(w.lines):], e, w.l1Obj) && (collapse || sameObj(remote[len(w.lines)], w, e)) {
 				w.lines = append(w.lines, e.TraceLine)
 				w.remote = append(w.remote, fmt.Sprintf("%s %s %s:%d", e.Action, e.Object, e.File, e.Line))
 			}
