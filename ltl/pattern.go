@@ -128,7 +128,9 @@ func builtinDefs() []builtinDef {
 			"The local thread reads the shared variable and later writes a value computed from " +
 				"that read (a read-modify-write such as counter++), while the remote thread writes the " +
 				"variable in between. The local write overwrites the remote update with a value based " +
-				"on stale data, so the remote update is lost. Typical fix: make the read-modify-write " +
+				"on stale data, so the remote update is lost. An instance in which the local thread " +
+				"reads the variable again after the remote write is not one: its write comes from that " +
+				"later read (P1 reports the check that acted on the first). Typical fix: make the read-modify-write " +
 				"atomic (an atomic instruction, compare-and-swap loop, or a lock held across the read " +
 				"and the write, taken by every writer).", ""},
 		{"P4", "dirty (intermediate) read", "W1 R1* R2+ R1* W1",
