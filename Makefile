@@ -1,5 +1,5 @@
 # mcpredict — see README.md.
-#   make run    set up (installs spin/gcc if missing), build, predict on an example
+#   make run    set up what run needs (spin, gcc if missing), build, predict on an example
 #   make test   set up, then vet, format check, go test -race -short ./... (unit + end-to-end),
 #               and the full native/Spin/oracle differential tests
 #               and the Docker nightly run for real (make docker-test)
@@ -9,10 +9,15 @@ GO      ?= go
 BIN     := bin/mcpredict
 EXAMPLE ?= examples/bank.csv
 
-.PHONY: setup build run test docker-test bench precision generate clean
+.PHONY: setup setup-run build run test docker-test bench precision generate clean
 
+# Everything the project needs, the tests' tools included (Chromium, Docker).
 setup:
 	./scripts/setup.sh
+
+# Only what `mcpredict run` and the recorder need (Spin, gcc, the Go modules).
+setup-run:
+	./scripts/setup.sh run
 
 # mcpredict and the trace-format plugins it finds next to itself.
 build:
@@ -21,7 +26,7 @@ build:
 	$(GO) build -o bin/mcpredict-format-jsonl ./plugins/jsonl
 
 # mcpredict exits 1 when it predicts violations: that is the expected outcome here.
-run: setup build
+run: setup-run build
 	./$(BIN) run $(EXAMPLE); status=$$?; [ $$status -le 1 ] || exit $$status
 
 test: setup build

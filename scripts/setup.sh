@@ -4,18 +4,26 @@
 # Chromium for the HTML report test, the Go modules, and Docker for the
 # nightly's end-to-end test (scripts/docker-setup.sh; MCPREDICT_SETUP_DOCKER=0
 # leaves it out). Safe to run again.
+#
+# `setup.sh run` installs only what `mcpredict run` and the recorder need
+# (Spin, gcc, g++, make, the Go modules): what `make run` uses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = run ]; then
+  export MCPREDICT_SETUP_DOCKER=0 MCPREDICT_SETUP_BROWSER=0 MCPREDICT_SETUP_TEST_TOOLS=0
+fi
 
 need=()
 command -v spin >/dev/null 2>&1 || need+=(spin)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v g++ >/dev/null 2>&1 || need+=(g++) # C++ programs for the recorder
-# tcc compiles Spin verifiers ~20x faster than gcc; the differential tests use it.
-command -v tcc >/dev/null 2>&1 || need+=(tcc)
 command -v make >/dev/null 2>&1 || need+=(make)
-command -v curl >/dev/null 2>&1 || need+=(curl) # deploy/nightly.sh and its test
-[ -x /usr/bin/time ] || need+=(time) # peak memory in make bench
+if [ "${MCPREDICT_SETUP_TEST_TOOLS:-1}" = 1 ]; then
+  # tcc compiles Spin verifiers ~20x faster than gcc; the differential tests use it.
+  command -v tcc >/dev/null 2>&1 || need+=(tcc)
+  command -v curl >/dev/null 2>&1 || need+=(curl) # deploy/nightly.sh and its test
+  [ -x /usr/bin/time ] || need+=(time) # peak memory in make bench
+fi
 if [ "${MCPREDICT_SETUP_BROWSER:-1}" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi
