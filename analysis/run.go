@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -129,7 +130,7 @@ func Run(ctx context.Context, m *tracemodel.Model, analyzers []*Analyzer, opts O
 	}
 	rep.Analyses = analyses
 	rep.SetReached(m.Reached)
-	annotate(m, rep)
+	predict.Annotate(m, rep)
 	rep.Stats.Elapsed = max(rep.Stats.Elapsed, time.Since(start))
 	if runErr != nil {
 		rep.Incomplete = true
@@ -193,31 +194,4 @@ func baseReport(m *tracemodel.Model, opts Options) *bugs.Report {
 	rep.Stats.Threads = len(m.Threads)
 	rep.Stats.SharedVars = len(m.SharedVars())
 	return rep
-}
-
-// annotate adds the context of the trace (the locks held, the call chain,
-// the thread's creation site) to the essential accesses of each bug's first
-// instance: what the reports show of a bug, found by reading back from
-// each access, so only for those few.
-func annotate(m *tracemodel.Model, rep *bugs.Report) {
-	for _, b := range rep.Bugs {
-		if len(b.Instances) == 0 || b.Instances[0] >= len(rep.Violations) {
-			continue
-		}
-		v := &rep.Violations[b.Instances[0]]
-		for i := range v.Accesses {
-			a := &v.Accesses[i]
-			if !a.Essential || a.Stack != nil || a.Locks != nil {
-				continue
-			}
-			c, ok := m.ContextAt(a.TraceLine)
-			if !ok {
-				continue
-			}
-			a.Locks, a.Stack = c.Locks, c.Stack
-			if c.Created != (tracemodel.Loc{}) {
-				a.Created = c.Created.String()
-			}
-		}
-	}
 }

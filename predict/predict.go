@@ -731,6 +731,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 	}
 	rep := Assemble(m, opts, tasks, results)
 	rep.Stats.Elapsed = time.Since(start)
+	Annotate(m, rep)
 	return rep, nil
 }
 

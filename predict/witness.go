@@ -201,3 +201,31 @@ func rereadBeforeWrite(pat ltl.Pattern, v bugs.Violation) bool {
 	}
 	return false
 }
+
+// Annotate adds the context of the trace (the locks held, the call chain,
+// the thread's creation site: tracemodel.Context) to the essential accesses
+// of each bug's first instance: what the reports show of a bug, found by
+// reading back from each access, so only for those few. Accesses that have
+// it already are left as they are.
+func Annotate(m *tracemodel.Model, rep *bugs.Report) {
+	for _, b := range rep.Bugs {
+		if len(b.Instances) == 0 || b.Instances[0] >= len(rep.Violations) {
+			continue
+		}
+		v := &rep.Violations[b.Instances[0]]
+		for i := range v.Accesses {
+			a := &v.Accesses[i]
+			if !a.Essential || a.Stack != nil || a.Locks != nil || a.Created != "" {
+				continue
+			}
+			c, ok := m.ContextAt(a.TraceLine)
+			if !ok {
+				continue
+			}
+			a.Locks, a.Stack = c.Locks, c.Stack
+			if c.Created != (tracemodel.Loc{}) {
+				a.Created = c.Created.String()
+			}
+		}
+	}
+}

@@ -106,9 +106,15 @@ func TestExitStatusAndMessages(t *testing.T) {
 
 func TestMissingSpin(t *testing.T) {
 	t.Setenv("MCPREDICT_SPIN", "/nonexistent/spin")
-	code, _, errs := runCLI(t, "run", "../../examples/bank.csv")
+	// The default engine decides natively, with a warning.
+	code, _, errs := runCLI(t, "run", "--no-cache", "../../examples/bank.csv")
+	if code != exitViolation || !strings.Contains(errs, "Spin confirmation is skipped") {
+		t.Errorf("exit status %d, want %d and a warning: %s", code, exitViolation, errs)
+	}
+	// Spin asked for: a tool failure, with the install hint.
+	code, _, errs = runCLI(t, "run", "--engine", "spin", "../../examples/bank.csv")
 	if code != exitInternal {
-		t.Errorf("exit status %d, want %d", code, exitInternal)
+		t.Errorf("--engine spin: exit status %d, want %d", code, exitInternal)
 	}
 	if !strings.Contains(errs, "apt-get install spin") {
 		t.Errorf("no install hint: %s", errs)
