@@ -14,9 +14,10 @@ import (
 )
 
 // maxExpand bounds the number of trace events one access expands to: a
-// memcpy over an array touches one variable per element, and the first
-// elements are enough to see a conflict on the array.
-const maxExpand = 64
+// memcpy over an array touches one variable per element. It is large
+// enough for a copy of 64 KiB of one-byte fields, and a larger copy is
+// said in a warning (Stats.Warnings), never cut silently.
+const maxExpand = 1 << 16
 
 // ConvertOptions control Convert.
 type ConvertOptions struct {
@@ -127,6 +128,9 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 		return cw.err
 	})
 	st.Events = cw.lines
+	if tw.truncated > 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d accesses (memcpy, memset or memmove) covered more than %d variables, the first at %s: only their first %d variables are in the trace", tw.truncated, maxExpand, tw.truncLoc, maxExpand))
+	}
 	if err == nil {
 		writeReached(bw, tw.reached)
 		syms.writeSources(bw)
@@ -309,6 +313,11 @@ type traceWriter struct {
 	n       *namer
 	noFuncs bool
 	threads map[uint64]*thrState
+	// truncated counts the accesses that covered more than maxExpand
+	// variables (the first at truncLoc): the rest of each is not in the
+	// trace.
+	truncated int
+	truncLoc  string
 	// blocked holds, by thread token, the sequence number of the
 	// thread's lock wait (kLockWait) that no event of the thread
 	// followed (from the first pass): the acquisition never returned.
@@ -466,7 +475,14 @@ func (tw *traceWriter) event(ev *rawEvent) {
 func (tw *traceWriter) access(ev *rawEvent, action string, size uint64) {
 	loc := tw.syms.location(ev.PC)
 	a, end := ev.Addr, ev.Addr+max(size, 1)
-	for i := 0; a < end && i < maxExpand; i++ {
+	for i := 0; a < end; i++ {
+		if i == maxExpand {
+			tw.truncated++
+			if tw.truncLoc == "" {
+				tw.truncLoc = loc
+			}
+			break
+		}
 		name, next := tw.n.nameAt(a, end, ev.Seq)
 		if name != "" && tw.n.sharedStack(a, ev.Seq) {
 			tw.c.line(ev.Thread, ev.Seq, loc, action, name)

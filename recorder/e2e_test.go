@@ -432,3 +432,29 @@ func TestBlockedInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestBigCopy: a memcpy of 70 KB of shared structs is in the trace, every
+// field of every element read and written (not its first 64 variables).
+func TestBigCopy(t *testing.T) {
+	prog := build(t, filepath.Join("testdata", "big_copy.c"))
+	trace, res := record(t, prog)
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings: %q", res.Warnings)
+	}
+	var reads, writes int
+	for _, e := range parseTrace(t, trace) {
+		if e.file != "big_copy.c" || e.line != markers(t, filepath.Join("testdata", "big_copy.c"))["copy"] {
+			continue
+		}
+		switch {
+		case e.action == "Read" && strings.HasPrefix(e.objs[0], "live["):
+			reads++
+		case e.action == "Write" && strings.HasPrefix(e.objs[0], "saved["):
+			writes++
+		}
+	}
+	// 4,375 elements of 3 fields each.
+	if want := 4375 * 3; reads != want || writes != want {
+		t.Errorf("the copy is %d reads and %d writes in the trace, want %d each", reads, writes, want)
+	}
+}

@@ -129,6 +129,13 @@ struct thr {
 		uint8_t size;
 		uint8_t stored; /* 1: a store followed, 2: sval read back */
 	} w[NWATCH];
+	/* The last two range accesses gcc's instrumentation recorded before a
+	 * call of memcpy/memset/memmove (__tsan_read_range/write_range): the
+	 * --wrap'ed call that follows records the same ranges, and is left
+	 * out (see __mcprec_range). */
+	uintptr_t rng_a[2];
+	uint64_t rng_n[2];
+	uint8_t rng_w[2];
 	uint32_t wnext;     /* the slot the next load takes */
 	uint32_t nwatch;    /* slots in use */
 	struct watch *pend; /* stored, value not read back yet */
@@ -1291,9 +1298,28 @@ static __attribute__((always_inline)) inline void acc(const void *p, uint64_t si
  * frame sits between this one and the program's. */
 void __mcprec_range(const void *a, uint64_t size, int write, void *pc)
 {
+	struct thr *t = &T;
+	for (int i = 0; i < 2; i++) {
+		if (t->rng_a[i] == (uintptr_t)a && t->rng_n[i] == size && t->rng_w[i] == (write != 0)) {
+			t->rng_a[i] = 0; /* recorded already, by the compiler's instrumentation */
+			return;
+		}
+	}
 	if (size > 0)
 		acc(a, size, write ? MCPREC_WRITE : MCPREC_READ, (uint64_t)(uintptr_t)pc,
 		    *(void **)FP());
+}
+
+/* note_range remembers a range access of the compiler's instrumentation. */
+static inline void note_range(const void *a, size_t n, int write)
+{
+	struct thr *t = &T;
+	t->rng_a[1] = t->rng_a[0];
+	t->rng_n[1] = t->rng_n[0];
+	t->rng_w[1] = t->rng_w[0];
+	t->rng_a[0] = (uintptr_t)a;
+	t->rng_n[0] = n;
+	t->rng_w[0] = (uint8_t)write;
 }
 
 #define DEF_ACCESS(n)                                                                        \
@@ -1319,11 +1345,13 @@ void __tsan_unaligned_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA(), FP()); }
 void __tsan_volatile_write8(void *a) { acc(a, 8, MCPREC_WRITE, RA(), FP()); }
 void __tsan_read_range(void *a, size_t n)
 {
+	note_range(a, n, 0);
 	if (n)
 		acc(a, n, MCPREC_READ, RA(), FP());
 }
 void __tsan_write_range(void *a, size_t n)
 {
+	note_range(a, n, 1);
 	if (n)
 		acc(a, n, MCPREC_WRITE, RA(), FP());
 }
