@@ -54,6 +54,9 @@ type Access struct {
 	// function first), Created where the thread was created: the context
 	// of the essential accesses of a bug's first instance (tracemodel.
 	// Context); empty elsewhere.
+	// Atomic marks the Write of an atomic read-modify-write (a successful
+	// compare-and-swap, a fetch-and-add).
+	Atomic  bool     `json:"atomic,omitempty"`
 	Locks   []string `json:"locks,omitempty"`
 	Stack   []string `json:"stack,omitempty"`
 	Created string   `json:"created,omitempty"`

@@ -51,7 +51,7 @@ run_once() {
 		stamp=$(date -u +%Y%m%dT%H%M%SZ)-$n
 	done
 	out="$REPORTS/$stamp"
-	set -- --server "$SERVER" --out "$out" --formats text -q
+	set -- --server "$SERVER" --out-dir "$out" --formats text --quiet
 	if [ -f "$REPORTS/latest/summary.json" ]; then
 		# The night itself, not the link, so that the summary names it.
 		set -- "$@" --previous "$REPORTS/$(readlink "$REPORTS/latest")"
@@ -59,10 +59,8 @@ run_once() {
 	log "checking $TRACES into $out"
 	status=0
 	# shellcheck disable=SC2086 # NIGHTLY_FLAGS is a list of flags
-	"$MCPREDICT" batch "$@" ${NIGHTLY_FLAGS:-} "$TRACES" || status=$?
-	if [ -f "$out/summary.txt" ]; then
-		cat "$out/summary.txt" >&2
-	fi
+	# Its summary (summary.txt) goes to the log with the rest.
+	"$MCPREDICT" batch "$@" ${NIGHTLY_FLAGS:-} "$TRACES" >&2 || status=$?
 	# A batch that ran to its end is the base of the next comparison, also
 	# with new bugs (1) or bad traces (2), which it records.
 	if [ -f "$out/summary.json" ] && [ "$status" -le 2 ]; then

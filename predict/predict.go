@@ -731,7 +731,6 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 	}
 	rep := Assemble(m, opts, tasks, results)
 	rep.Stats.Elapsed = time.Since(start)
-	Annotate(m, rep)
 	return rep, nil
 }
 
@@ -1004,6 +1003,7 @@ func Assemble(m *tracemodel.Model, opts Options, tasks []Task, results []PairRes
 	if rep.Bugs == nil {
 		rep.Bugs = []bugs.Bug{}
 	}
+	Annotate(m, rep)
 	return rep
 }
 

@@ -113,7 +113,7 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		for _, e := range s.Events {
 			a := bugs.Access{
 				Thread: pm.Threads[r.Thread].ID, Handle: pm.Threads[r.Thread].Handle, Role: role,
-				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine, Source: e.Source,
+				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine, Source: e.Source, Atomic: e.Atomic,
 				Instance: inInstance, Object: varOf(s),
 			}
 			v.Interleaving = append(v.Interleaving, a)
@@ -186,20 +186,37 @@ func bugID(pat ltl.Pattern, as []bugs.Access) string {
 // the remote update is not lost. The root cause is the check that acted on
 // a value no longer there, which P1 reports on the same accesses: one
 // root cause, one report.
+//
+// So is one whose local write is an atomic read-modify-write (a
+// compare-and-swap that succeeded, a fetch-and-add): it writes from the
+// value it read at that instant, and a compare-and-swap loop that read the
+// value plainly before retries rather than lose the other thread's write.
 func rereadBeforeWrite(pat ltl.Pattern, v bugs.Violation) bool {
 	if pat.ID != "P3" {
 		return false
 	}
 	remoteWrote := false
-	for _, a := range v.Accesses {
+	for i, a := range v.Accesses {
 		switch {
 		case a.Role == "remote" && a.Action == "Write":
 			remoteWrote = true
 		case a.Role == "local" && remoteWrote && (a.Action == "Read" || a.Action == tracemodel.DataReadAction):
 			return true
+		case a.Role == "local" && a.Action == "Write" && a.Atomic && remoteWrote && lastLocal(v.Accesses, i):
+			return true
 		}
 	}
 	return false
+}
+
+// lastLocal reports whether as[i] is the last local access of as.
+func lastLocal(as []bugs.Access, i int) bool {
+	for _, a := range as[i+1:] {
+		if a.Role == "local" {
+			return false
+		}
+	}
+	return true
 }
 
 // Annotate adds the context of the trace (the locks held, the call chain,

@@ -390,10 +390,15 @@ func (tw *traceWriter) event(ev *rawEvent) {
 		}
 		if tw.mixed(ev.Addr, size) {
 			action := "Read"
-			if ev.Extra&atomWrite != 0 {
+			switch {
+			case ev.Extra&atomWrite != 0 && ev.Extra&atomRead != 0:
 				// A read-modify-write is one event: as a Read and a
 				// Write, the predictor would put another thread's
-				// write between them, which the atomic forbids.
+				// write between them, which the atomic forbids. Its
+				// action says it wrote from what it read at once (a
+				// compare-and-swap loop is no lost update).
+				action = "AtomicWrite"
+			case ev.Extra&atomWrite != 0:
 				action = "Write"
 			}
 			tw.access(ev, action, size)

@@ -168,6 +168,9 @@ func TestEndToEnd(t *testing.T) {
 			accesses: []access{{"local", "Write", "dec"}, {"remote", "Write", "dec"}, {"local", "Read", "check"}},
 		},
 		{src: "rec_tls.c", args: []string{"3"}},
+		// Compare-and-swap loops that read the counter plainly first
+		// (APR's apr_atomic_inc32): no lost update.
+		{src: "cas_counter_ok.c", args: []string{"200", "20000"}},
 		{src: "rec_unjoined.c", args: []string{"3"}},
 		{src: "rec_pool_alloc.c", args: []string{"5"}},
 		{src: "rec_pool_alloc.c", cc: []string{"--alloc-func=pool_get:2", "--free-func=pool_put:2"}, args: []string{"5"}},

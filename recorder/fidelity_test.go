@@ -195,7 +195,7 @@ func TestTLSAndReadOnly(t *testing.T) {
 }
 
 // TestAtomicPlainAccesses: an atomic read-modify-write of a location the
-// program also reads plainly is a Write of it, with its order on
+// program also reads plainly is a Write of it (AtomicWrite), with its order on
 // atomic:<name>; a location only accessed atomically is synchronisation
 // only.
 func TestAtomicPlainAccesses(t *testing.T) {
@@ -207,14 +207,14 @@ func TestAtomicPlainAccesses(t *testing.T) {
 	mk := markers(t, src)
 	for _, th := range []string{"2", "3"} {
 		var w, r bool
-		for _, e := range find(evs, "Write", "shared->ref", mk["dec"]) {
+		for _, e := range find(evs, "AtomicWrite", "shared->ref", mk["dec"]) {
 			w = w || e.thread == th
 		}
 		for _, e := range find(evs, "Read", "shared->ref", mk["check"]) {
 			r = r || e.thread == th
 		}
 		if !w || !r {
-			t.Errorf("thread %s: atomic decrement recorded as a Write: %v, plain read: %v", th, w, r)
+			t.Errorf("thread %s: atomic decrement recorded as an AtomicWrite: %v, plain read: %v", th, w, r)
 		}
 	}
 	// The second decrement reads the first, a read-modify-write: that

@@ -105,7 +105,7 @@ func (e event) String() string {
 func parseTrace(t testing.TB, trace string) []event {
 	t.Helper()
 	actions := map[string]int{ // action -> number of objects
-		"Read": 1, "DataRead": 1, "Write": 1, "Lock": 1, "TryLock": 1, "Unlock": 1, "RdLock": 1, "WrLock": 1,
+		"Read": 1, "DataRead": 1, "Write": 1, "AtomicWrite": 1, "Lock": 1, "TryLock": 1, "Unlock": 1, "RdLock": 1, "WrLock": 1,
 		"RwUnlock": 1, "Signal": 1, "Broadcast": 1, "Wait": 1, "BarrierWait": 1, "Create": 1,
 		"Join": 1, "SemPost": 1, "SemWait": 1, "Alloc": 1, "Free": 1, "Enter": 1, "Exit": 1, "Blocked": 1,
 	}

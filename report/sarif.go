@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,7 +28,7 @@ const SARIFSchemaURI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/
 const FingerprintKey = "mcpredictGroupId/v1"
 
 // srcRootBase is the uriBaseId of relative source paths.
-const srcRootBase = "SRCROOT"
+const srcRootBase = srcRootID
 
 // Options configure the SARIF and HTML renderers.
 type Options struct {
@@ -36,8 +37,10 @@ type Options struct {
 	// among the built-ins (a report read back from JSON has only ids).
 	Patterns []ltl.Pattern
 	// SrcRoot is the directory that the trace's relative source paths are
-	// relative to. HTML shows source snippets read from it; SARIF records
-	// it as the base of relative paths. Empty: no snippets, no base.
+	// relative to. HTML shows source snippets read from it. SARIF records
+	// it as the base %SRCROOT% of relative paths, and makes absolute paths
+	// under it (or whose tail names a file under it) relative to it.
+	// Empty: no snippets; SARIF keeps relative paths, with base %SRCROOT%.
 	SrcRoot string
 	// Context is the number of source lines shown around each location in
 	// HTML snippets; 0 means 2.
@@ -57,7 +60,9 @@ type Options struct {
 // whose locations are that thread's steps, executionOrder numbering the
 // steps of the whole interleaving. A group whose bugs are all suppressed is
 // a result with an external suppression; after a baseline, every result
-// has baselineState "new".
+// has baselineState "new". Source paths are relative to the source root
+// (uriBaseId %SRCROOT%) where they can be; members whose value is the
+// schema's default are left out, and small objects are written on one line.
 func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 	log := sarif.NewReport()
 	log.Schema = SARIFSchemaURI
@@ -137,10 +142,13 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 	run.Properties = props
 	log.AddRun(run)
 
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(log)
+	if err := enc.Encode(log); err != nil {
+		return err
+	}
+	return writeCompactSARIF(w, buf.Bytes(), o.SrcRoot)
 }
 
 // lookupPattern finds a pattern by id among the given ones, then the

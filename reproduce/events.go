@@ -27,7 +27,7 @@ func kindOf(action string) byte {
 	switch action {
 	case "Read", "DataRead":
 		return 'R'
-	case "Write":
+	case "Write", "AtomicWrite":
 		return 'W'
 	case "Lock", "TryLock", "RdLock", "WrLock":
 		return 'L'

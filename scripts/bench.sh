@@ -193,7 +193,7 @@ dist_rows() { # dist_rows TRACE SHARDS
       wps+=($!)
     done
     for _ in $(seq 1 100); do curl -sf "127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-    timed "$d/batch.time" "$BIN" batch -q --server "http://127.0.0.1:$port" --engine native --out "$d/out" "$d/in"
+    timed "$d/batch.time" "$BIN" batch --quiet --server "http://127.0.0.1:$port" --engine native --out-dir "$d/out" "$d/in" >/dev/null
     kill "$sp" "${wps[@]}" 2>/dev/null || true
     wait "$sp" "${wps[@]}" 2>/dev/null || true
     trap 'rm -rf "$work"' EXIT

@@ -76,30 +76,49 @@ func ParseKind(s string) (Kind, bool) {
 // (Event.Data).
 const DataReadAction = "DataRead"
 
+// AtomicWriteAction is the trace action of the Write of an atomic
+// read-modify-write (Event.RMW).
+const AtomicWriteAction = "AtomicWrite"
+
+// actionFlag is what an action's spelling says beyond its Kind.
+type actionFlag uint8
+
+const (
+	flagNone actionFlag = iota
+	flagData            // DataRead: Event.Data
+	flagRMW             // AtomicWrite: Event.RMW
+)
+
 // parseKindBytes is ParseKind without allocating for the usual spellings;
-// data reports the action DataRead (a Read with Event.Data).
-func parseKindBytes(b []byte) (k Kind, data, ok bool) {
+// flag reports the actions DataRead (a Read with Event.Data) and
+// AtomicWrite (a Write with Event.RMW).
+func parseKindBytes(b []byte) (k Kind, flag actionFlag, ok bool) {
 	switch string(b) { // the compiler does not allocate for this switch
 	case "Read":
-		return Read, false, true
+		return Read, flagNone, true
 	case DataReadAction:
-		return Read, true, true
+		return Read, flagData, true
 	case "Write":
-		return Write, false, true
+		return Write, flagNone, true
+	case AtomicWriteAction:
+		return Write, flagRMW, true
 	case "Lock":
-		return Lock, false, true
+		return Lock, flagNone, true
 	case "Unlock":
-		return Unlock, false, true
+		return Unlock, flagNone, true
 	case "Enter":
-		return Enter, false, true
+		return Enter, flagNone, true
 	case "Exit":
-		return Exit, false, true
+		return Exit, flagNone, true
 	}
-	if strings.EqualFold(string(b), DataReadAction) {
-		return Read, true, true
+	switch {
+	case strings.EqualFold(string(b), DataReadAction):
+		return Read, flagData, true
+	case strings.EqualFold(string(b), AtomicWriteAction):
+		return Write, flagRMW, true
 	}
 	k, ok = ParseKind(string(b))
-	return k, false, ok
+	return k, flagNone, ok
 }
 
 // IsAccess reports whether k is a shared-memory access.
@@ -145,6 +164,11 @@ type Event struct {
 	// by mcpredict record; see Model.DataflowOrder): it only flows into
 	// data, such as the write of a counter update.
 	Data bool
+	// RMW marks a Write made by an atomic read-modify-write (the action
+	// AtomicWrite, written by mcpredict record: a successful compare-and-
+	// swap, a fetch-and-add): the value it writes comes from the value it
+	// read at the same instant, so it loses no other thread's write.
+	RMW bool
 }
 
 // Loc is a source location.

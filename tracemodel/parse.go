@@ -562,7 +562,7 @@ type rawEvent struct {
 	f           [6][]byte
 	nf          int
 	kind        Kind
-	data        bool
+	flag        actionFlag
 	blockedKind Kind
 	file        []byte // source file; nil: unknown location
 	line        int
@@ -588,7 +588,7 @@ func (r *rawEvent) parse(f [][]byte) string {
 			return fmt.Sprintf("empty %s field", fieldNames[i])
 		}
 	}
-	kind, data, ok := parseKindBytes(f[3])
+	kind, flag, ok := parseKindBytes(f[3])
 	if !ok {
 		return fmt.Sprintf("unknown action %q (want one of Read, DataRead, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End, Blocked)", f[3])
 	}
@@ -612,7 +612,7 @@ func (r *rawEvent) parse(f [][]byte) string {
 		return msg
 	}
 	r.nf = copy(r.f[:], f)
-	r.kind, r.data, r.blockedKind, r.file, r.line = kind, data, blockedKind, file, lineNo
+	r.kind, r.flag, r.blockedKind, r.file, r.line = kind, flag, blockedKind, file, lineNo
 	return ""
 }
 
@@ -620,7 +620,7 @@ func (r *rawEvent) parse(f [][]byte) string {
 // message; nothing is changed when it returns one.
 func (b *builder) apply(n int, r *rawEvent) string {
 	b.eventLines++
-	f, kind, data, blockedKind, file, lineNo := r.f[:r.nf], r.kind, r.data, r.blockedKind, r.file, r.line
+	f, kind, flag, blockedKind, file, lineNo := r.f[:r.nf], r.kind, r.flag, r.blockedKind, r.file, r.line
 
 	// Validate against the current state before changing anything. A
 	// synchronization oddity is an error only with StrictSync; otherwise
@@ -707,7 +707,7 @@ func (b *builder) apply(n int, r *rawEvent) string {
 	ts.n++
 	pos := ts.n
 
-	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: loc, Pos: pos, Data: data}
+	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: loc, Pos: pos, Data: flag == flagData, RMW: flag == flagRMW}
 	if len(ts.funcs) > 0 {
 		ev.Func = ts.funcs[len(ts.funcs)-1]
 	}

@@ -141,6 +141,8 @@ type EventRef struct {
 	// Source is the text of the event's source line, when the trace has
 	// it (Model.Sources).
 	Source string `json:"source,omitempty"`
+	// Atomic marks the Write of an atomic read-modify-write (Event.RMW).
+	Atomic bool `json:"atomic,omitempty"`
 }
 
 // Loc returns the source location of the event.
@@ -812,7 +814,7 @@ func intersect(a, b []int32) []int32 {
 
 func (m *Model) ref(e *Event) EventRef {
 	l := m.Locs[e.Loc]
-	r := EventRef{TraceLine: int(e.Line), Action: e.Kind.String(), File: l.File, Line: l.Line, Source: m.Sources[l]}
+	r := EventRef{TraceLine: int(e.Line), Action: e.Kind.String(), File: l.File, Line: l.Line, Source: m.Sources[l], Atomic: e.RMW}
 	if e.Func != 0 {
 		r.Func = m.Objects[e.Func]
 	}

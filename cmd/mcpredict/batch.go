@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
 	"github.com/mcpredict/mcpredict/native"
+	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/service"
 	"github.com/mcpredict/mcpredict/service/batch"
@@ -25,8 +26,10 @@ const batchDescription = `
 Checks many traces: every trace file under each DIR (recursively; by default
 *.csv, *.trace, *.std, *.jsonl and their .gz/.zst forms) and every file matching each GLOB;
 the format of each is detected (--input-format chooses one for all).
-Writes one report per trace under OUT/reports/, and OUT/summary.json and
-OUT/summary.txt (per trace: events, shared variables, models, bugs, time).
+Writes one report per trace under DIR/reports/ (--out-dir DIR), and
+DIR/summary.json and DIR/summary.txt (per trace: events, shared variables,
+models, bugs, time), which is also printed on standard output. Standard
+error shows a line per trace (--quiet: none).
 
 Resumable: run the same command again after an interruption and the traces
 already finished (same file size, modification time and options) are not
@@ -37,8 +40,8 @@ their stable ids and lists new and fixed bugs.
 
 --server URL sends every trace to a running "mcpredict serve" instead of
 checking it here (the check flags then become the jobs' options; the server's
-own time and memory limits apply). The token comes from --token or
-$MCPREDICT_TOKEN.
+own time and memory limits apply). The token is read from --token-file FILE,
+else $MCPREDICT_TOKEN.
 
 Exit status: 4 if interrupted (SIGINT/SIGTERM: the traces not checked are
 counted on stderr); 2 or 3 if some trace could not be checked (bad input, or a
@@ -50,26 +53,62 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var cf checkFlags
 	cf.register(fs)
 	cf.registerMemory(fs)
-	out := fs.String("out", "mcpredict-batch", "output `DIR`")
+	out := fs.String("out-dir", "mcpredict-batch", "output `DIR`: reports, summary.json and summary.txt")
 	previous := fs.String("previous", "", "compare with the batch in `DIR` (new and fixed bugs)")
 	var formatList listFlag
-	fs.Var(&formatList, "formats", "also write reports in these formats (e.g. text), besides json")
+	fs.Var(&formatList, "formats", "also write reports in these formats: a comma-separated `LIST` of text, sarif and html (json is always written)")
+	fs.Var(&formatList, "format", "same as --formats")
 	var match listFlag
 	fs.Var(&match, "match", "base-name globs of the trace files taken from directories (default *.csv,*.trace,*.std,*.jsonl and .gz/.zst)")
 	parallel := fs.Int("parallel", 1, "traces checked at once")
 	server := fs.String("server", "", "check on the mcpredict server at `URL` instead of locally")
-	token := fs.String("token", "", "bearer token for --server (default $MCPREDICT_TOKEN)")
+	tokenFile := fs.String("token-file", "", "read the bearer token for --server from `FILE` (default $MCPREDICT_TOKEN)")
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often to poll the server for a job's state")
-	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
+	srcRoot := fs.String("src-root", "", "source `DIR` (the repository) for the snippets of html reports; sarif paths relative to it, absolute ones under it too")
 	expand := fs.Bool("expand", false, "list every bug of a group in text and html reports (--formats), not only the first "+fmt.Sprint(report.FirstShown))
-	quiet := fs.Bool("q", false, "no progress lines")
+	var quiet bool
+	registerQuiet(fs, &quiet, "no progress lines on standard error (warnings are still printed: --no-warnings)")
+	noWarnings := fs.Bool("no-warnings", false, "print no warnings on standard error")
 	var inf inputFlags // trace formats (formats.go)
 	inf.register(fs)
 	var af analysisFlags
 	af.register(fs)
+	// -out and --token are the old names of --out-dir and --token-file:
+	// they still work, with a warning, and -h does not list them.
+	args, old, err := takeFlags(fs, args, "out", "token")
+	if err != nil {
+		return fail(stderr, "batch", err)
+	}
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
+	}
+	warnf := func(format string, a ...any) {
+		if !*noWarnings {
+			fmt.Fprintf(stderr, "mcpredict batch: warning: "+format+"\n", a...)
+		}
+	}
+	if v, ok := old["out"]; ok {
+		if flagSet(fs, "out-dir") {
+			return fail(stderr, "batch", &predict.UsageError{Msg: "-out is the old name of --out-dir: give only --out-dir"})
+		}
+		*out = v
+		warnf("-out is deprecated: use --out-dir %s", v)
+	}
+	token := os.Getenv("MCPREDICT_TOKEN")
+	if v, ok := old["token"]; ok {
+		if *tokenFile != "" {
+			return fail(stderr, "batch", &predict.UsageError{Msg: "--token and --token-file exclude each other: give only --token-file"})
+		}
+		token = v
+		warnf("--token is deprecated: other users can read it in the process list (ps); use --token-file FILE or $MCPREDICT_TOKEN")
+	}
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return fail(stderr, "batch", &predict.UsageError{Msg: "--token-file: " + err.Error()})
+		}
+		token = strings.TrimSpace(string(b))
 	}
 	if len(pos) == 0 {
 		fmt.Fprintln(stderr, "mcpredict batch: want at least one DIR or GLOB (see mcpredict batch -h)")
@@ -85,7 +124,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, f := range formatList {
 		r, ok := all[f]
 		if !ok {
-			fmt.Fprintf(stderr, "mcpredict batch: unknown format %q in --formats\n", f)
+			fmt.Fprintf(stderr, "mcpredict batch: unknown format %q in --formats: want text, json, sarif or html\n", f)
 			return exitUsage
 		}
 		extra[f] = r
@@ -102,7 +141,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		}
 		if len(ignored) > 0 {
-			fmt.Fprintf(stderr, "mcpredict batch: warning: %s: the server's own limits, cache and tools apply with --server; ignored\n", strings.Join(ignored, ", "))
+			warnf("%s: the server's own limits, cache and tools apply with --server; ignored", strings.Join(ignored, ", "))
 		}
 	}
 	if flagSet(fs, "analysis") {
@@ -115,15 +154,11 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Inputs: pos, Out: *out, Formats: extra, Previous: *previous, Parallel: *parallel, Match: match,
 		OptionsKey: optionsKey(jo, *server),
 	}
-	if !*quiet {
+	if !quiet {
 		cfg.Log = stderr
 	}
 	if *server != "" {
-		tok := *token
-		if tok == "" {
-			tok = os.Getenv("MCPREDICT_TOKEN")
-		}
-		cfg.Check = batch.Remote(&client.Client{Base: *server, Token: tok}, jo, *poll)
+		cfg.Check = batch.Remote(&client.Client{Base: *server, Token: token}, jo, *poll)
 	} else {
 		opts, err := cf.options()
 		if err == nil {
@@ -132,6 +167,7 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err != nil {
 			return fail(stderr, "batch", err)
 		}
+		cf.warnSpinSkipped(stderr, "batch")
 		plugins := inf.host(stderr, "batch")
 		defer plugins.Close()
 		topts := cf.traceOptions()
@@ -144,10 +180,8 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if sum == nil {
 		return fail(stderr, "batch", err)
 	}
-	if !*quiet || err != nil {
-		if werr := batch.WriteText(stdout, sum); werr != nil && err == nil {
-			err = werr
-		}
+	if werr := batch.WriteText(stdout, sum); werr != nil && err == nil {
+		err = werr
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "mcpredict batch: interrupted: %d of %d traces not checked; run the same command again to resume\n",

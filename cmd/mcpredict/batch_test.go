@@ -49,7 +49,7 @@ func TestBatchInterrupted(t *testing.T) {
 	defer cancel()
 	errw := &cancelWriter{when: " events, ", cancel: cancel}
 	var stdout bytes.Buffer
-	args := []string{"batch", "--engine", "native", "--no-cache", "--out", out, "../../examples"}
+	args := []string{"batch", "--engine", "native", "--no-cache", "--out-dir", out, "../../examples"}
 	code := dispatch(ctx, args, &stdout, errw)
 	if code != exitInterrupted {
 		t.Errorf("exit status %d, want %d\nstderr:\n%s", code, exitInterrupted, errw)

@@ -54,8 +54,8 @@ func TestOutputFormats(t *testing.T) {
 		{"text", "bank", 1, "bank.c\n  AV-"},
 		{"text", "condvar-handoff", 0, exampleTrace("condvar-handoff") + ": 14 events"},
 		{"json", "bank", 1, "{\n  \"schema\": \"mcpredict.report/v1\""},
-		{"sarif", "bank", 1, "{\n  \"$schema\": \"https://docs.oasis-open.org/sarif/"},
-		{"sarif", "condvar-handoff", 0, "{\n  \"$schema\""},
+		{"sarif", "bank", 1, "{\n \"$schema\": \"https://docs.oasis-open.org/sarif/"},
+		{"sarif", "condvar-handoff", 0, "{\n \"$schema\""},
 		{"html", "logbuf", 1, "<!DOCTYPE html>"},
 		{"html", "condvar-handoff", 0, "<!DOCTYPE html>"},
 	}
@@ -199,9 +199,14 @@ func TestOutputWarningsAndQuiet(t *testing.T) {
 	if !strings.Contains(stderr, "mcpredict run: warning: ") {
 		t.Errorf("no warning on stderr: %q", stderr)
 	}
-	_, stdout, stderr := cli(t, "run", "--engine", "native", "--quiet", trace)
+	// --quiet hides progress, not warnings; --no-warnings hides them.
+	_, _, stderr = cli(t, "run", "--engine", "native", "--quiet", trace)
+	if !strings.Contains(stderr, "mcpredict run: warning: ") {
+		t.Errorf("--quiet hid the warning: %q", stderr)
+	}
+	_, stdout, stderr := cli(t, "run", "--engine", "native", "--quiet", "--no-warnings", trace)
 	if stderr != "" {
-		t.Errorf("--quiet printed %q", stderr)
+		t.Errorf("--quiet --no-warnings printed %q", stderr)
 	}
 	if strings.Contains(stdout, "warning") {
 		t.Errorf("warnings are in the text report:\n%s", stdout)

@@ -37,7 +37,7 @@ func TestFirstContact(t *testing.T) {
 		{"run -h", []string{"run", "-h"}, exitOK, "", "--max-models", 0},
 		{"empty trace", []string{"run", empty}, exitUsage, "", "no events", 0},
 		{"comments only", []string{"run", comments}, exitUsage, "", "no events", 0},
-		{"batch of an empty trace", []string{"batch", "--out", filepath.Join(dir, "b"), empty}, exitUsage, "", "no events", 0},
+		{"batch of an empty trace", []string{"batch", "--out-dir", filepath.Join(dir, "b"), empty}, exitUsage, "", "no events", 0},
 		{"source file", []string{"run", src}, exitUsage, "", "record it first", 0},
 		{"executable", []string{"run", elf}, exitUsage, "", "record it first", 0},
 		{"directory", []string{"run", dir}, exitUsage, "", "record it first", 0},

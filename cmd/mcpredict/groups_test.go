@@ -165,7 +165,7 @@ func TestRacyCounter100(t *testing.T) {
 func TestBatchExpand(t *testing.T) {
 	for _, expand := range []bool{false, true} {
 		out := t.TempDir()
-		args := []string{"batch", "--engine", "native", "--no-cache", "-q", "--out", out, "--formats", "text"}
+		args := []string{"batch", "--engine", "native", "--no-cache", "--quiet", "--out-dir", out, "--formats", "text"}
 		if expand {
 			args = append(args, "--expand")
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
@@ -19,17 +21,18 @@ import (
 type outputFlags struct {
 	format, out, srcRoot, color string
 	baseline, suppressions      string
-	quiet, expand               bool
+	quiet, noWarnings, expand   bool
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "text", "report format: text, json, sarif or html")
 	fs.StringVar(&o.out, "o", "", "write the report to `FILE` instead of standard output")
-	fs.StringVar(&o.srcRoot, "src-root", "", "`DIR` the trace's source paths are relative to: source snippets in html, base URI in sarif")
+	fs.StringVar(&o.srcRoot, "src-root", "", "`DIR` the trace's source paths are relative to (the repository): source snippets in html; sarif paths relative to it, absolute ones under it too (uriBaseId %SRCROOT%)")
 	fs.StringVar(&o.color, "color", report.ColorAuto, "color the text report: auto (when writing to a terminal), always or never")
 	fs.StringVar(&o.baseline, "baseline", "", "report only bugs that are not in the JSON report `BASE.json` (counted in the summary)")
 	fs.StringVar(&o.suppressions, "suppressions", "", "suppress the bugs matched by the rules in `FILE` (see docs/formats.md)")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar and no warnings on standard error")
+	registerQuiet(fs, &o.quiet, "no progress bar or progress lines on standard error (warnings are still printed: --no-warnings)")
+	fs.BoolVar(&o.noWarnings, "no-warnings", false, "do not print the report's warnings on standard error (json, sarif and html reports still carry them)")
 	fs.BoolVar(&o.expand, "expand", false, "list every bug of a group in the text and html reports, not only the first "+fmt.Sprint(report.FirstShown))
 }
 
@@ -121,9 +124,10 @@ func (o *outputFlags) readingProgress(stderr io.Writer, path string) (func(int64
 	return func(read int64) { bar.Reading(name, read, size, started) }, bar.Done
 }
 
-// warn prints the report's warnings to stderr unless --quiet.
+// warn prints the report's warnings to stderr unless --no-warnings
+// (--quiet hides progress, not warnings).
 func (o *outputFlags) warn(stderr io.Writer, cmd string, rep *bugs.Report) {
-	if o.quiet {
+	if o.noWarnings {
 		return
 	}
 	for _, w := range rep.Warnings {
@@ -149,3 +153,56 @@ func (o *outputFlags) write(stdout io.Writer, rep *bugs.Report, pats []ltl.Patte
 
 // readReport reads a JSON report written by mcpredict run --format json.
 func readReport(path string) (*bugs.Report, error) { return bugs.ReadJSONFile(path) }
+
+// registerQuiet registers --quiet and its short form -q on v: the same
+// names in every command that shows progress (run, batch, reproduce).
+func registerQuiet(fs *flag.FlagSet, v *bool, usage string) {
+	fs.BoolVar(v, "quiet", false, usage)
+	fs.BoolVar(v, "q", false, "same as --quiet")
+}
+
+// takeFlags removes from args the occurrences of the flags named, which
+// take a value and are not registered in fs (so that -h does not list
+// them: old names kept for scripts, and names a command refuses with a
+// reason), and returns the rest of args and the value of each flag found
+// (the last, if repeated). Every spelling is recognized: -name, --name,
+// -name=V, --name=V. Arguments after "--", and the values of fs's flags,
+// are left alone.
+func takeFlags(fs *flag.FlagSet, args []string, names ...string) (rest []string, taken map[string]string, err error) {
+	taken = map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if slices.Contains(names, name) {
+			if !hasValue {
+				if i+1 == len(args) {
+					return nil, nil, &predict.UsageError{Msg: "flag needs an argument: -" + name}
+				}
+				i++
+				value = args[i]
+			}
+			taken[name] = value
+			continue
+		}
+		rest = append(rest, a)
+		if f := fs.Lookup(name); f != nil && !hasValue && !isBoolFlag(f) && i+1 < len(args) {
+			i++ // the flag's value, which may start with "-"
+			rest = append(rest, args[i])
+		}
+	}
+	return rest, taken, nil
+}
+
+// isBoolFlag reports whether a flag takes no value (-flag alone).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}

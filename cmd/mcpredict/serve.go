@@ -58,7 +58,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	shards := fs.Int("shards", 0, "with NATS, split each job's models into `N` shards that the workers project from the trace themselves (0: the server projects every model)")
 	ackWait := fs.Duration("ack-wait", queue.DefaultAckWait, "with NATS, redeliver an item whose worker is silent this long")
 	tokenFile := fs.String("token-file", "", "read the API bearer token from `FILE` (default $MCPREDICT_TOKEN; none: no auth)")
-	srcRoot := fs.String("src-root", "", "source `DIR` for the snippets of HTML reports and the base of SARIF paths")
+	srcRoot := fs.String("src-root", "", "source `DIR` (the repository) for the snippets of html reports; sarif paths relative to it, absolute ones under it too")
 	expand := fs.Bool("expand", false, "list every bug of a group in the text and html reports it serves, not only the first "+fmt.Sprint(report.FirstShown))
 	maxUpload := fs.Int64("max-upload-mb", 256, "largest accepted trace upload, in MiB")
 	bodyIdle := fs.Duration("body-idle-timeout", 30*time.Second, "cut off a request whose body sends nothing for this long (big uploads that keep coming are not limited)")

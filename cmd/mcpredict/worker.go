@@ -25,11 +25,13 @@ the engine and patterns of its job, and publishes the result. Start as many
 workers, on as many machines, as needed; a worker that dies mid-model has its
 model redelivered to another one.
 
-The server's job options decide what is checked; --timeout and --memory set
-the Spin limits for items that do not carry their own. A server started with
---shards N sends shards instead of models: the worker fetches the job's trace
-from the queue's trace store, parses it (in --temp-dir; --input-format and
---max-events as run's), and projects and checks the shard's models itself.
+The server decides what is checked and the Spin limits of each model (the
+job's options, and "mcpredict serve --timeout --memory", sent with every
+item); --memory here applies only to items that carry no memory limit. A
+server started with --shards N sends shards instead of models: the worker
+fetches the job's trace from the queue's trace store, parses it (in
+--temp-dir; --input-format and --max-events as run's), and projects and
+checks the shard's models itself.
 
 Workers need spin and gcc (sudo apt-get install spin gcc), except with
 --native-only, where items that need Spin fail their job.`
@@ -40,7 +42,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	jobs := fs.Int("jobs", 0, "models checked in parallel (default: number of CPUs)")
 	name := fs.String("name", "", "worker name in results and logs (default host:pid)")
 	keep := fs.String("keep-models", "", "keep each model's Promela file and Spin output under `DIR`")
-	memory := fs.Int("memory", 1024, "Spin memory limit per model in MB, for items without one")
+	memory := fs.Int("memory", 1024, "Spin memory limit per model in MB, for items that carry none (the server sends its --memory)")
 	cacheDir := fs.String("cache-dir", "", "verdict cache `DIR` (default: mcpredict/verdicts under the user cache directory)")
 	noCache := fs.Bool("no-cache", false, "do not read or write the verdict cache")
 	nativeOnly := fs.Bool("native-only", false, "run without spin and gcc (only native-engine items succeed)")
@@ -49,11 +51,16 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	maxEvents := fs.Int("max-events", tracemodel.DefaultMaxEvents, "most events accepted in a shard's trace, as run's (0: no limit but the 2^31-1 the model can index)")
 	var inf inputFlags // trace formats of shards (formats.go)
 	inf.register(fs)
+	// --timeout is the server's, sent with every item: refused with the
+	// reason, not as an unknown flag.
+	args, refused, err := takeFlags(fs, args, "timeout")
+	if err != nil || len(refused) > 0 { // err: --timeout without a value
+		return fail(stderr, "worker", &predict.UsageError{Msg: "--timeout is the server's (mcpredict serve --timeout): every item carries its time limit"})
+	}
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
 	}
-	var err error
 	if len(pos) > 0 || *natsURL == "" {
 		fmt.Fprintln(stderr, "mcpredict worker: want --nats URL and no arguments (see mcpredict worker -h)")
 		return exitUsage

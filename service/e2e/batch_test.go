@@ -38,15 +38,15 @@ func TestBatchCommand(t *testing.T) {
 		status   int
 		contains []string
 	}{
-		{"first batch", []string{"--out", out1, "--formats", "text,sarif", traces}, 1,
+		{"first batch", []string{"--out-dir", out1, "--formats", "text,sarif", traces}, 1,
 			[]string{"3 traces (3 checked now, 0 from an earlier run), 0 errors", "bank.csv"}},
-		{"resumed: nothing to do", []string{"--out", out1, traces}, 1,
+		{"resumed: nothing to do", []string{"--out-dir", out1, traces}, 1,
 			[]string{"finished earlier, skipped", "3 traces (0 checked now, 3 from an earlier run)"}},
-		{"compared: no new bug", []string{"--out", out2, "--previous", out1, traces}, 0,
+		{"compared: no new bug", []string{"--out-dir", out2, "--previous", out1, traces}, 0,
 			[]string{"0 new, 0 fixed"}},
-		{"bad trace", []string{"--out", t.TempDir(), filepath.Join(repo, "examples", "bank.csv"), writeBad(t)}, 2,
+		{"bad trace", []string{"--out-dir", t.TempDir(), filepath.Join(repo, "examples", "bank.csv"), writeBad(t)}, 2,
 			[]string{"bad.csv:1:"}},
-		{"no input", []string{"--out", t.TempDir(), filepath.Join(traces, "none*.csv")}, 2,
+		{"no input", []string{"--out-dir", t.TempDir(), filepath.Join(traces, "none*.csv")}, 2,
 			[]string{"no such file"}},
 		{"usage", nil, 2, []string{"want at least one DIR"}},
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -81,8 +82,8 @@ func TestCompose(t *testing.T) {
 			if s.HealthCheck == nil || !strings.Contains(strings.Join(s.HealthCheck.Test, " "), "/healthz") {
 				t.Errorf("server health check %+v", s.HealthCheck)
 			}
-			if len(s.Ports) != 1 || s.Ports[0].Target != 8080 {
-				t.Errorf("server ports %+v", s.Ports)
+			if len(s.Ports) != 1 || s.Ports[0].Target != 8080 || s.Ports[0].HostIP != "127.0.0.1" {
+				t.Errorf("server ports %+v, want 8080 published on 127.0.0.1", s.Ports)
 			}
 		}},
 		{"worker", "worker.sh", func(t *testing.T, s types.ServiceConfig) {
@@ -134,6 +135,61 @@ func TestCompose(t *testing.T) {
 			}
 			tt.check(t, s)
 		})
+	}
+}
+
+// TestComposeBind checks where the compose file publishes the API: on
+// loopback by default, elsewhere with MCPREDICT_BIND, which serve.sh
+// refuses without a token.
+func TestComposeBind(t *testing.T) {
+	for _, tt := range []struct {
+		env    []string
+		hostIP string
+	}{
+		{nil, "127.0.0.1"},
+		{[]string{"MCPREDICT_BIND=0.0.0.0", "MCPREDICT_TOKEN=t0k"}, "0.0.0.0"},
+	} {
+		opts, err := cli.NewProjectOptions([]string{filepath.Join(repo, "docker-compose.yml")},
+			cli.WithWorkingDirectory(repo), cli.WithEnv(tt.env), cli.WithInterpolation(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := opts.LoadProject(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := p.GetService("server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Ports) != 1 || s.Ports[0].HostIP != tt.hostIP || s.Ports[0].Published != "8080" {
+			t.Errorf("%v: server ports %+v, want 8080 on %s", tt.env, s.Ports, tt.hostIP)
+		}
+		if v := s.Environment["MCPREDICT_BIND"]; v == nil || *v != tt.hostIP {
+			t.Errorf("%v: serve.sh is not told MCPREDICT_BIND=%s: %v", tt.env, tt.hostIP, s.Environment)
+		}
+	}
+	// serve.sh, with echo as mcpredict: the command line, or the refusal.
+	for _, tt := range []struct {
+		env  []string
+		args []string
+		ok   bool
+	}{
+		{nil, nil, true},
+		{[]string{"MCPREDICT_BIND=127.0.0.1"}, nil, true},
+		{[]string{"MCPREDICT_BIND=0.0.0.0"}, nil, false},
+		{[]string{"MCPREDICT_BIND=0.0.0.0", "MCPREDICT_TOKEN=t0k"}, nil, true},
+		{[]string{"MCPREDICT_BIND=0.0.0.0"}, []string{"--token-file", "/run/secrets/token"}, true},
+	} {
+		cmd := exec.Command("sh", append([]string{filepath.Join(repo, "deploy", "serve.sh")}, tt.args...)...)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MCPREDICT=echo"}, tt.env...)
+		out, err := cmd.CombinedOutput()
+		if ok := err == nil && strings.HasPrefix(string(out), "serve --addr"); ok != tt.ok {
+			t.Errorf("serve.sh %v %v: %v\n%s", tt.env, tt.args, err, out)
+		}
+		if !tt.ok && !strings.Contains(string(out), "without a token") {
+			t.Errorf("serve.sh %v: refused without saying why:\n%s", tt.env, out)
+		}
 	}
 }
 
