@@ -97,15 +97,9 @@ func splitCommand(args []string) (flags, command []string) {
 func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args, command := splitCommand(args)
 	fs := newFlagSet("reproduce", "[flags] TRACE [-- CMD ARGS...]", reproduceDescription, stderr)
-	var cf checkFlags
-	cf.register(fs)
-	cf.registerMemory(fs)
-	var of outputFlags
-	of.register(fs)
-	var inf inputFlags
-	inf.register(fs)
-	var af analysisFlags
-	af.register(fs)
+	var rfl runFlags
+	rfl.register(fs)
+	cf, of, af := &rfl.check, &rfl.output, &rfl.analysis
 	var rf reproduceFlags
 	rf.register(fs)
 	pos, code, ok := parseArgs(fs, args)
@@ -133,7 +127,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(stderr, "reproduce", err)
 	}
-	rep, cands, err := reproduceCandidates(ctx, trace, &cf, &af, &inf, &rf, stderr)
+	rep, cands, err := reproduceCandidates(ctx, trace, cf, af, &rfl.input, &rf, stderr)
 	if err != nil {
 		return fail(stderr, "reproduce", err)
 	}

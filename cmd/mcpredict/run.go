@@ -425,17 +425,28 @@ func formats(o report.Options, color bool) map[string]func(io.Writer, *bugs.Repo
 	}
 }
 
+// runFlags are the flags of the commands that predict on one trace (run,
+// reproduce): the model, the report, the trace format, the analyses.
+type runFlags struct {
+	check    checkFlags
+	output   outputFlags
+	input    inputFlags // trace format (formats.go)
+	analysis analysisFlags
+}
+
+func (r *runFlags) register(fs *flag.FlagSet) {
+	r.check.register(fs)
+	r.check.registerMemory(fs)
+	r.output.register(fs)
+	r.input.register(fs)
+	r.analysis.register(fs)
+}
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", "[flags] TRACE", runDescription, stderr)
-	var cf checkFlags
-	cf.register(fs)
-	cf.registerMemory(fs)
-	var of outputFlags
-	of.register(fs)
-	var inf inputFlags // trace format (formats.go)
-	inf.register(fs)
-	var af analysisFlags
-	af.register(fs)
+	var rfl runFlags
+	rfl.register(fs)
+	cf, of, inf, af := &rfl.check, &rfl.output, &rfl.input, &rfl.analysis
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -444,7 +455,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpredict run: want exactly one TRACE argument (see mcpredict run -h)")
 		return exitUsage
 	}
-	as, err := af.selected(af.list, &cf)
+	as, err := af.selected(af.list, cf)
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
