@@ -157,3 +157,56 @@ func TestIDsSurviveEdits(t *testing.T) {
 		t.Errorf("diff: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestReproduceServer follows examples/server/README.md: a server and its
+// load recorded as one script, where all 200 increments arrived, and
+// reproduce exposes the lost increment (the script's own verdict fails).
+func TestReproduceServer(t *testing.T) {
+	for _, tool := range []string{"gcc", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"counter_server.c", "load.sh"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "server", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	server := filepath.Join(dir, "counter_server")
+	if code, _, stderr := runCLI(t, "cc", "-O1", "-o", server, filepath.Join(dir, "counter_server.c")); code != 0 {
+		t.Fatalf("mcpredict cc: exit %d\n%s", code, stderr)
+	}
+	trace := filepath.Join(dir, "server.csv")
+	for attempt := 1; ; attempt++ {
+		if code, _, stderr := runCLI(t, "record", "-o", trace, "--", filepath.Join(dir, "load.sh"), server); code != 0 {
+			t.Fatalf("mcpredict record: exit %d\n%s", code, stderr)
+		}
+		b, _ := os.ReadFile(trace)
+		if strings.Contains(string(b), "# ended: exit status 0\n") {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal("three recorded runs lost an increment; want a clean one")
+		}
+	}
+	out := filepath.Join(dir, "r.json")
+	code, _, stderr := runCLI(t, "reproduce", "--format", "json", "-o", out, "--no-cache", "--engine", "native", trace)
+	if code != exitViolation {
+		t.Fatalf("reproduce: exit %d\n%s", code, stderr)
+	}
+	rep, err := bugs.ReadJSONFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range rep.Bugs {
+		if r := b.Reproduction; r != nil && r.Failed && strings.Contains(r.Evidence, "lost increments") {
+			return
+		}
+	}
+	t.Errorf("no failed bug whose evidence names the lost increments\n%s", stderr)
+}
