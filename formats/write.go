@@ -85,10 +85,15 @@ func Write(w io.Writer, m *tracemodel.Model, to string, o WriteOptions) (WriteSt
 		return nil
 	}
 	var locs rapidLocs
+	var early map[int][]event // RAPID: releases of cond waits, by the event they follow
 	if o.RAPID {
 		enc = locs.appendSTD
+		early = waitReleases(m)
 	}
 	for i := range m.Events {
+		if err := emitAll(emit, early[i-1]); err != nil {
+			return st, err
+		}
 		e := eventOf(m, &m.Events[i])
 		if !o.RAPID {
 			if err := emit(e); err != nil {
@@ -101,6 +106,9 @@ func Write(w io.Writer, m *tracemodel.Model, to string, o WriteOptions) (WriteSt
 			begin, end = o.Boundaries(i)
 		}
 		rs := lowerRAPID(e)
+		if e.Action == "Wait" && len(rs) == 2 && movedRelease(m, i) {
+			rs = rs[1:] // its release went out where the thread blocked
+		}
 		switch {
 		case begin:
 			e.Action, e.Object = "Begin", ""
@@ -199,6 +207,45 @@ func eventOf(m *tracemodel.Model, ev *tracemodel.Event) event {
 	loc := m.Locs[ev.Loc]
 	e.File, e.SrcLine = loc.File, loc.Line
 	return e
+}
+
+// waitReleases places the release of the mutex of each cond Wait (whose
+// event the trace has where the wait returned) right after the waiting
+// thread's previous event, where it blocked: at the wait's return the
+// waker has already taken the mutex, and a release there would have the
+// waker acquire a mutex the waiter still holds. Keyed by the index of the
+// event the release follows; a wait that is its thread's first event keeps
+// its release (movedRelease false).
+func waitReleases(m *tracemodel.Model) map[int][]event {
+	out := map[int][]event{}
+	for i := range m.Events {
+		ev := &m.Events[i]
+		if !movedRelease(m, i) {
+			continue
+		}
+		prev := m.Threads[ev.Thread-1].Events[ev.Pos-2]
+		rel := eventOf(m, ev)
+		rel.Action, rel.Object, rel.Object2 = "Unlock", m.Objects[ev.Obj2], ""
+		out[int(prev)] = append(out[int(prev)], rel)
+	}
+	return out
+}
+
+// movedRelease reports whether the Wait at index i has its release placed
+// after its thread's previous event (waitReleases).
+func movedRelease(m *tracemodel.Model, i int) bool {
+	ev := &m.Events[i]
+	return ev.Kind == tracemodel.Wait && ev.Obj2 != 0 && ev.Pos >= 2
+}
+
+// emitAll emits the events in order.
+func emitAll(emit func(event) error, es []event) error {
+	for _, e := range es {
+		if err := emit(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lowerRAPID maps an event to RAPID's operations (none: dropped).

@@ -55,3 +55,32 @@ T2|end|0
 		t.Errorf("dropped %d, want 2", st.Dropped)
 	}
 }
+
+// TestWriteRAPIDWait: a cond Wait's release goes where the waiting thread
+// blocked (after its previous event), not where the wait returned, after
+// the waker took and released the mutex: RAPID's happens-before then sees
+// the waker's acquire after the waiter's release.
+func TestWriteRAPIDWait(t *testing.T) {
+	const trace = `1, 1, a.c-1, Create, 2
+1, 2, a.c-2, Lock, m
+1, 3, a.c-3, Read, x
+2, 4, a.c-10, Lock, m
+2, 5, a.c-11, Write, x
+2, 6, a.c-12, Signal, c
+2, 7, a.c-13, Unlock, m
+1, 8, a.c-4, Wait, c, m
+1, 9, a.c-5, Unlock, m
+`
+	m, err := tracemodel.Parse(context.Background(), strings.NewReader(trace), "t.csv", tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := Write(&out, m, "std", WriteOptions{RAPID: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := "1|fork(2)|1\n1|acq(m)|2\n1|r(x)|3\n1|rel(m)|4\n2|acq(m)|5\n2|w(x)|6\n2|rel(m)|7\n1|acq(m)|4\n1|rel(m)|8\n"
+	if out.String() != want {
+		t.Errorf("trace\n%s\nwant\n%s", out.String(), want)
+	}
+}
