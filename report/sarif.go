@@ -544,6 +544,48 @@ func patternEvidence(res *sarif.Result, v bugs.Violation) {
 		flow.ThreadFlows = append(flow.ThreadFlows, tf)
 	}
 	res.CodeFlows = append(res.CodeFlows, flow)
+	if st := accessStacks(v); len(st) > 0 {
+		res.Stacks = st
+	}
+}
+
+// accessStacks are the call stacks of the essential accesses that have
+// one (bugs.Access.Stack): the access's location as the innermost frame,
+// its callers by name, and the locks the thread held in the message.
+func accessStacks(v bugs.Violation) []*sarif.Stack {
+	var out []*sarif.Stack
+	for _, a := range v.Accesses {
+		if !a.Essential || len(a.Stack) == 0 {
+			continue
+		}
+		st := sarif.NewStack()
+		msg := fmt.Sprintf("%s thread %s %s %s", a.Role, a.Handle, strings.ToLower(a.Action), v.Var)
+		if len(a.Locks) > 0 {
+			msg += ", holding " + strings.Join(a.Locks, ", ")
+		} else {
+			msg += ", holding no lock"
+		}
+		if a.Created != "" {
+			msg += "; thread created at " + a.Created
+		}
+		st.Message = sarif.NewTextMessage(msg)
+		for i, fn := range a.Stack {
+			f := sarif.NewStackFrame()
+			if i == 0 {
+				inner := a
+				inner.Func = fn
+				f.Location = sarifLocation(inner, a.Action+" "+v.Var)
+			} else {
+				f.Location = sarif.NewLocation()
+				ll := sarif.NewLogicalLocation()
+				ll.Name, ll.Kind = ptr(fn), ptr("function")
+				f.Location.LogicalLocations = append(f.Location.LogicalLocations, ll)
+			}
+			st.Frames = append(st.Frames, f)
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // resultMessage is the one-line description of a bug, e.g. "lost update
