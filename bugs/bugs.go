@@ -60,6 +60,8 @@ type Access struct {
 	Locks   []string `json:"locks,omitempty"`
 	Stack   []string `json:"stack,omitempty"`
 	Created string   `json:"created,omitempty"`
+	// Allocated is where the heap block accessed was allocated.
+	Allocated string `json:"allocated,omitempty"`
 }
 
 // Location returns "file:line" or "?".

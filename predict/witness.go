@@ -243,6 +243,9 @@ func Annotate(m *tracemodel.Model, rep *bugs.Report) {
 			if c.Created != (tracemodel.Loc{}) {
 				a.Created = c.Created.String()
 			}
+			if c.Allocated != (tracemodel.Loc{}) {
+				a.Allocated = c.Allocated.String()
+			}
 		}
 	}
 }

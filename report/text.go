@@ -222,6 +222,9 @@ func writeTextContext(ew *errWriter, as []bugs.Access, in string) {
 		if a.Created != "" {
 			ctx = append(ctx, "thread created at "+a.Created)
 		}
+		if a.Allocated != "" {
+			ctx = append(ctx, "block allocated at "+a.Allocated)
+		}
 		if len(ctx) > 0 {
 			ew.printf("%s      %s\n", in, strings.Join(ctx, "; "))
 		}

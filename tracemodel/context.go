@@ -1,6 +1,9 @@
 package tracemodel
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Context is what a report shows around one event: the locks its thread
 // held, the functions it was in, and where the thread was created.
@@ -14,6 +17,10 @@ type Context struct {
 	// Created is where the thread was created ("" for the first thread
 	// or a thread whose Create the trace does not have).
 	Created Loc
+	// Allocated is where the heap block the event accesses was allocated
+	// (the latest Alloc of its object before the event); zero for other
+	// memory, or a block whose Alloc the trace does not have.
+	Allocated Loc
 }
 
 // contextSteps bounds the events Context reads back from one event: a
@@ -62,7 +69,27 @@ func (m *Model) ContextAt(traceLine int) (Context, bool) {
 		c.Locks[l], c.Locks[r] = c.Locks[r], c.Locks[l]
 	}
 	c.Created = m.creation(tid)
+	if e.Kind == Read || e.Kind == Write {
+		c.Allocated = m.allocation(i, m.Vars[e.Obj].Name)
+	}
 	return c, true
+}
+
+// allocation returns where the heap block holding variable name was last
+// allocated before event i: the latest Alloc whose block ("*cache.obj")
+// the variable is part of ("cache.obj->value", "cache.obj[2]").
+func (m *Model) allocation(i int, name string) Loc {
+	for j, n := i-1, 0; j >= 0 && n < contextSteps; j, n = j-1, n+1 {
+		e := &m.Events[j]
+		if e.Kind != Alloc {
+			continue
+		}
+		block := strings.TrimPrefix(m.Objects[e.Obj], "*")
+		if rest, ok := strings.CutPrefix(name, block); ok && (rest == "" || strings.HasPrefix(rest, "->") || rest[0] == '.' || rest[0] == '[') {
+			return m.Locs[e.Loc]
+		}
+	}
+	return Loc{}
 }
 
 // creation returns where thread tid was created.

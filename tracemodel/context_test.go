@@ -49,3 +49,20 @@ func TestContextAt(t *testing.T) {
 		t.Error("line 99: ok, want no event")
 	}
 }
+
+func TestContextAllocated(t *testing.T) {
+	trace := `1, 1, m.c-5, Alloc, *cfg
+1, 2, m.c-6, Write, cfg->port
+1, 3, m.c-7, Write, other
+`
+	m, err := Parse(context.Background(), strings.NewReader(trace), "t.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := m.ContextAt(2); c.Allocated != (Loc{"m.c", 5}) {
+		t.Errorf("cfg->port allocated at %v, want m.c:5", c.Allocated)
+	}
+	if c, _ := m.ContextAt(3); c.Allocated != (Loc{}) {
+		t.Errorf("other (a global) allocated at %v, want none", c.Allocated)
+	}
+}
