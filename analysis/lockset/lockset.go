@@ -115,14 +115,15 @@ func New(opts Options, esc *analysis.Analyzer) *analysis.Analyzer {
 			if err != nil {
 				return nil, err
 			}
-			exact := 0
+			vars, exact := map[int32]bool{}, map[int32]bool{}
 			for _, r := range res.Races {
 				pass.Report(finding(m, pass.LockSets(), r))
+				vars[r.Var] = true
 				if r.Exact {
-					exact++
+					exact[r.Var] = true
 				}
 			}
-			pass.Summarize("%d racy variables (%d with concurrent accesses holding no common lock) of %d accessed by several threads", len(res.Races), exact, res.Shared)
+			pass.Summarize("%d racy variables (%d with concurrent accesses holding no common lock; %d racy location pairs) of %d accessed by several threads", len(vars), len(exact), len(res.Races), res.Shared)
 			return res, nil
 		},
 	}
@@ -139,7 +140,9 @@ func Of(pass *analysis.Pass, ls *analysis.Analyzer) *Result {
 type Result struct {
 	racy        []bool // by variable
 	conflicting []bool
-	// Races are the racy variables, by variable id, with a witness each.
+	// Races are the racy variables, by variable id: a witness for each
+	// pair of racy source locations (at most maxPairs), or the one
+	// conservative witness of the test.
 	Races []Race
 	// Shared counts the variables with escaped accesses of two threads.
 	Shared int
@@ -409,7 +412,7 @@ func Check(ctx context.Context, m *tracemodel.Model, esc *escape.Info, li *analy
 			res.racy[v] = st.global.unprotected(s, st.global.write) && crossWR
 		}
 		if res.racy[v] {
-			res.Races = append(res.Races, witness(m, esc, li, conc, s, int32(v)))
+			res.Races = append(res.Races, witnesses(m, esc, li, conc, s, int32(v))...)
 		}
 	}
 	return res, nil
@@ -459,31 +462,17 @@ func scan(s *lockSets, conc *units.Conc, per []sets, threads map[int32][]int) (c
 	return
 }
 
-// witness finds two accesses of v that show its race.
-func witness(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, conc *units.Conc, s *lockSets, v int32) Race {
-	type key struct {
-		period      int32
-		write       bool
-		all, shared int32
-	}
-	const maxKeys = 128
-	var evs []int32
-	seen := map[key]bool{}
-	for i, ev := range m.Vars[v].Accesses {
-		m.Pace(i)
-		if !esc.Escaped(ev) {
-			continue
-		}
-		all, excl := s.of(li, ev)
-		k := key{period: conc.Of(ev), write: m.Events[ev].Kind == tracemodel.Write, all: all, shared: excl}
-		if !seen[k] {
-			seen[k] = true
-			evs = append(evs, ev)
-			if len(evs) == maxKeys {
-				break
-			}
-		}
-	}
+// maxPairs bounds the racy location pairs reported for one variable.
+const maxPairs = 32
+
+// witnesses finds the accesses of v that show its race: one pair of
+// accesses for every pair of source locations that race (holding no common
+// lock, concurrent, one writing), as a happens-before detector names every
+// racy line, at most maxPairs; else the conservative witness of the test.
+func witnesses(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, conc *units.Conc, s *lockSets, v int32) []Race {
+	evs := distinctAccesses(m, esc, li, conc, s, v)
+	var out []Race
+	seen := map[[2]int32]bool{}
 	var fallback *Race
 	for _, a := range evs {
 		if m.Events[a].Kind != tracemodel.Write {
@@ -495,22 +484,61 @@ func witness(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, c
 				continue
 			}
 			r := Race{Var: v, A: min(a, b), B: max(a, b)}
-			if !analysis.Excludes(li.Before(a), li.Before(b)) {
-				r.Exact = true
-				return r
+			if analysis.Excludes(li.Before(a), li.Before(b)) {
+				if fallback == nil {
+					fallback = &r
+				}
+				continue
 			}
-			if fallback == nil {
-				fallback = &r
+			la, lb := m.Events[r.A].Loc, m.Events[r.B].Loc
+			k := [2]int32{min(la, lb), max(la, lb)}
+			if seen[k] || len(out) == maxPairs {
+				continue
+			}
+			seen[k] = true
+			r.Exact = true
+			out = append(out, r)
+		}
+	}
+	switch {
+	case len(out) > 0:
+		return out
+	case fallback != nil:
+		return []Race{*fallback}
+	}
+	// Only beyond the distinct accesses kept: the first write and any
+	// access of another thread.
+	return []Race{{Var: v, A: evs[0], B: evs[len(evs)-1]}}
+}
+
+// distinctAccesses are the escaped accesses of v, one per (period, kind,
+// locks held, location), at most 128.
+func distinctAccesses(m *tracemodel.Model, esc *escape.Info, li *analysis.LockSetIndex, conc *units.Conc, s *lockSets, v int32) []int32 {
+	type key struct {
+		period      int32
+		write       bool
+		all, shared int32
+		loc         int32 // every racy line pairs with the others
+	}
+	const maxKeys = 128
+	var evs []int32
+	seen := map[key]bool{}
+	for i, ev := range m.Vars[v].Accesses {
+		m.Pace(i)
+		if !esc.Escaped(ev) {
+			continue
+		}
+		all, excl := s.of(li, ev)
+		k := key{period: conc.Of(ev), write: m.Events[ev].Kind == tracemodel.Write, all: all, shared: excl, loc: m.Events[ev].Loc}
+		if !seen[k] {
+			seen[k] = true
+			evs = append(evs, ev)
+			if len(evs) == maxKeys {
+				break
 			}
 		}
 	}
-	if fallback != nil {
-		return *fallback
-	}
-	// Only beyond maxKeys distinct accesses: the first write and any
-	// access of another thread.
-	r := Race{Var: v, A: evs[0], B: evs[len(evs)-1]}
-	return r
+	return evs
 }
 
 // finding turns a race into a finding.
