@@ -50,6 +50,7 @@ type Options struct {
 	// Lockset is the race detector of lockset and reduction.
 	Lockset    lockset.Options
 	CommitNode commitnode.Options
+	Conflict   conflict.Options
 }
 
 // Analyzers returns every analysis, in report order, configured with o.
@@ -64,7 +65,7 @@ func Analyzers(o Options) []*analysis.Analyzer {
 		deadlock.New(o.Deadlock),
 		st,
 		block.New(o.Block, tx),
-		conflict.New(tx, st), // composed with SideTrack: same transactions, cross-referenced findings
+		conflict.NewWith(o.Conflict, tx, st), // composed with SideTrack: same transactions, cross-referenced findings
 		svd.New(svd.Options{ValueFlow: o.ValueFlow}),
 		hldr.New(hldr.Options{Atomic: o.Transactions.Atomic, ValueFlow: o.ValueFlow}),
 		stale.New(stale.Options{Atomic: o.Transactions.Atomic, ValueFlow: o.ValueFlow}),

@@ -33,6 +33,12 @@ type TxnReporter interface {
 // both report (the composition of SideTrack with Velodrome of the
 // SideTrack paper, §6 "Tool complementation").
 func New(tx *analysis.Analyzer, also ...*analysis.Analyzer) *analysis.Analyzer {
+	return NewWith(Options{}, tx, also...)
+}
+
+// NewWith is New with options (Options.First; the analyzer's
+// transactions come from tx).
+func NewWith(o Options, tx *analysis.Analyzer, also ...*analysis.Analyzer) *analysis.Analyzer {
 	req := []analysis.Requirement{tx}
 	for _, a := range also {
 		req = append(req, a)
@@ -47,7 +53,11 @@ func New(tx *analysis.Analyzer, also ...*analysis.Analyzer) *analysis.Analyzer {
 		},
 		IDPrefix: "CS",
 		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
-			vs, st, err := Check(ctx, pass.Model, txn.Of(pass, tx))
+			check := Check
+			if o.First {
+				check = CheckFirst
+			}
+			vs, st, err := check(ctx, pass.Model, txn.Of(pass, tx))
 			if err != nil {
 				return nil, err
 			}

@@ -111,10 +111,14 @@ import (
 // overlapping the one reported).
 const MaxWitnesses = 256
 
-// Options selects the transactions (see package txn).
+// Options selects the transactions (see package txn) and how far to go.
 type Options struct {
 	Atomic    []string // if not empty, only these functions or labels are transactions
 	NotAtomic []string // these functions or labels are never transactions
+	// First stops at the first cycle (with its witness): a CI gate that
+	// needs only to know whether the trace is serializable, as RAPID's
+	// Aerodrome does.
+	First bool
 }
 
 // Roles of the events of a Violation.
@@ -183,13 +187,23 @@ func Analyze(ctx context.Context, m *tracemodel.Model, opts Options) ([]Violatio
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("conflict: %w", err)
 	}
-	return Check(ctx, m, ts)
+	return check(ctx, m, ts, opts.First)
 }
 
 // Check checks the transactions ts of m (txn.Extract of m). The
 // violations are in the order their cycles closed. It fails only if ctx
 // is done.
 func Check(ctx context.Context, m *tracemodel.Model, ts *txn.Set) ([]Violation, Stats, error) {
+	return check(ctx, m, ts, false)
+}
+
+// CheckFirst is Check that stops at the first violation, which it returns
+// with its witness: the rest of the trace is not read.
+func CheckFirst(ctx context.Context, m *tracemodel.Model, ts *txn.Set) ([]Violation, Stats, error) {
+	return check(ctx, m, ts, true)
+}
+
+func check(ctx context.Context, m *tracemodel.Model, ts *txn.Set, first bool) ([]Violation, Stats, error) {
 	if ts == nil {
 		return nil, Stats{}, errors.New("conflict: no transactions")
 	}
@@ -203,6 +217,9 @@ func Check(ctx context.Context, m *tracemodel.Model, ts *txn.Set) ([]Violation, 
 			}
 		}
 		buf = c.event(int32(i), buf[:0])
+		if first && len(c.out) > 0 {
+			break
+		}
 	}
 	c.stats.Txns = len(ts.Txns)
 	return c.out, c.stats, nil

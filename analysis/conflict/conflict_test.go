@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -292,5 +293,36 @@ func TestRobust(t *testing.T) {
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("%s: nondeterministic output", f)
 		}
+	}
+}
+
+// TestFirst: with Options.First the check stops at the first cycle, which
+// it reports with its witness; without, every cycle is counted.
+func TestFirst(t *testing.T) {
+	var b strings.Builder
+	n := 0
+	line := func(th, loc, act, obj string) {
+		n++
+		fmt.Fprintf(&b, "%s, %d, f.c-%s, %s, %s\n", th, n, loc, act, obj)
+	}
+	for i, v := range []string{"x", "y"} {
+		loc := strconv.Itoa(10 * (i + 1))
+		line("1", loc, "Begin", "blk"+v)
+		line("1", loc+"1", "Read", v)
+		line("2", loc+"2", "Write", v)
+		line("1", loc+"3", "Read", v)
+		line("1", loc+"4", "End", "blk"+v)
+	}
+	m, err := tracemodel.Parse(context.Background(), strings.NewReader(b.String()), "first.csv", tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, st, err := Analyze(context.Background(), m, Options{})
+	if err != nil || len(all) != 2 || st.Cycles != 2 {
+		t.Fatalf("all: %d violations, stats %+v, err %v; want 2 cycles", len(all), st, err)
+	}
+	first, st, err := Analyze(context.Background(), m, Options{First: true})
+	if err != nil || len(first) != 1 || st.Cycles != 1 || summary(first[0]) != summary(all[0]) {
+		t.Errorf("first: %d violations, stats %+v, err %v; want the first of all", len(first), st, err)
 	}
 }

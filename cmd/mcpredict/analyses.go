@@ -11,6 +11,7 @@ import (
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/analysis/all"
 	"github.com/mcpredict/mcpredict/analysis/block"
+	"github.com/mcpredict/mcpredict/analysis/conflict"
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
 	"github.com/mcpredict/mcpredict/analysis/txn"
 	"github.com/mcpredict/mcpredict/bugs"
@@ -25,6 +26,7 @@ type analysisFlags struct {
 	maxCycle          int
 	atomic, notAtomic listFlag
 	blockConflict     bool
+	first             bool
 	valueFlow         string
 }
 
@@ -40,6 +42,7 @@ func (a *analysisFlags) register(fs *flag.FlagSet) {
 	fs.Var(&a.atomic, "atomic", "sidetrack, block, conflict, reduction, commitnode: only these functions or Begin/End labels are transactions (comma-separated)")
 	fs.Var(&a.notAtomic, "not-atomic", "sidetrack, block, conflict, reduction, commitnode: these functions or labels are never transactions (comma-separated)")
 	fs.BoolVar(&a.blockConflict, "block-conflict", false, "block: also report conflict-unserializable blocks that are view-serializable")
+	fs.BoolVar(&a.first, "first", false, "conflict: stop at the first cycle (its witness reported), not reading the rest of the trace: a CI gate")
 	fs.StringVar(&a.valueFlow, "value-flow", "update", "svd, hldr, stale: how far a read's value is assumed to flow, the trace recording none: `MODE` statement, update or invocation (analysis/internal/flow)")
 }
 
@@ -65,6 +68,7 @@ func (a *analysisFlags) selected(list string, c *checkFlags) ([]*analysis.Analyz
 		Deadlock:     deadlock.Options{MaxCycle: a.maxCycle},
 		Transactions: txn.Options{Atomic: a.atomic, NotAtomic: a.notAtomic},
 		Block:        block.Options{Conflict: a.blockConflict},
+		Conflict:     conflict.Options{First: a.first},
 		ValueFlow:    a.valueFlow,
 	}, list)
 	if err != nil {
