@@ -116,6 +116,7 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 		return res, fmt.Errorf("starting %s: %w", opts.Program, err)
 	}
 	waitErr := cmd.Wait()
+	elapsed := time.Since(start)
 	res.ExitCode, res.Exit = describeExit(cmd.ProcessState, waitErr)
 	if runCtx.Err() != nil && ctx.Err() == nil {
 		res.Exit = "timed out after " + opts.Timeout.String() + " (" + res.Exit + ")"
@@ -159,6 +160,9 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 		"cwd: " + cwd,
 		"date: " + start.UTC().Format(time.RFC3339),
 		"ended: " + res.Exit,
+		// How long the run took (recording on): mcpredict reproduce
+		// bounds its directed runs by it.
+		"elapsed: " + elapsed.Round(time.Millisecond).String(),
 	}, copts.Comments...)
 	st, err := Convert(raw, out, copts)
 	res.Stats = st

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Recording is what a recorded trace's header says about the run: the
@@ -21,6 +22,9 @@ type Recording struct {
 	Exe     string   // the recorded executable
 	Modules []string // the shared objects it loaded
 	Ended   string   // "exit status 0", "killed by signal 6 (aborted)", ...
+	// Elapsed is how long the recorded run took (0: the header does not
+	// say).
+	Elapsed time.Duration
 }
 
 // ExitCode is the recorded exit status, -1 for a signal or an unknown end.
@@ -107,6 +111,8 @@ func ReadRecording(path string) (Recording, error) {
 			rec.Modules = append(rec.Modules, val)
 		case "ended":
 			rec.Ended = val
+		case "elapsed":
+			rec.Elapsed, _ = time.ParseDuration(val)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -116,4 +122,16 @@ func ReadRecording(path string) (Recording, error) {
 		rec.Argv = strings.Fields(program)
 	}
 	return rec, nil
+}
+
+// RunTimeout is the default time limit of a directed run of this
+// recording: 20 times the recorded run, at least 10 s and at most a minute
+// (a minute when the header does not say). A schedule that makes the
+// program hang (a deadlock it holds a thread into) then costs seconds, not
+// a minute per run.
+func (r Recording) RunTimeout() time.Duration {
+	if r.Elapsed <= 0 {
+		return time.Minute
+	}
+	return min(max(20*r.Elapsed, 10*time.Second), time.Minute)
 }

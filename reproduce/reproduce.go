@@ -72,7 +72,7 @@ func RankRelaxed(cs []Candidate) {
 // Options configure Run.
 type Options struct {
 	Pause      time.Duration // the longest a thread is held (default 300 ms)
-	RunTimeout time.Duration // a directed run is stopped after this (default 1 min)
+	RunTimeout time.Duration // a directed run is stopped after this (default: Recording.RunTimeout)
 	RunsPerBug int           // directed runs per bug at most (default 4)
 	MaxRuns    int           // directed runs in all at most (0: no limit)
 	Budget     time.Duration // wall time for all the runs (0: no limit)
@@ -89,9 +89,6 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.Pause <= 0 {
 		o.Pause = 300 * time.Millisecond
-	}
-	if o.RunTimeout <= 0 {
-		o.RunTimeout = time.Minute
 	}
 	if o.RunsPerBug <= 0 {
 		o.RunsPerBug = 4
@@ -122,6 +119,9 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([
 	}
 	if len(rec.Argv) == 0 {
 		return nil, fmt.Errorf("trace %s: its header names no command (a trace not recorded by mcpredict record): give it after --", rec.Trace)
+	}
+	if opts.RunTimeout <= 0 {
+		opts.RunTimeout = rec.RunTimeout()
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, err

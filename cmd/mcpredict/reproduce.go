@@ -74,7 +74,7 @@ func (r *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.reportPath, "report", "", "reproduce the bugs of this JSON report (of the same trace) instead of predicting them")
 	fs.StringVar(&r.check, "check", "", "a shell `CMD` run after each directed run (in the program's directory): failing makes the run failed")
 	fs.DurationVar(&r.pause, "pause", 300*time.Millisecond, "the longest a thread is held by a schedule")
-	fs.DurationVar(&r.runTimeout, "run-timeout", time.Minute, "a directed run still running after this is stopped, with every process it started")
+	fs.DurationVar(&r.runTimeout, "run-timeout", 0, "a directed run still running after this is stopped, with every process it started (default: 20 times the recorded run, from 10 s to 1 min)")
 	fs.IntVar(&r.runsPerBug, "runs-per-bug", 4, "directed runs per bug at most (other instances, other occurrences of its first access)")
 	fs.IntVar(&r.maxRuns, "max-runs", 200, "directed runs in all at most (0: no limit)")
 	fs.DurationVar(&r.budget, "budget", 10*time.Minute, "wall time for all directed runs (0: no limit)")
