@@ -309,6 +309,9 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 			timeout = min(timeout, deadlockTimeout)
 		}
 		o := runSchedule(ctx, s, cc, dir, i+1, timeout, false)
+		if ctx.Err() != nil {
+			break // interrupted: the run says nothing
+		}
 		res.Runs = append(res.Runs, o)
 		if opts.Progress != nil {
 			opts.Progress(c.Bug.ID, i+1, o)
@@ -323,7 +326,7 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 			break
 		}
 	}
-	summarize(&res)
+	summarize(&res, ctx.Err() != nil)
 	return res
 }
 
@@ -355,12 +358,15 @@ func runSchedule(ctx context.Context, s Schedule, cc *codeCache, dir string, n i
 
 // summarize sets a result's reproduction from its runs: the first failed
 // run decides, else the first reproducing one, else the last.
-func summarize(res *Result) {
+func summarize(res *Result, interrupted bool) {
 	rp := &res.Reproduction
 	rp.Runs = len(res.Runs)
 	if rp.Runs == 0 {
 		rp.Status, rp.Evidence = bugs.NotTried, "budget spent before its first run (--max-runs, --budget) or interrupted"
 		return
+	}
+	if interrupted {
+		defer func() { rp.Evidence = "interrupted: the runs after these were not made\n" + rp.Evidence }()
 	}
 	pick := -1
 	for i, o := range res.Runs {
