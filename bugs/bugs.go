@@ -337,11 +337,33 @@ type Reproduction struct {
 	// Schedule is the schedule file of the reproducing run (mcpredict
 	// replay runs it again).
 	Schedule string `json:"schedule,omitempty"`
+	// Controls counts the runs made without a schedule before the
+	// directed runs, ControlsChanged those that ended differently from the
+	// recorded run: when some did, the program fails on its own and a
+	// failed directed run says less (its evidence says so).
+	Controls        int `json:"controls,omitempty"`
+	ControlsChanged int `json:"controls_changed,omitempty"`
 	// Relaxed is set for a bug that the default model does not predict
 	// (no sound reordering of the recorded run contains it) and that a
 	// relaxed model proposed: it is reported only because a directed run
 	// reproduced it.
 	Relaxed bool `json:"relaxed,omitempty"`
+}
+
+// ClearReproductions leaves out what an earlier mcpredict reproduce wrote
+// into the report: the bugs only a relaxed model predicted (with their
+// instances) and every bug's Reproduction, so that the report can be
+// reproduced afresh.
+func (r *Report) ClearReproductions() {
+	keep := r.Bugs[:0]
+	for _, b := range r.Bugs {
+		if b.Reproduction != nil && b.Reproduction.Relaxed {
+			continue
+		}
+		b.Reproduction = nil
+		keep = append(keep, b)
+	}
+	r.Bugs = keep
 }
 
 // ReproductionRank orders bugs for reading: failed first, then reproduced,

@@ -169,6 +169,10 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 	return res, err
 }
 
+// ShareRawDir is shareRawDir, for the other commands that run recorded
+// programs (mcpredict reproduce).
+func ShareRawDir(dir string) error { return shareRawDir(dir) }
+
 // shareRawDir makes a raw log directory that Record created writable by
 // every user, sticky as /tmp is (no user can remove or replace another's
 // files), when Record runs as root: a program started as root that

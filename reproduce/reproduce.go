@@ -78,6 +78,9 @@ type Options struct {
 	Budget     time.Duration // wall time for all the runs (0: no limit)
 	Jobs       int           // directed runs side by side (default 1)
 	Check      string        // a command run after each directed run; failing is a failed outcome
+	// Controls is the number of runs without a schedule made first, to
+	// tell whether the program fails on its own (0: none).
+	Controls int
 	Argv       []string      // the command to run instead of the recorded one
 	Dir        string        // its working directory instead of the recorded one
 	OutDir     string        // where the schedules and reproducing traces go (created)
@@ -130,6 +133,7 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([
 	if err != nil {
 		return nil, err
 	}
+	control := controls(ctx, rec, opts)
 	results := make([]Result, len(cands))
 	var deadline time.Time
 	if opts.Budget > 0 {
@@ -154,6 +158,7 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([
 			defer wg.Done()
 			for i := range next {
 				results[i] = runCandidate(ctx, cands[i], plans[i], opts, take)
+				control.apply(&results[i].Reproduction)
 			}
 		}()
 	}
@@ -163,6 +168,44 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([
 	close(next)
 	wg.Wait()
 	return results, nil
+}
+
+// controlResult is what the runs without a schedule showed.
+type controlResult struct {
+	runs, changed int
+	why           string // how the first that changed ended
+}
+
+// controls makes the control runs of the recording.
+func controls(ctx context.Context, rec Recording, opts Options) controlResult {
+	var c controlResult
+	if opts.Controls <= 0 {
+		return c
+	}
+	s := Schedule{Argv: rec.Argv, Dir: rec.Dir, Ended: rec.Ended, Check: opts.Check}
+	for i := 0; i < opts.Controls && ctx.Err() == nil; i++ {
+		changed, why := controlRun(ctx, s, opts.OutDir, opts.RunTimeout)
+		if ctx.Err() != nil {
+			break
+		}
+		c.runs++
+		if changed {
+			c.changed++
+			if c.why == "" {
+				c.why = why
+			}
+		}
+	}
+	return c
+}
+
+// apply says in a failed bug's reproduction when the program also ended
+// differently without a schedule: the failure may not be this bug's.
+func (c controlResult) apply(rp *bugs.Reproduction) {
+	rp.Controls, rp.ControlsChanged = c.runs, c.changed
+	if rp.Failed && c.changed > 0 {
+		rp.Evidence = fmt.Sprintf("but %d of %d runs without a schedule ended differently too (%s): the program fails on its own, and this failure may not be this bug's\n%s", c.changed, c.runs, c.why, rp.Evidence)
+	}
 }
 
 // candidatePlan is the schedules to try for a candidate, or why there are
@@ -323,6 +366,12 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 			reproducedAt = i
 		}
 		if o.Failed() {
+			break
+		}
+		if o.TimedOut && !o.Observation.Reproduced() {
+			// The schedule held the program into a hang that is not this
+			// bug's pattern: its other schedules would too, each at the
+			// cost of the time-out.
 			break
 		}
 	}

@@ -184,7 +184,10 @@ func directedRun(ctx context.Context, s Schedule, schedPath, workDir string, tim
 	start := time.Now()
 	defer func() { o.Elapsed = time.Since(start) }()
 	raw := filepath.Join(workDir, "raw")
-	if err := os.MkdirAll(raw, 0o755); err != nil {
+	// A program started as root that switches user (httpd's "User
+	// nobody") must still create its threads' logs, as mcpredict record
+	// allows.
+	if err := errors.Join(os.MkdirAll(raw, 0o755), recorder.ShareRawDir(raw)); err != nil {
 		o.Err = err
 		return o
 	}
@@ -288,4 +291,28 @@ func (o *Outcome) check(ctx context.Context, s Schedule) {
 		o.CheckFailed = true
 		o.CheckOutput = append(out.lines(4), desc)
 	}
+}
+
+// controlRun runs the recorded command once without a schedule, recording
+// on (so that it runs as slowly as a directed run), and says whether it
+// ended differently from the recorded run: a program that fails on its own
+// makes a failed directed run say little about the bug it was directed at.
+func controlRun(ctx context.Context, s Schedule, workDir string, timeout time.Duration) (changed bool, why string) {
+	raw := filepath.Join(workDir, "control")
+	if err := errors.Join(os.MkdirAll(raw, 0o755), recorder.ShareRawDir(raw)); err != nil {
+		return false, ""
+	}
+	defer os.RemoveAll(raw)
+	stdout, stderr := &tailWriter{max: 8 << 10}, &tailWriter{max: 8 << 10}
+	cmd := command(s.Argv, s.Dir, []string{recorder.TraceDirEnv + "=" + raw, RunDirEnv + "=" + raw}, stdout, stderr)
+	timedOut, err := runGroup(ctx, cmd, timeout)
+	if cmd.Process == nil || ctx.Err() != nil {
+		return false, ""
+	}
+	o := Outcome{Schedule: s, TimedOut: timedOut, Stderr: stderr.lines(12)}
+	o.ExitCode, o.Exit = describe(cmd, err)
+	if s.Check != "" {
+		o.check(ctx, s)
+	}
+	return o.Changed()
 }

@@ -68,6 +68,7 @@ type reproduceFlags struct {
 	relaxedTimeout time.Duration
 	maxRelaxed     int
 	showRelaxed    string
+	controls       int
 }
 
 func (r *reproduceFlags) register(fs *flag.FlagSet) {
@@ -82,6 +83,7 @@ func (r *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.relaxed, "relaxed", "dataflow,reads,boundaries", "relaxed models whose extra bugs are tried too, a comma-separated `LIST`: dataflow (a read sees another value), reads (a read sees an older write), boundaries (regions go on over blocking synchronization; the costliest: each model stops at --relaxed-timeout), or none")
 	fs.DurationVar(&r.relaxedTimeout, "relaxed-timeout", time.Minute, "the longest each relaxed model may take; its candidates found by then are tried")
 	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most, the likeliest first")
+	fs.IntVar(&r.controls, "controls", 2, "runs of the command without a schedule made first: when one ends differently from the recorded run, the program fails on its own, which failed bugs' evidence then says")
 	fs.StringVar(&r.showRelaxed, "show-relaxed", "failed", "which bugs only relaxed models predict are reported: failed (their directed run changed the outcome) or reproduced (also those whose run changed nothing)")
 }
 
@@ -132,13 +134,16 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, "reproduce", err)
 	}
 	opts := reproduce.Options{Pause: rf.pause, RunTimeout: rf.runTimeout, RunsPerBug: rf.runsPerBug, MaxRuns: rf.maxRuns,
-		Budget: rf.budget, Check: rf.check, Argv: command, OutDir: rf.outDir, Jobs: 1}
+		Budget: rf.budget, Check: rf.check, Argv: command, OutDir: rf.outDir, Jobs: 1, Controls: rf.controls}
 	if jobsGiven {
 		opts.Jobs = cf.jobs
 	}
 	if opts.OutDir == "" {
 		opts.OutDir = trace + ".reproduce"
 	}
+	// Absolute: the program runs in its own directory, and a server that
+	// changes directory still finds its run directory (MCPREDICT_RUN_DIR).
+	opts.OutDir = absPath(opts.OutDir)
 	if !of.quiet {
 		fmt.Fprintf(stderr, "mcpredict reproduce: %d candidates; directed runs of %s, schedules in %s\n", len(cands), strings.Join(commandOf(rec, command), " "), opts.OutDir)
 		opts.Progress = reproduceProgress(stderr)
@@ -228,7 +233,9 @@ func reproduceCandidates(ctx context.Context, trace string, cf *checkFlags, af *
 	defer m.Close()
 	var rep *bugs.Report
 	if rf.reportPath != "" {
-		rep, err = readReport(rf.reportPath)
+		if rep, err = readReport(rf.reportPath); err == nil {
+			rep.ClearReproductions()
+		}
 	} else {
 		rep, err = run(ctx, m, as, opts)
 	}

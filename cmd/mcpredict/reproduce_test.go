@@ -210,3 +210,41 @@ func TestReproduceServer(t *testing.T) {
 	}
 	t.Errorf("no failed bug whose evidence names the lost increments\n%s", stderr)
 }
+
+// TestReproduceControls: a command that fails whatever the schedule (here
+// the program followed by exit 1) fails its control runs too, and the
+// failed bug's evidence says the failure may not be the bug's.
+func TestReproduceControls(t *testing.T) {
+	trace := recordProgram(t, "split_count", "20000")
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prog string
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "# exe: "); ok {
+			prog = p
+		}
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := runCLI(t, "reproduce", "--format", "json", "-o", out, "--no-cache", "--relaxed", "none",
+		"--out-dir", filepath.Join(t.TempDir(), "runs"), trace, "--", "/bin/sh", "-c", prog+" 20000; exit 1")
+	if code != exitViolation {
+		t.Fatalf("reproduce: exit %d\n%s", code, stderr)
+	}
+	rep, err := bugs.ReadJSONFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range rep.Bugs {
+		r := b.Reproduction
+		if r == nil || !r.Failed {
+			continue
+		}
+		if r.Controls != 2 || r.ControlsChanged != 2 || !strings.Contains(r.Evidence, "fails on its own") {
+			t.Errorf("bug %s: controls %d, changed %d, evidence:\n%s", b.ID, r.Controls, r.ControlsChanged, r.Evidence)
+		}
+		return
+	}
+	t.Errorf("no failed bug\n%s", stderr)
+}

@@ -15,6 +15,15 @@ import (
 
 // Write writes the file at path with fn, atomically, with mode perm.
 func Write(path string, perm os.FileMode, fn func(io.Writer) error) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		// A device, a FIFO, a terminal (-o /dev/null, -o /dev/stdout):
+		// written in place; a rename would replace it with a file.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return errors.Join(fn(f), f.Close())
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err

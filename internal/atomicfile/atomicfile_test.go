@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -30,5 +31,28 @@ func TestWrite(t *testing.T) {
 	}
 	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v", fi.Mode())
+	}
+}
+
+// TestWriteSpecialFile: a path that is not a regular file (a FIFO, as
+// /dev/null is a device) is written in place, never replaced by a file.
+func TestWriteSpecialFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := Write(fifo, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "report"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "report" {
+		t.Errorf("read %q from the FIFO", s)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v, %v", fi.Mode(), err)
 	}
 }
