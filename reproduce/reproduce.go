@@ -81,9 +81,9 @@ type Options struct {
 	// Controls is the number of runs without a schedule made first, to
 	// tell whether the program fails on its own (0: none).
 	Controls int
-	Argv       []string      // the command to run instead of the recorded one
-	Dir        string        // its working directory instead of the recorded one
-	OutDir     string        // where the schedules and reproducing traces go (created)
+	Argv     []string // the command to run instead of the recorded one
+	Dir      string   // its working directory instead of the recorded one
+	OutDir   string   // where the schedules and reproducing traces go (created)
 	// Progress, if set, is told of each run as it ends (from several
 	// goroutines with Jobs > 1: it must be safe for that).
 	Progress func(bug string, run int, o Outcome)
