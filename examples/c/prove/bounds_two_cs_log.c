@@ -16,10 +16,11 @@
  * recorded run, and no order of the recorded events gives that value.
  *
  * mcpredict:args 5 20000
- * mcpredict:reproduce missed: the atomic-set inference does not pair lg.len with
- *   lg.data[15] (it correlates a variable with the last 8 a region accessed, and
- *   log_append writes 17 elements); `mcpredict reproduce --atomic-set
- *   'lg.len,lg.data*'` exposes it (a failed run)
+ * mcpredict:reproduce failed
+ *   (through the boundaries relaxation: a P1 on lg.len whose window, between
+ *   the length and the data, lets the logger append; the atomic-set
+ *   inference does not pair lg.len with lg.data[15], which a region
+ *   correlates with the last 8 variables it touched)
  * mcpredict:window log_len@getlen log_copy@getdata
  */
 #include <pthread.h>
