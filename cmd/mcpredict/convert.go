@@ -76,8 +76,8 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return x >= 0 && ts.Txns[x].First == int32(ev), x >= 0 && ts.Txns[x].Last == int32(ev)
 		}
 		wo.Locs = &locs
-		if *locsPath == "" && *out != "" {
-			*locsPath = *out + ".locs"
+		if *locsPath == "" && *out != "" && *out != "-" {
+			*locsPath = *out + ".locs" // none for standard output: give --locs
 		}
 	}
 	var st traceformats.WriteStats
