@@ -225,6 +225,7 @@ func lastLocal(as []bugs.Access, i int) bool {
 // reading back from each access, so only for those few. Accesses that have
 // it already are left as they are.
 func Annotate(m *tracemodel.Model, rep *bugs.Report) {
+	cs := m.Contexts()
 	for _, b := range rep.Bugs {
 		if len(b.Instances) == 0 || b.Instances[0] >= len(rep.Violations) {
 			continue
@@ -235,7 +236,7 @@ func Annotate(m *tracemodel.Model, rep *bugs.Report) {
 			if !a.Essential || a.Stack != nil || a.Locks != nil || a.Created != "" {
 				continue
 			}
-			c, ok := m.ContextAt(a.TraceLine)
+			c, ok := cs.At(a.TraceLine)
 			if !ok {
 				continue
 			}

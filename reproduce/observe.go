@@ -116,18 +116,7 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 			return st.matches(e) || st.Same && (k == 'R' || k == 'W') && e.Object == l1Obj
 		}
 	}
-	var l1, l2 *Step
-	var remote []Step
-	for i := range steps {
-		switch st := &steps[i]; {
-		case st.Role == "L1":
-			l1 = st
-		case st.Role == "L2":
-			l2 = st
-		case st.Role != "PRE":
-			remote = append(remote, *st)
-		}
-	}
+	l1, l2, remote := splitSteps(steps)
 	if l1 == nil || l2 == nil || len(remote) == 0 {
 		return Observation{}, errors.New("schedule without L1, L2 or a remote step")
 	}

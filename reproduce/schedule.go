@@ -72,23 +72,20 @@ type Schedule struct {
 	Check   string   // the --check command ("" if none)
 }
 
-// Local returns the steps of the local thread and the remote steps, in
-// order.
-func (s Schedule) local() (l1, l2 *Step, remote []Step, pre *Step) {
-	for i := range s.Steps {
-		st := &s.Steps[i]
-		switch {
+// splitSteps returns the local thread's two steps and the remote steps,
+// in order (a PRE step is none of them).
+func splitSteps(steps []Step) (l1, l2 *Step, remote []Step) {
+	for i := range steps {
+		switch st := &steps[i]; {
 		case st.Role == "L1":
 			l1 = st
 		case st.Role == "L2":
 			l2 = st
-		case st.Role == "PRE":
-			pre = st
 		case strings.HasPrefix(st.Role, "R"):
 			remote = append(remote, *st)
 		}
 	}
-	return l1, l2, remote, pre
+	return l1, l2, remote
 }
 
 // StepsOf returns the steps of a violation: its essential accesses in

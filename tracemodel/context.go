@@ -32,7 +32,23 @@ const contextSteps = 1 << 20
 // (ok false if no event is there). It reads the thread's events back from
 // the event: the first operation on a lock met says whether the lock was
 // held, an Enter not matched by a later Exit is a frame of the stack.
-func (m *Model) ContextAt(traceLine int) (Context, bool) {
+func (m *Model) ContextAt(traceLine int) (Context, bool) { return m.Contexts().At(traceLine) }
+
+// Contexts reads the contexts of several events: each thread's creation
+// site and each variable's allocation site are looked up once, not once
+// per event (a report with hundreds of bugs asks for a thousand).
+type Contexts struct {
+	m         *Model
+	created   []Loc // by thread id - 1; nil until first needed
+	allocated map[int32]Loc
+}
+
+// Contexts returns a reader of the model's event contexts.
+func (m *Model) Contexts() *Contexts { return &Contexts{m: m, allocated: map[int32]Loc{}} }
+
+// At is ContextAt.
+func (cs *Contexts) At(traceLine int) (Context, bool) {
+	m := cs.m
 	var c Context
 	i := sort.Search(len(m.Events), func(i int) bool { return int(m.Events[i].Line) >= traceLine })
 	if i >= len(m.Events) || int(m.Events[i].Line) != traceLine {
@@ -68,9 +84,18 @@ func (m *Model) ContextAt(traceLine int) (Context, bool) {
 	for l, r := 0, len(c.Locks)-1; l < r; l, r = l+1, r-1 {
 		c.Locks[l], c.Locks[r] = c.Locks[r], c.Locks[l]
 	}
-	c.Created = m.creation(tid)
+	if cs.created == nil {
+		cs.created = m.creations()
+	}
+	c.Created = cs.created[tid-1]
 	if e.Kind == Read || e.Kind == Write {
-		c.Allocated = m.allocation(i, m.Vars[e.Obj].Name)
+		a, ok := cs.allocated[e.Obj]
+		if !ok {
+			// One generation of a variable is one allocation.
+			a = m.allocation(i, m.Vars[e.Obj].Name)
+			cs.allocated[e.Obj] = a
+		}
+		c.Allocated = a
 	}
 	return c, true
 }
@@ -92,15 +117,15 @@ func (m *Model) allocation(i int, name string) Loc {
 	return Loc{}
 }
 
-// creation returns where thread tid was created.
-func (m *Model) creation(tid int) Loc {
+// creations returns where each thread was created (by thread id - 1), in
+// one pass over the events.
+func (m *Model) creations() []Loc {
+	out := make([]Loc, len(m.Threads))
 	for i := range m.Events {
-		if e := &m.Events[i]; e.Kind == Create && int(e.Obj) == tid {
-			return m.Locs[e.Loc]
-		}
-		if i > contextSteps {
-			break
+		m.Pace(i)
+		if e := &m.Events[i]; e.Kind == Create && e.Obj >= 1 && int(e.Obj) <= len(out) {
+			out[e.Obj-1] = m.Locs[e.Loc]
 		}
 	}
-	return Loc{}
+	return out
 }
