@@ -12,6 +12,8 @@
  * meals: McPatom reports nothing.
  *
  * mcpredict:args 2 20000
+ * mcpredict:reproduce missed: a cycle of five threads; mcpredict reproduce
+ *   directs lock-order cycles of two threads only
  * mcpredict:expect DL forks[0] held:Lock@left acquire:Lock@right
  */
 #include <pthread.h>
