@@ -10,7 +10,8 @@ import (
 // Observation is where a directed run's trace has a pattern's accesses.
 type Observation struct {
 	// Lines are the trace lines of L1, the remote steps and L2, in that
-	// order; nil when the trace does not have the pattern.
+	// order (for a deadlock cycle, of every step, in the schedule's
+	// order); nil when the trace does not have the pattern.
 	Lines []int
 	// Loose is set when the remote accesses between L1 and L2 were not at
 	// the steps' sites but on the same objects (ObserveLoose): the other
@@ -79,7 +80,13 @@ var errFound = errors.New("found")
 // access of L2, with no other access of L1 by that thread between (its
 // latest one counts). The variables must be the steps' (heap names
 // compared without their run-dependent parts).
+//
+// The steps of a deadlock cycle (L1 an acquisition) are observed by
+// observeCycle.
 func Observe(r io.Reader, steps []Step) (Observation, error) {
+	if isCycle(steps) {
+		return observeCycle(r, steps)
+	}
 	return observe(r, steps, func(remote []Step, e event, _ string) bool { return remote[0].matches(e) }, false)
 }
 
@@ -90,7 +97,12 @@ func Observe(r io.Reader, steps []Step) (Observation, error) {
 //
 // One such access is enough: a thread that went another way may make only
 // one.
+//
+// A deadlock cycle is never observed loosely.
 func ObserveLoose(r io.Reader, steps []Step) (Observation, error) {
+	if isCycle(steps) {
+		return Observation{}, nil
+	}
 	obs, err := observe(r, steps, func(remote []Step, e event, l1Obj string) bool {
 		for _, st := range remote {
 			if st.touches(e, l1Obj) {
@@ -160,4 +172,149 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 		err = nil
 	}
 	return obs, err
+}
+
+// isCycle reports whether steps are a deadlock cycle's: L1 is an
+// acquisition.
+func isCycle(steps []Step) bool {
+	l1, _, _ := splitSteps(steps)
+	return l1 != nil && l1.kind() == 'L'
+}
+
+// observeCycle looks for a deadlock cycle in a trace: a thread that
+// acquired at L1 and, holding that lock, blocked at L2 (a Blocked event:
+// the acquisition never returned), and for each remote step Rk a thread of
+// its own that acquired at Rk and, holding that lock, blocked at Bk. A
+// schedule without B steps (written before they were) wants of Rk only an
+// acquisition by another thread between L1 and L2, as it did then.
+func observeCycle(r io.Reader, steps []Step) (Observation, error) {
+	l1, l2, remote := splitSteps(steps)
+	if l1 == nil || l2 == nil || len(remote) == 0 {
+		return Observation{}, errors.New("deadlock schedule without L1, L2 or a remote step")
+	}
+	blockedStep := map[string]*Step{} // Rk -> Bk
+	for i := range steps {
+		if st := &steps[i]; strings.HasPrefix(st.Role, "B") {
+			blockedStep["R"+st.Role[1:]] = st
+		}
+	}
+	// A part of the cycle a thread may play: its acquisition at a lock
+	// step, still held when it blocked at the blocked step (blocked 0:
+	// an old schedule's remote step, not blocked).
+	type part struct{ lock, blocked int }
+	type thread struct {
+		held  map[string]event // the locks it holds now, by name
+		locks []event          // its acquisitions at a lock step
+		// parts[i] are the parts it can play of pair i (0: L1 and L2, k:
+		// Rk and Bk).
+		parts [][]part
+	}
+	pairs := len(remote) + 1
+	lockOf := func(i int) Step {
+		if i == 0 {
+			return *l1
+		}
+		return remote[i-1]
+	}
+	blockOf := func(i int) *Step {
+		if i == 0 {
+			return l2
+		}
+		return blockedStep[remote[i-1].Role]
+	}
+	threads := map[string]*thread{}
+	var order []string
+	err := scanEvents(r, func(e event) error {
+		t := threads[e.Thread]
+		if t == nil {
+			t = &thread{held: map[string]event{}, parts: make([][]part, pairs)}
+			threads[e.Thread] = t
+			order = append(order, e.Thread)
+		}
+		switch e.kind() {
+		case 'L':
+			t.held[e.Object] = e
+			for i := 0; i < pairs; i++ {
+				if lockOf(i).matches(e) {
+					t.locks = append(t.locks, e)
+					break
+				}
+			}
+		case 'U':
+			delete(t.held, e.Object)
+		case 'B':
+			for i := 0; i < pairs; i++ {
+				b := blockOf(i)
+				if b == nil || !b.matches(e) {
+					continue
+				}
+				for _, h := range t.held {
+					if lockOf(i).matches(h) {
+						t.parts[i] = append(t.parts[i], part{h.TraceLine, e.TraceLine})
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Observation{}, err
+	}
+	// Assign each pair a thread of its own: the local pair first (an old
+	// schedule's remote steps are between its lines), then the others.
+	lines := make([]int, len(steps))
+	at := map[string]int{} // role -> index in steps
+	for i, st := range steps {
+		at[st.Role] = i
+	}
+	used := map[string]bool{}
+	var assign func(i, lo, hi int) bool
+	assign = func(i, lo, hi int) bool {
+		if i == pairs {
+			return true
+		}
+		for _, th := range order {
+			if used[th] {
+				continue
+			}
+			t := threads[th]
+			var cands []part
+			if blockOf(i) != nil {
+				cands = t.parts[i]
+			} else {
+				for _, e := range t.locks {
+					if lockOf(i).matches(e) && e.TraceLine > lo && e.TraceLine < hi {
+						cands = append(cands, part{lock: e.TraceLine})
+					}
+				}
+			}
+			for _, p := range cands {
+				used[th] = true
+				nlo, nhi := lo, hi
+				if i == 0 {
+					nlo, nhi = p.lock, p.blocked
+				}
+				if assign(i+1, nlo, nhi) {
+					lines[at[lockOf(i).Role]] = p.lock
+					if b := blockOf(i); b != nil {
+						lines[at[b.Role]] = p.blocked
+					}
+					return true
+				}
+				used[th] = false
+			}
+		}
+		return false
+	}
+	if !assign(0, 0, 0) {
+		return Observation{}, nil
+	}
+	var obs Observation
+	for i, st := range steps {
+		if st.Role == "PRE" {
+			continue
+		}
+		obs.Lines = append(obs.Lines, lines[i])
+	}
+	return obs, nil
 }

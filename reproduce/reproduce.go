@@ -227,7 +227,7 @@ func plan(rec Recording, cands []Candidate, opts Options) ([]candidatePlan, erro
 				continue
 			}
 			sites = append(sites, keyOf(steps[0]))
-			if _, r := anchors(v); r != nil {
+			if _, r := anchors(v); r != nil && v.Pattern != "DL" {
 				queries = append(queries, lockQuery{r.Handle, r.TraceLine})
 			}
 		}
@@ -244,16 +244,18 @@ func plan(rec Recording, cands []Candidate, opts Options) ([]candidatePlan, erro
 }
 
 // anchors returns the recorded accesses of v that L1 and R1 stand for: its
-// first local and first remote access, or for a deadlock the two threads'
-// first acquisitions; nil if v has none.
+// first local and first remote access, or for a deadlock the held
+// acquisitions of the cycle's first two threads (the first is the one
+// that took its lock first: R1 is never before L1); nil if v has none.
 func anchors(v bugs.Violation) (l1, r1 *bugs.Access) {
-	as := v.EssentialAccesses()
 	if v.Pattern == "DL" {
-		if len(as) == 4 {
-			return &as[0], &as[2]
+		cyc, err := cycleOf(v)
+		if err != nil {
+			return nil, nil
 		}
-		return nil, nil
+		return &cyc[0].held, &cyc[1].held
 	}
+	as := v.EssentialAccesses()
 	for i := range as {
 		switch {
 		case as[i].Role == "local" && l1 == nil:

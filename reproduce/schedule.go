@@ -18,8 +18,12 @@ import (
 // Step is one access of a pattern that a schedule acts on, by its source
 // site.
 type Step struct {
-	Role   string // L1 (local, first), L2 (local, second), R1.. (remote, in order), PRE (where a remote thread is held before L1)
-	Action string // Read, Write; Lock for a PRE at a lock acquisition
+	// Role is L1 (local, first), L2 (local, second), R1.. (remote, in
+	// order; for a deadlock cycle, in any order), PRE (where a remote
+	// thread is held before L1), or for a deadlock cycle B1.. (where the
+	// thread of R1.. blocks: observed, not directed).
+	Role   string
+	Action string // Read, Write; Lock for a PRE at a lock acquisition; Lock, Blocked for a deadlock
 	File   string
 	Line   int
 	Var    string // the variable it accesses ("" for PRE)
@@ -43,6 +47,11 @@ func (s Step) runtimeKind() byte {
 	}
 	return 'L'
 }
+
+// directed reports whether the runtime acts on the step (the schedule
+// file has its code ranges): every step but a deadlock's B1.., which only
+// the directed run's trace is checked for.
+func (s Step) directed() bool { return !strings.HasPrefix(s.Role, "B") }
 
 func (s Step) String() string {
 	v := ""
@@ -198,7 +207,7 @@ func (s Schedule) Write(w io.Writer, cc *codeCache) error {
 			same = 1
 		}
 		fmt.Fprintf(bw, "step %s %s %d %s:%d %s\n", st.Role, st.Action, same, st.File, st.Line, st.Var)
-		if cc == nil {
+		if cc == nil || !st.directed() {
 			continue
 		}
 		found, err := cc.lookup(s.Objects, st.File, st.Line)
@@ -300,19 +309,66 @@ func parseStep(val string) (Step, error) {
 	return st, nil
 }
 
-// deadlockSteps are the steps of a lock-order cycle of two threads: the
-// first thread's acquisition of its held lock (L1), the other thread's
-// acquisition of its held lock (R1), and the first thread's acquisition
-// that then blocks (L2, observed as Blocked). The local thread is held
-// before its second acquisition until the other holds its lock; each then
-// waits for the other's.
-func deadlockSteps(v bugs.Violation) ([]Step, error) {
+// MaxCycle is the most threads of a lock-order cycle a schedule directs.
+const MaxCycle = 8
+
+// cycleThread is one thread of a lock-order cycle: its acquisition of the
+// lock it holds, and the acquisition (of the next thread's lock) that
+// blocks.
+type cycleThread struct{ held, acquire bugs.Access }
+
+// cycleOf returns the threads of a deadlock's cycle, in cycle order (each
+// acquires the lock the next one holds) from the thread that took its held
+// lock first in the recorded run: the schedule arms on that thread, and
+// the others, which came later, are held as they come.
+func cycleOf(v bugs.Violation) ([]cycleThread, error) {
 	as := v.EssentialAccesses()
-	if len(as) != 4 || as[0].Role != "held" || as[1].Role != "acquire" || as[2].Role != "held" || as[3].Role != "acquire" || as[0].Handle == as[2].Handle {
-		return nil, fmt.Errorf("DL: only cycles of two threads are directed (%d acquisitions)", len(as))
+	n := len(as) / 2
+	if len(as)%2 != 0 || n < 2 {
+		return nil, fmt.Errorf("DL: %d acquisitions: not a cycle of threads, each holding a lock and acquiring the next", len(as))
+	}
+	if n > MaxCycle {
+		return nil, fmt.Errorf("DL: a cycle of %d threads; cycles of up to %d threads are directed", n, MaxCycle)
+	}
+	cyc := make([]cycleThread, n)
+	seen := map[string]bool{}
+	first := 0
+	for i := range cyc {
+		h, a := as[2*i], as[2*i+1]
+		if h.Role != "held" || a.Role != "acquire" || h.Handle != a.Handle || seen[h.Handle] {
+			return nil, fmt.Errorf("DL: acquisition %d is not the held and the blocking acquisition of a thread of its own", i+1)
+		}
+		seen[h.Handle] = true
+		cyc[i] = cycleThread{h, a}
+		if h.TraceLine < cyc[first].held.TraceLine {
+			first = i
+		}
+	}
+	return append(cyc[first:], cyc[:first]...), nil
+}
+
+// deadlockSteps are the steps of a lock-order cycle of N threads: the
+// first thread's acquisition of its held lock (L1), the other threads'
+// acquisitions of theirs (R1..R(N-1), made in any order), the first
+// thread's acquisition that then blocks (L2, observed as Blocked), and the
+// others' (B1..B(N-1), observed only). Each thread is held before its
+// next acquisition until every other holds its lock; each then waits for
+// the next one's.
+func deadlockSteps(v bugs.Violation) ([]Step, error) {
+	cyc, err := cycleOf(v)
+	if err != nil {
+		return nil, err
 	}
 	step := func(role, action string, a bugs.Access) Step {
 		return Step{Role: role, Action: action, File: a.File, Line: a.Line, Var: a.Object}
 	}
-	return []Step{step("L1", "Lock", as[0]), step("R1", "Lock", as[2]), step("L2", "Blocked", as[1])}, nil
+	steps := []Step{step("L1", "Lock", cyc[0].held)}
+	for k, t := range cyc[1:] {
+		steps = append(steps, step("R"+strconv.Itoa(k+1), "Lock", t.held))
+	}
+	steps = append(steps, step("L2", "Blocked", cyc[0].acquire))
+	for k, t := range cyc[1:] {
+		steps = append(steps, step("B"+strconv.Itoa(k+1), "Blocked", t.acquire))
+	}
+	return steps, nil
 }

@@ -11,9 +11,14 @@
  * philosophers run the same two lines). Each philosopher counts its own
  * meals: McPatom reports nothing.
  *
+ * mcpredict reproduce directs the cycle: the first philosopher to take
+ * its left fork is held before its right one, and so is each philosopher
+ * after it, until all five hold their left fork; then each waits for its
+ * right one, held by its neighbour. The directed run hangs and is stopped
+ * at its time-out: a failed run.
+ *
  * mcpredict:args 2 20000
- * mcpredict:reproduce missed: a cycle of five threads; mcpredict reproduce
- *   directs lock-order cycles of two threads only
+ * mcpredict:reproduce failed
  * mcpredict:expect DL forks[0] held:Lock@left acquire:Lock@right
  */
 #include <pthread.h>

@@ -20,6 +20,17 @@
  *     recorded run), the first thread to reach a PRE site before L1 is
  *     held until L1 happens, bounded by the pause as well.
  *
+ * A lock-order deadlock of N threads (2..MAXREMOTE+1) has lock sites (kind
+ * L): L1 is the first thread's acquisition of the lock it holds in the
+ * cycle, R1..R(N-1) the other threads' acquisitions of theirs, L2 the first
+ * thread's acquisition that then blocks. Its remote steps are matched in
+ * any order, each by a thread of its own, and each thread that made one is
+ * held before its next acquisition as the local thread is: a barrier of the
+ * N threads, each holding its lock, that opens when the last of them has
+ * its lock (each then tries the next thread's lock: the run hangs). A hold
+ * that ends otherwise (the pause, a thread blocking on a lock a held thread
+ * holds) ends the schedule, and every held thread goes on.
+ *
  * Each step is written to "<trace prefix>.sched", which reproduce reads as
  * evidence. The directed run is recorded as any other; whether the pattern
  * really happened is decided from its trace, not from this file.
@@ -30,9 +41,10 @@
  *   occurrence N
  *   prehold 0|1
  *   site ROLE KIND SAME MODULE LO HI
- * ROLE is L1, L2, R1..R4 or PRE; KIND R (read), W (write), A (any access)
- * or L (a lock acquisition, PRE only); SAME 1 when the access must touch
- * the address L1 took; MODULE the base name of the ELF object, "-" for the
+ * ROLE is L1, L2, R1..R8 (R1..R4 for an access pattern) or PRE; KIND R
+ * (read), W (write), A (any access) or L (a lock acquisition: PRE, or
+ * every site of a deadlock, which an L1 of kind L makes the schedule);
+ * SAME 1 when the access must touch the address L1 took; MODULE the base name of the ELF object, "-" for the
  * executable; LO, HI a link-time code range (hex) of the site's line:
  * a hook's return address minus one in it matches.
  */
@@ -53,8 +65,9 @@
 #include <unistd.h>
 
 #define MAXRANGES 256
-#define MAXREMOTE 4
+#define MAXREMOTE 8 /* remote steps: R1..R8 (a deadlock cycle of 9 threads) */
 #define MAXHELD 16
+#define MAXHOLDING (MAXREMOTE + 2) /* threads held at once */
 
 enum { R_L1, R_L2, R_R1, R_PRE = R_R1 + MAXREMOTE, NROLES };
 enum { PH_OFF, PH_IDLE, PH_ARMED, PH_MATCHED, PH_DONE };
@@ -74,10 +87,12 @@ struct site {
 };
 
 struct sthr {
-	int armed;          /* this thread triggered L1 and is not yet past its pause */
-	int nheld, h0;      /* locks held now, and at L1 */
+	int armed;          /* to be held: it triggered L1 (or, in a deadlock cycle, made a remote step) */
+	int nheld, h0;      /* locks held now, and at L1 (at its remote step) */
 	const volatile void *held[MAXHELD];
 	int just_matched;   /* made the last remote access: let go at its next hook */
+	int member;         /* a deadlock cycle's thread: 1 for L1, 1+k for Rk */
+	int abandon;        /* another thread is about to block on a lock this held thread holds */
 };
 
 int __mcprec_sched_on;
@@ -86,6 +101,8 @@ static struct range g_ranges[MAXRANGES];
 static int g_nranges;
 static struct site g_sites[NROLES];
 static int g_nremote;
+static int g_cycle; /* a deadlock schedule (L1 is a lock site): remote steps in any order, each thread held */
+static unsigned g_rdone; /* the remote steps made, a bit each (g_cycle) */
 static int g_unresolved;
 static uint64_t g_pause_ms = 300, g_occ = 1;
 static int g_prehold, g_prehold_used;
@@ -97,8 +114,8 @@ static uintptr_t g_addr, g_asz;
 static int g_step;
 static uint64_t g_match_ms;
 static int g_released;
-static struct sthr *volatile g_paused; /* the thread held now, if any */
-static int g_abandon;
+static struct sthr *g_holding[MAXHOLDING]; /* the threads held now (under g_lock) */
+static int g_nholding;
 static uint32_t g_lock;
 static int g_log = -1;
 
@@ -272,12 +289,13 @@ void __mcprec_sched_init(const char *prefix)
 		logf_("error schedule %s: no L1 or no remote site", path);
 		return;
 	}
+	g_cycle = g_sites[R_L1].kind == 'L';
 	g_unresolved = g_nranges;
 	__mcprec_sched_on = 1;
 	g_phase = PH_IDLE;
 	__mcprec_sched_resolve();
-	logf_("start pause_ms=%llu occurrence=%llu prehold=%d unresolved=%d", (unsigned long long)g_pause_ms,
-	      (unsigned long long)g_occ, g_prehold, g_unresolved);
+	logf_("start pause_ms=%llu occurrence=%llu prehold=%d unresolved=%d remote=%d%s", (unsigned long long)g_pause_ms,
+	      (unsigned long long)g_occ, g_prehold, g_unresolved, g_nremote, g_cycle ? " cycle" : "");
 }
 
 static int in_site(int role, uint64_t pc, char kind)
@@ -309,12 +327,30 @@ static int holds(struct sthr *t, const volatile void *m)
 	return 0;
 }
 
-/* hold waits while the schedule is armed (local) or idle (pre-hold). */
+/* step_name names the thread's part in the schedule, for the log. */
+static void step_name(char *buf, size_t n)
+{
+	if (S.member > 1)
+		snprintf(buf, n, " step=R%d", S.member - 1);
+	else if (S.member == 1 || S.armed)
+		snprintf(buf, n, " step=L1");
+	else
+		buf[0] = 0;
+}
+
+/* hold waits while the schedule is armed (a thread held after L1, or after
+ * its remote step of a deadlock cycle) or idle (pre-hold). The threads
+ * held now are in g_holding, for __mcprec_sched_lock_busy. */
 static void hold(const char *where, int want_phase)
 {
 	uint64_t start = now_ms(), deadline = start + g_pause_ms;
-	g_paused = &S;
-	logf_("hold %s phase=%d", where, want_phase);
+	char name[16];
+	slock();
+	if (g_nholding < MAXHOLDING)
+		g_holding[g_nholding++] = &S;
+	sunlock();
+	step_name(name, sizeof name);
+	logf_("hold %s phase=%d%s", where, want_phase, name);
 	const char *why = "timeout";
 	for (;;) {
 		int ph = __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE);
@@ -334,7 +370,7 @@ static void hold(const char *where, int want_phase)
 				break;
 			}
 		}
-		if (__atomic_load_n(&g_abandon, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&S.abandon, __ATOMIC_ACQUIRE)) {
 			why = "lock";
 			break;
 		}
@@ -343,15 +379,22 @@ static void hold(const char *where, int want_phase)
 		struct timespec ts = {0, 100000};
 		nanosleep(&ts, NULL);
 	}
-	g_paused = NULL;
-	__atomic_store_n(&g_abandon, 0, __ATOMIC_RELEASE);
-	if (want_phase == PH_ARMED) {
-		slock();
-		g_phase = PH_DONE;
-		sunlock();
-		S.armed = 0;
+	slock();
+	for (int i = 0; i < g_nholding; i++) {
+		if (g_holding[i] == &S) {
+			g_holding[i] = g_holding[--g_nholding];
+			break;
+		}
 	}
-	logf_("release %s after_ms=%llu why=%s", where, (unsigned long long)(now_ms() - start), why);
+	/* The first held thread to go ends the schedule: the others, held
+	 * for it (a deadlock cycle's barrier), go on too. */
+	if (want_phase == PH_ARMED)
+		g_phase = PH_DONE;
+	sunlock();
+	__atomic_store_n(&S.abandon, 0, __ATOMIC_RELEASE);
+	if (want_phase == PH_ARMED)
+		S.armed = 0;
+	logf_("release %s after_ms=%llu why=%s%s", where, (unsigned long long)(now_ms() - start), why, name);
 }
 
 /* tick lets the local thread go once the thread that made the last remote
@@ -450,22 +493,45 @@ void __mcprec_sched_lock_pre(const volatile void *m, uint64_t pc)
 		hold("prehold-lock", PH_IDLE);
 }
 
-/* __mcprec_sched_lock_busy: the caller is about to block on m. If the
- * thread held now holds m, holding it longer only stalls both: let go. */
+/* __mcprec_sched_lock_busy: the caller is about to block on m. If a
+ * thread held now holds m, holding it longer only stalls both: let it go. */
 void __mcprec_sched_lock_busy(const volatile void *m)
 {
-	struct sthr *p = g_paused;
-	if (p && p != &S && holds(p, m)) {
-		__atomic_store_n(&g_abandon, 1, __ATOMIC_RELEASE);
-		logf_("blocked on a lock the held thread holds");
+	if (__atomic_load_n(&g_nholding, __ATOMIC_ACQUIRE) == 0)
+		return;
+	int found = 0;
+	slock();
+	for (int i = 0; i < g_nholding; i++) {
+		struct sthr *p = g_holding[i];
+		if (p != &S && holds(p, m)) {
+			__atomic_store_n(&p->abandon, 1, __ATOMIC_RELEASE);
+			found = 1;
+		}
 	}
+	sunlock();
+	if (found)
+		logf_("blocked on a lock the held thread holds");
+}
+
+/* remote_lock_step returns the remote step (0-based) of a deadlock cycle
+ * that an acquisition at pc makes, or -1: any step not made yet, in any
+ * order, by a thread that made none (under g_lock). */
+static int remote_lock_step(uint64_t pc)
+{
+	if (S.member)
+		return -1;
+	for (int k = 0; k < g_nremote; k++)
+		if (!(g_rdone & (1u << k)) && in_site(R_R1 + k, pc, 'L'))
+			return k;
+	return -1;
 }
 
 /* __mcprec_sched_lock_post: the caller acquired m at pc. A schedule of a
  * lock-order deadlock has lock sites (kind L): the local thread's first
- * acquisition arms it, the other thread's acquisition of the second lock
- * is the remote step; the local thread is then held before its next
- * acquisition, as for an access. */
+ * acquisition arms it, the other threads' acquisitions of the locks they
+ * hold in the cycle are the remote steps; the local thread, and each
+ * thread that made a remote step but the last, is then held before its
+ * next acquisition, as for an access, until the last remote step. */
 void __mcprec_sched_lock_post(const volatile void *m, uint64_t pc)
 {
 	tick();
@@ -486,25 +552,40 @@ void __mcprec_sched_lock_post(const volatile void *m, uint64_t pc)
 			g_addr = (uintptr_t)m;
 			g_asz = 1;
 			S.armed = 1;
+			S.member = 1;
 			S.h0 = S.nheld;
 		}
 		sunlock();
 		logf_("trigger occurrence=%llu lock=%#lx", (unsigned long long)n, (unsigned long)(uintptr_t)m);
 		return;
 	}
-	if (ph == PH_ARMED && self_id() != g_local && g_step < g_nremote && in_site(R_R1 + g_step, pc, 'L')) {
-		slock();
-		if (g_phase == PH_ARMED) {
-			g_step++;
-			if (g_step == g_nremote) {
-				g_match_ms = now_ms();
-				g_phase = PH_MATCHED;
-				S.just_matched = 1;
-			}
+	if (ph != PH_ARMED || !g_cycle || S.member || self_id() == g_local)
+		return;
+	int k = -1, step = 0, last = 0, site = 0;
+	for (int i = 0; i < g_nremote && !site; i++)
+		site = in_site(R_R1 + i, pc, 'L');
+	if (!site)
+		return;
+	slock();
+	if (g_phase == PH_ARMED && (k = remote_lock_step(pc)) >= 0) {
+		g_step++;
+		g_rdone |= 1u << k;
+		step = g_step;
+		if (g_step == g_nremote) {
+			g_match_ms = now_ms();
+			g_phase = PH_MATCHED;
+			S.just_matched = 1;
+			last = 1;
 		}
-		sunlock();
-		logf_("remote step=%d lock=%#lx", g_step, (unsigned long)(uintptr_t)m);
+		S.member = 2 + k;
+		if (!last) {
+			S.armed = 1; /* held before its next acquisition, until the last step */
+			S.h0 = S.nheld;
+		}
 	}
+	sunlock();
+	if (k >= 0)
+		logf_("remote step=%d of %d role=R%d lock=%#lx", step, g_nremote, k + 1, (unsigned long)(uintptr_t)m);
 }
 
 void __mcprec_sched_unlock_post(const volatile void *m)
