@@ -156,7 +156,7 @@ func planOf(t testing.TB, name string, trace []byte) (*tracemodel.Model, []predi
 	if err != nil {
 		t.Fatalf("%s: the generated trace does not parse: %v\n%s", name, err, trace)
 	}
-	tasks, err := predict.Plan(context.Background(), m, predict.Options{KeepOrderedPairs: true})
+	tasks, err := predict.Plan(context.Background(), m, predict.Options{KeepOrderedPairs: true, KeepLockedPairs: true})
 	if err != nil {
 		t.Fatalf("%s: Plan: %v", name, err)
 	}
@@ -1617,7 +1617,7 @@ func compareWithOracle(t *testing.T, name string, text []byte, pats []ltl.Patter
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	tasks, err := predict.Plan(context.Background(), m, predict.Options{KeepOrderedPairs: true})
+	tasks, err := predict.Plan(context.Background(), m, predict.Options{KeepOrderedPairs: true, KeepLockedPairs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

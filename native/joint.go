@@ -27,6 +27,20 @@ const (
 
 type tuple [maxJointClaims]uint8 // per claim, the id of its automaton state
 
+// obsKeyBits is the width of obsKey.
+const obsKeyBits = 20
+
+// obsKey packs an observation into obsKeyBits bits.
+func obsKey(o ltl.Obs) uint64 {
+	k := uint64(uint16(o.V))
+	for i, b := range [4]bool{o.Brk1, o.Brk2, o.Pub1, o.Pub2} {
+		if b {
+			k |= 1 << (16 + i)
+		}
+	}
+	return k
+}
+
 // errJointTooBig makes CheckAll fall back to one search per claim.
 type errJointTooBig struct{}
 
@@ -124,6 +138,9 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 	}
 	keys[0] = packJ([2]int32{}, 0, tid)
 	seen := make(map[uint64]struct{}, 1024)
+	// next: the tuple that a tuple and an observation step to, so that
+	// the automata run once per (tuple, observation), not once per state.
+	next := map[uint64]uint64{}
 	seen[keys[0]] = struct{}{}
 	for head := 0; head < len(keys) && open > 0 && !(c.AnyViolation && open < k); head++ {
 		if head&0xfff == 0 {
@@ -142,13 +159,25 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 			keys = append(keys, packJ(npc, valueIndex(nv), 0))
 			parents = append(parents, int32(head))
 			moved = append(moved, int8(x))
-			nt, ok := step(tuples[t], c.obs(npc, nv), n)
-			if !ok {
-				return errJointTooBig{}
-			}
-			ntid, ok := tupleID(nt)
-			if !ok {
-				return errJointTooBig{}
+			o := c.obs(npc, nv)
+			tk := t<<obsKeyBits | obsKey(o)
+			ntid, known := next[tk]
+			if !known {
+				before := open
+				nt, ok := step(tuples[t], o, n)
+				if !ok {
+					return errJointTooBig{}
+				}
+				if ntid, ok = tupleID(nt); !ok {
+					return errJointTooBig{}
+				}
+				if open == before {
+					// A step where a claim accepts is never taken from
+					// the table: it records the witness. A claim that
+					// accepted later keeps its states in the steps
+					// recorded before: it no longer matters.
+					next[tk] = ntid
+				}
 			}
 			key := packJ(npc, valueIndex(nv), ntid)
 			if _, dup := seen[key]; dup {

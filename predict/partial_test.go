@@ -54,7 +54,7 @@ func TestUndecidedModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every thread pair's model, the two ordered ones too.
-	rep, err := Run(context.Background(), m, Options{Engine: EngineSpin, Tools: tools, Jobs: 2, KeepOrderedPairs: true,
+	rep, err := Run(context.Background(), m, Options{Engine: EngineSpin, Tools: tools, Jobs: 2, KeepOrderedPairs: true, KeepLockedPairs: true,
 		Spin: spinrunner.Options{Timeout: time.Nanosecond}})
 	if err != nil {
 		t.Fatal(err)

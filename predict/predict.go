@@ -108,8 +108,13 @@ type Options struct {
 	// otherwise leaves out when no pattern can match them (tests compare
 	// both).
 	KeepOrderedPairs bool
-	Project          tracemodel.ProjectOptions
-	Engine           Engine // default EngineAuto
+	// KeepLockedPairs plans the models of thread pairs whose locks keep
+	// each thread's accesses out of the other's (AccessIndex.Locked),
+	// which Plan otherwise leaves out when every pattern needs a remote
+	// access between two local ones (tests compare both).
+	KeepLockedPairs bool
+	Project         tracemodel.ProjectOptions
+	Engine          Engine // default EngineAuto
 	// Confirm selects the violating models Spin checks with EngineAuto;
 	// default ConfirmOne. EngineSpin checks every model, EngineNative
 	// none, whatever Confirm says.
@@ -325,7 +330,8 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 		// orders completely are left out when every pattern needs a remote
 		// access between two local ones of one region (boundaries on).
 		ordered := !opts.Project.NoBoundaries && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
-		sets, err = planSets(ctx, m, conc, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered)
+		locked := !opts.KeepLockedPairs && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
+		sets, err = planSets(ctx, m, conc, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered, locked, !opts.Project.NoBoundaries)
 		if err != nil {
 			return nil, err
 		}
@@ -345,8 +351,13 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 	// pattern needs a remote access between two local ones of one region
 	// (boundaries on): no pattern can match them (Model.Concurrent). A
 	// barrier-phased program's pairs are nearly all such.
-	skipOrdered := !opts.KeepOrderedPairs && !opts.Project.NoBoundaries &&
-		!slices.ContainsFunc(opts.patterns(VariableModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
+	interleaved := !slices.ContainsFunc(opts.patterns(VariableModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
+	skipOrdered := !opts.KeepOrderedPairs && !opts.Project.NoBoundaries && interleaved
+	// Thread pairs whose locks keep each one's accesses out of the
+	// other's, between two of its own, are left out too when every
+	// pattern needs that (AccessIndex.Locked): a server's statistics,
+	// updated under one lock, are most of its accesses.
+	skipLocked := !opts.KeepLockedPairs && interleaved
 	tasks := make([]Task, 0, min(total, 1<<16))
 	for _, sv := range selected {
 		if !variables {
@@ -360,13 +371,11 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 			if !selects(want, t1, t2) {
 				continue
 			}
-			if skipOrdered {
-				if index == nil {
-					index = conc.Index([]int{sv.Var})
-				}
-				if !index.Concurrent(t1, t2) {
-					continue
-				}
+			if (skipOrdered || skipLocked) && index == nil {
+				index = conc.Index([]int{sv.Var})
+			}
+			if skipOrdered && !index.Concurrent(t1, t2) || skipLocked && index.Locked(t1, t2, !opts.Project.NoBoundaries) {
+				continue
 			}
 			tasks = append(tasks, Task{Var: sv.Var, VarName: sv.Name, T1: t1, T2: t2})
 		}
@@ -390,7 +399,7 @@ type setPlan struct {
 // can be the local thread (it accessed both in one region). Only sets of
 // selected variables are kept; the thread selection applies as for
 // single-variable models.
-func planSets(ctx context.Context, m *tracemodel.Model, conc *tracemodel.Concurrency, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered bool) ([]setPlan, error) {
+func planSets(ctx context.Context, m *tracemodel.Model, conc *tracemodel.Concurrency, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered, skipLocked, regions bool) ([]setPlan, error) {
 	sets, err := m.AtomicSets(shared, so)
 	if err != nil {
 		return nil, &UsageError{Msg: err.Error()}
@@ -425,16 +434,16 @@ func planSets(ctx context.Context, m *tracemodel.Model, conc *tracemodel.Concurr
 		}
 		sp := setPlan{set: s}
 		var index *tracemodel.AccessIndex
-		concurrent := func(t1, t2 int) bool {
+		indexed := func() *tracemodel.AccessIndex {
 			if index == nil {
 				index = conc.Index(s.Vars[:])
 			}
-			return index.Concurrent(t1, t2)
+			return index
 		}
 		for i, t1 := range both {
 			for _, t2 := range both[i+1:] {
 				if (usable(s, pats, t1, t2) || usable(s, pats, t2, t1)) && selects(want, t1, t2) &&
-					(!skipOrdered || concurrent(t1, t2)) {
+					(!skipOrdered || indexed().Concurrent(t1, t2)) && (!skipLocked || !indexed().Locked(t1, t2, regions)) {
 					sp.pairs = append(sp.pairs, [2]int{t1, t2})
 				}
 			}

@@ -704,10 +704,16 @@ func (m *Model) NewConcurrency() *Concurrency {
 }
 
 // AccessIndex is the accesses of some variables by thread, sorted, for
-// asking Concurrent of their thread pairs.
+// asking Concurrent and Locked of their thread pairs. It is not safe for
+// concurrent use.
 type AccessIndex struct {
 	c           *Concurrency
 	all, writes map[int][]int32 // by thread: positions
+
+	// Locked's candidate locks and per-thread guards (locked.go), made on
+	// its first call.
+	candidates []int32
+	guards     map[guardKey]*lockGuard
 }
 
 // Index indexes the accesses of the variables vs by thread.

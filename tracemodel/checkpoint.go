@@ -2,6 +2,7 @@ package tracemodel
 
 import (
 	"maps"
+	"sort"
 	"sync"
 )
 
@@ -17,40 +18,55 @@ import (
 // a pass per variable instead of a whole one.
 
 // flowCheckpoints are the saved states of the all-data-flow replay,
-// computed once, on the first DataflowOrder that can use them.
+// computed once, on the first DataflowOrder that can use them. A
+// checkpoint keeps the state of the synchronization (clocks, pending
+// hand-offs), and the variables' data-flow states are kept as versions: a
+// variable's state is saved at a checkpoint only when the stretch before
+// it accessed the variable. Checkpoints then cost what the accesses between
+// them touch, not every variable each, so there can be many: a replay
+// starts close to its variable's first access.
 type flowCheckpoints struct {
 	once  sync.Once
-	every int // events between checkpoints (0: the default)
+	every int // events between checkpoints (0: chosen by checkpointSpacing)
 	full  []snapLog
 	at    []*flowCheckpoint // by increasing idx
+	// versions, by variable id: its data-flow state at the checkpoints
+	// whose stretch before accessed it, by increasing checkpoint.
+	versions [][]flowVersion
+}
+
+// flowVersion is a variable's data-flow state at checkpoint k (and at the
+// later ones, until its next version).
+type flowVersion struct {
+	k    int32
+	flow varFlow // read-only: restored states are copied
 }
 
 // flowCheckpoint is the state of an orderBuilder before event idx.
 type flowCheckpoint struct {
 	idx            int
+	k              int32 // its index in flowCheckpoints.at
 	clocks         []int // per thread: snapshots so far (of full)
 	vc, pending    []vclock
 	n              []int32
 	pendingBarrier []int32
 	release        map[int32]eventRef
 	barrier        map[int32]vclock
-	flow           []varFlow // read-only: restored entries are copied
 }
 
 const (
 	// minCheckpointEvery is the least distance between checkpoints, and
-	// maxCheckpoints their number: each costs a copy of the data-flow
-	// state of every variable.
-	minCheckpointEvery = 1 << 16
-	maxCheckpoints     = 16
+	// maxCheckpoints their number.
+	minCheckpointEvery = 1 << 12
+	maxCheckpoints     = 1 << 10
 	// checkpointBudget bounds the variables' states kept by all
-	// checkpoints together (entries; about 64 bytes each, and their reads).
+	// checkpoints together (versions; about 64 bytes each, and their
+	// reads).
 	checkpointBudget = 1 << 21
 )
 
 // checkpoints returns the checkpoints of the all-data-flow replay, nil when
-// the trace is too short for them to save anything, or has too many
-// variables to keep their states.
+// the trace is too short for them to save anything.
 func (m *Model) checkpoints() []*flowCheckpoint {
 	ck := m.flowCk
 	if ck == nil {
@@ -59,23 +75,26 @@ func (m *Model) checkpoints() []*flowCheckpoint {
 	ck.once.Do(func() {
 		every := ck.every
 		if every <= 0 {
-			every = max(minCheckpointEvery, len(m.Events)/maxCheckpoints)
-			if n := checkpointBudget / max(len(m.Vars), 1); n < 2 {
-				return
-			} else if n < maxCheckpoints {
-				every = max(every, len(m.Events)/n)
-			}
+			every = m.checkpointSpacing()
 		}
 		if len(m.Events) < 2*every {
 			return
 		}
 		b := m.newOrderBuilder([2]int32{-1, -1})
 		b.setArena(m.newSnapArena(len(m.Events)))
-		b.flow = make([]varFlow, len(m.Vars))
+		b.withFlow, b.flow = true, make([]varFlow, len(m.Vars))
+		b.touched = make([]bool, len(m.Vars))
+		ck.versions = make([][]flowVersion, len(m.Vars))
 		for i := range m.Events {
 			m.Pace(i)
 			if i > 0 && i%every == 0 {
-				ck.at = append(ck.at, b.save(i))
+				k := int32(len(ck.at))
+				for _, v := range b.changed {
+					ck.versions[v] = append(ck.versions[v], flowVersion{k: k, flow: b.flow[v].clone()})
+					b.touched[v] = false
+				}
+				b.changed = b.changed[:0]
+				ck.at = append(ck.at, b.save(i, k))
 			}
 			b.event(&m.Events[i], int32(i))
 		}
@@ -84,10 +103,36 @@ func (m *Model) checkpoints() []*flowCheckpoint {
 	return ck.at
 }
 
-// save returns the builder's state before event idx.
-func (b *orderBuilder) save(idx int) *flowCheckpoint {
+// checkpointSpacing returns the distance between checkpoints: the least
+// (a power of two times minCheckpointEvery) that makes at most
+// maxCheckpoints checkpoints whose versions fit checkpointBudget. A
+// variable has a version at each checkpoint after a stretch that accessed
+// it, so the versions of a spacing are counted from the accesses.
+func (m *Model) checkpointSpacing() int {
+	every := max(minCheckpointEvery, len(m.Events)/maxCheckpoints)
+	for ; every < len(m.Events); every *= 2 {
+		versions := 0
+		for v := 1; v < len(m.Vars) && versions <= checkpointBudget; v++ {
+			last := int32(-1)
+			for _, ev := range m.Vars[v].Accesses {
+				if s := ev / int32(every); s != last {
+					versions, last = versions+1, s
+				}
+			}
+		}
+		if versions <= checkpointBudget {
+			break
+		}
+	}
+	return every
+}
+
+// save returns the builder's state before event idx, checkpoint k (the
+// variables' states are saved as versions by the caller).
+func (b *orderBuilder) save(idx int, k int32) *flowCheckpoint {
 	cp := &flowCheckpoint{
 		idx:            idx,
+		k:              k,
 		clocks:         make([]int, len(b.clocks)),
 		vc:             append([]vclock(nil), b.vc...),
 		pending:        append([]vclock(nil), b.pending...),
@@ -95,23 +140,19 @@ func (b *orderBuilder) save(idx int) *flowCheckpoint {
 		pendingBarrier: append([]int32(nil), b.pendingBarrier...),
 		release:        maps.Clone(b.release),
 		barrier:        maps.Clone(b.barrier),
-		flow:           make([]varFlow, len(b.flow)),
 	}
 	for t := range b.clocks {
 		cp.clocks[t] = b.clocks[t].len()
 	}
-	for i := range b.flow {
-		cp.flow[i] = b.flow[i].clone()
-	}
 	return cp
 }
 
-// restore sets a fresh builder (with its own flow) to checkpoint cp of the
-// replay whose snapshots are full; the flow entries are copied from cp as
-// they are first used (flowAt).
-func (b *orderBuilder) restore(cp *flowCheckpoint, full []snapLog) {
+// restore sets a fresh builder to checkpoint cp of the replay whose
+// snapshots are full; the variables' states are copied from their versions
+// as they are first used (flowAt).
+func (b *orderBuilder) restore(cp *flowCheckpoint, ck *flowCheckpoints) {
 	for t := range b.clocks {
-		b.clocks[t] = full[t].prefix(cp.clocks[t]) // appending copies: full stays as it is
+		b.clocks[t] = ck.full[t].prefix(cp.clocks[t]) // appending copies: full stays as it is
 	}
 	copy(b.vc, cp.vc)
 	copy(b.pending, cp.pending)
@@ -119,17 +160,31 @@ func (b *orderBuilder) restore(cp *flowCheckpoint, full []snapLog) {
 	copy(b.pendingBarrier, cp.pendingBarrier)
 	b.release = maps.Clone(cp.release)
 	b.barrier = maps.Clone(cp.barrier)
-	b.base = cp.flow
-	b.copied = make([]bool, len(b.flow))
+	b.versions, b.at = ck.versions, cp.k
 }
 
 // flowAt returns the builder's data-flow state of variable v.
 func (b *orderBuilder) flowAt(v int32) *varFlow {
-	if b.base != nil && !b.copied[v] {
-		b.flow[v] = b.base[v].clone()
-		b.copied[v] = true
+	if b.flows == nil {
+		// The replay of every variable (checkpoints): note the change.
+		if b.touched != nil && !b.touched[v] {
+			b.touched[v] = true
+			b.changed = append(b.changed, v)
+		}
+		return &b.flow[v]
 	}
-	return &b.flow[v]
+	f, ok := b.flows[v]
+	if !ok {
+		f = &varFlow{}
+		if b.versions != nil {
+			vs := b.versions[v]
+			if i := sort.Search(len(vs), func(i int) bool { return vs[i].k > b.at }) - 1; i >= 0 {
+				*f = vs[i].flow.clone()
+			}
+		}
+		b.flows[v] = f
+	}
+	return f
 }
 
 // clone returns a copy of f that shares no memory with it.

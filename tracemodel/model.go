@@ -30,6 +30,9 @@ type Model struct {
 	// recorder could read ("# source:" comment lines); nil when the trace
 	// has none (a Pin trace). Bug ids are made from it (bugs.LineKey).
 	Sources map[Loc]string
+	// locSource is Sources by location index (Locs), made once the trace
+	// is read: a model's every step looks its source up.
+	locSource []string
 
 	sync        *Order                  // the synchronization order
 	flowCk      *flowCheckpoints        // data-flow replay states (checkpoint.go); nil: none

@@ -1226,6 +1226,12 @@ func (b *builder) finish() (*Model, error) {
 	for _, ls := range m.threadLocks {
 		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
 	}
+	if m.Sources != nil {
+		m.locSource = make([]string, len(m.Locs))
+		for i, l := range m.Locs {
+			m.locSource[i] = m.Sources[l]
+		}
+	}
 	m.share, m.shares = m.dealShares()
 	m.findUpdates()
 	m.findAtomicLocks()

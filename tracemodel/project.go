@@ -486,7 +486,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	for x := 0; x < 2; x++ {
 		c := acc[x][0]
 		if part.From == [2]int{} {
-			if d := ord.firstDependence(tids[x], tids[1-x]); d > 0 && d < c {
+			if d := ord.firstDependence(tids[x], tids[1-x], c); d > 0 {
 				c = d
 			}
 		}
@@ -814,7 +814,13 @@ func intersect(a, b []int32) []int32 {
 
 func (m *Model) ref(e *Event) EventRef {
 	l := m.Locs[e.Loc]
-	r := EventRef{TraceLine: int(e.Line), Action: e.Kind.String(), File: l.File, Line: l.Line, Source: m.Sources[l], Atomic: e.RMW}
+	r := EventRef{TraceLine: int(e.Line), Action: e.Kind.String(), File: l.File, Line: l.Line, Atomic: e.RMW}
+	switch {
+	case int(e.Loc) < len(m.locSource):
+		r.Source = m.locSource[e.Loc]
+	case m.Sources != nil:
+		r.Source = m.Sources[l]
+	}
 	if e.Func != 0 {
 		r.Func = m.Objects[e.Func]
 	}

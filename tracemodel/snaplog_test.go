@@ -3,6 +3,7 @@ package tracemodel
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"strings"
@@ -21,7 +22,7 @@ func replayOrder(m *Model, v int32, dense bool) *Order {
 		}
 	}
 	if v >= 0 {
-		b.flow = make([]varFlow, len(m.Vars))
+		b.withFlow, b.flow = true, make([]varFlow, len(m.Vars))
 	}
 	for i := range m.Events {
 		b.event(&m.Events[i], int32(i))
@@ -54,7 +55,7 @@ func TestDenseSnapshots(t *testing.T) {
 			}
 			for tid := 1; tid <= len(m.Threads); tid++ {
 				for other := 1; other <= len(m.Threads); other++ {
-					if w, g := want.firstDependence(tid, other), got.firstDependence(tid, other); w != g {
+					if w, g := want.firstDependence(tid, other, math.MaxInt32), got.firstDependence(tid, other, math.MaxInt32); w != g {
 						t.Fatalf("seed %d, variable %d: thread %d first depends on thread %d at %d, want %d\n%s", seed, v, tid, other, g, w, text)
 					}
 					for pos := int32(0); pos <= int32(len(m.Threads[tid-1].Events))+1; pos++ {
@@ -63,6 +64,48 @@ func TestDenseSnapshots(t *testing.T) {
 								seed, v, tid, pos, g, other, w, text)
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestLazyOrder checks that a data-flow order replayed only as far as it
+// is asked about (Model.DataflowOrder) is the order replayed to the end:
+// every clock and first dependence, asked in a random order of threads and
+// positions, on random traces with data flow and on traces spilled to disk
+// with checkpoints.
+func TestLazyOrder(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 100
+	}
+	for seed := int64(0); seed < int64(n); seed++ {
+		text := randomFlowTrace(seed)
+		m := parse(t, text)
+		r := rand.New(rand.NewSource(seed))
+		for v := int32(1); v < int32(len(m.Vars)); v++ {
+			want, got := replayOrder(m, v, true), m.DataflowOrder(int(v))
+			type ask struct {
+				tid, other int
+				pos        int32
+			}
+			var asks []ask
+			for tid := 1; tid <= len(m.Threads); tid++ {
+				for other := 1; other <= len(m.Threads); other++ {
+					for pos := int32(0); pos <= int32(len(m.Threads[tid-1].Events))+1; pos++ {
+						asks = append(asks, ask{tid, other, pos})
+					}
+				}
+			}
+			r.Shuffle(len(asks), func(i, j int) { asks[i], asks[j] = asks[j], asks[i] })
+			for _, a := range asks {
+				if w, g := want.firstDependence(a.tid, a.other, math.MaxInt32), got.firstDependence(a.tid, a.other, a.pos); (w > 0 && w < a.pos) != (g > 0) || g > 0 && g != w {
+					t.Fatalf("seed %d, variable %d: thread %d first depends on thread %d before %d at %d, want %d\n%s", seed, v, a.tid, a.other, a.pos, g, w, text)
+				}
+				if w, g := want.Clock(a.tid, a.pos, a.other), got.Clock(a.tid, a.pos, a.other); w != g {
+					t.Fatalf("seed %d, variable %d: thread %d at %d knows %d events of thread %d, want %d\n%s",
+						seed, v, a.tid, a.pos, g, a.other, w, text)
 				}
 			}
 		}
