@@ -96,7 +96,12 @@ func Observe(r io.Reader, steps []Step) (Observation, error) {
 // way (a reader that found a published object unfilled and stopped).
 //
 // One such access is enough: a thread that went another way may make only
-// one.
+// one. It must come while the local thread can still be held after L1 (at
+// its first acquisition or its second release since L1, the schedule has
+// let it go): a window left open across the local thread's later critical
+// sections would take the other thread's next ordinary pass for a loose
+// match (Apache 21285: a thread's insert of one request, another thread's
+// insert a request later, the first thread's next request).
 //
 // A deadlock cycle is never observed loosely.
 func ObserveLoose(r io.Reader, steps []Step) (Observation, error) {
@@ -138,10 +143,11 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 	}
 	// Per thread, the remote steps made by others since its latest L1.
 	type window struct {
-		l1     int
-		l1Obj  string // the variable L1 accessed, as this trace names it
-		lines  []int
-		remote []string
+		l1       int
+		l1Obj    string // the variable L1 accessed, as this trace names it
+		lines    []int
+		remote   []string
+		releases int // the local thread's releases since L1 (loose only)
 	}
 	// A step on L1's variable must be on the very variable L1 accessed in
 	// this run (its generation: the same address), not only one of the
@@ -154,6 +160,18 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 			obs.Lines = append(append([]int{w.l1}, w.lines...), e.TraceLine)
 			obs.Remote = w.remote
 			return errFound
+		}
+		// Loosely, the remote access must come while the local thread could
+		// be held: before it acquires a lock or releases a second one.
+		if w := open[e.Thread]; collapse && w != nil && len(w.lines) == 0 {
+			switch e.kind() {
+			case 'L':
+				delete(open, e.Thread)
+			case 'U':
+				if w.releases++; w.releases > 1 {
+					delete(open, e.Thread)
+				}
+			}
 		}
 		// One access may be a remote step of another thread's window and
 		// open its own (both threads run the same code).
