@@ -786,21 +786,6 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 		}
 	}
 	reps := representatives(results, confirmed)
-	if limit := opts.ConfirmMaxSteps; limit > 0 {
-		small := reps[:0]
-		for _, r := range reps {
-			part := results[r.Result].Parts[r.Part]
-			if part.Steps <= limit {
-				small = append(small, r)
-				continue
-			}
-			t := tasks[r.Result]
-			results[r.Result].Warnings = append(results[r.Result].Warnings, fmt.Sprintf(
-				"Spin did not confirm the bugs of %s threads %s,%s: their smallest model has %d statements, over --confirm-max-steps %d (the native verdict stands; raise it to confirm them)",
-				t.Name(), m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle, part.Steps, limit))
-		}
-		reps = small
-	}
 	if len(reps) == 0 {
 		return nil
 	}
@@ -820,11 +805,24 @@ func ConfirmBugs(ctx context.Context, m *tracemodel.Model, opts Options, tasks [
 	return forEach(ctx, len(reps), opts.Jobs, func(ctx context.Context, k int) error {
 		i := reps[k].Result
 		part := results[i].Parts[reps[k].Part]
-		pm, err := proj.part(ctx, repTasks[k], part.Part)
-		if err == nil {
+		pm, err := proj.smallPart(ctx, repTasks[k], part.Part, part.Bugs, func(pm *tracemodel.PairModel) ([]string, error) {
+			res, err := checker.Check(ctx, pm)
+			if err != nil || len(res.Parts) == 0 {
+				return nil, err
+			}
+			return res.Parts[0].Bugs, nil
+		})
+		var warning string
+		switch {
+		case err != nil:
+		case opts.ConfirmMaxSteps > 0 && len(pm.Steps[0])+len(pm.Steps[1]) > opts.ConfirmMaxSteps:
+			t := repTasks[k]
+			warning = fmt.Sprintf(
+				"Spin did not confirm the bugs of %s threads %s,%s: their smallest model has %d statements, over --confirm-max-steps %d (the native verdict stands; raise it to confirm them)",
+				t.Name(), m.Threads[t.T1-1].Handle, m.Threads[t.T2-1].Handle, len(pm.Steps[0])+len(pm.Steps[1]), opts.ConfirmMaxSteps)
+		default:
 			err = checker.Confirm(ctx, pm)
 		}
-		var warning string
 		if err != nil {
 			u, ok := undecided(ctx, m, repTasks[k], err)
 			if !ok {

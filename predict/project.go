@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mcpredict/mcpredict/ltl"
@@ -111,8 +112,13 @@ func (tm *taskModels) done() {
 // search already decided every claim of it as holding (the prefilter of the
 // data-flow semantics), so that the model need not be searched again.
 func (tm *taskModels) model(ctx context.Context, k int) (pm *tracemodel.PairModel, holds bool, err error) {
+	return tm.modelOf(ctx, tm.parts[k])
+}
+
+// modelOf is model of any part of the task's projection.
+func (tm *taskModels) modelOf(ctx context.Context, part tracemodel.Part) (pm *tracemodel.PairModel, holds bool, err error) {
 	p, t := tm.p, tm.t
-	pm, err = tm.sync.Model(tm.parts[k])
+	pm, err = tm.sync.Model(part)
 	if err != nil || tm.vo == nil {
 		return pm, false, err
 	}
@@ -151,7 +157,7 @@ func (tm *taskModels) model(ctx context.Context, k int) (pm *tracemodel.PairMode
 		})
 		tm.df = tm.sync.WithOrder(vo.order)
 	}
-	pm, err = tm.df.Model(tm.parts[k])
+	pm, err = tm.df.Model(part)
 	return pm, false, err
 }
 
@@ -178,8 +184,13 @@ func (p *projector) each(ctx context.Context, t Task, fn func(pm *tracemodel.Pai
 	return nil
 }
 
-// part builds the model of part k of task t alone (ConfirmBugs).
-func (p *projector) part(ctx context.Context, t Task, k int) (*tracemodel.PairModel, error) {
+// smallPart builds, of part k of task t, the model that Spin confirms
+// its bugs on (ConfirmBugs): the first part of a finer cut, of about
+// confirmPartAccesses accesses, within part k, whose violations (decided
+// by check) include every bug of want; part k itself when none does or it
+// is small already. A server's part has thousands of statements, which
+// Spin takes seconds to compile; the pattern spans a few.
+func (p *projector) smallPart(ctx context.Context, t Task, k int, want []string, check func(*tracemodel.PairModel) ([]string, error)) (*tracemodel.PairModel, error) {
 	tm, err := p.models(t)
 	if err != nil {
 		return nil, err
@@ -188,9 +199,31 @@ func (p *projector) part(ctx context.Context, t Task, k int) (*tracemodel.PairMo
 	if k < 0 || k >= len(tm.parts) {
 		return nil, fmt.Errorf("model of %s threads %d,%d: no part %d of %d", t.Name(), t.T1, t.T2, k, len(tm.parts))
 	}
-	pm, _, err := tm.model(ctx, k)
+	coarse := tm.parts[k]
+	if coarse.To[0]-coarse.From[0]+coarse.To[1]-coarse.From[1] > 2*confirmPartAccesses {
+		for _, f := range tm.sync.Parts(confirmPartAccesses) {
+			if f.From[0] < coarse.From[0] || f.From[1] < coarse.From[1] || f.To[0] > coarse.To[0] || f.To[1] > coarse.To[1] {
+				continue
+			}
+			pm, _, err := tm.modelOf(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			got, err := check(pm)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(want, func(id string) bool { return !slices.Contains(got, id) }) {
+				return pm, nil
+			}
+		}
+	}
+	pm, _, err := tm.modelOf(ctx, coarse)
 	return pm, err
 }
+
+// confirmPartAccesses is the size of the finer parts of smallPart.
+const confirmPartAccesses = 16
 
 // Projector builds the models of a plan's tasks as Run does, for a caller
 // that checks them elsewhere (the service's workers): the data-flow order
