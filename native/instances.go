@@ -54,8 +54,8 @@ func (c *Checker) search(ctx context.Context, pat ltl.Pattern, local, max int) (
 	keys := []uint64{pack([2]int32{}, 0, a0)}
 	parents := []int32{-1}
 	moved := []int8{-1}
-	seen := make(map[uint64]struct{}, 1024)
-	seen[keys[0]] = struct{}{}
+	seen := newKeySet(1024)
+	seen.add(keys[0])
 	for head := 0; head < len(keys); head++ {
 		if head&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -82,10 +82,9 @@ func (c *Checker) search(ctx context.Context, pat ltl.Pattern, local, max int) (
 				return nil, len(keys), &TooLargeError{Model: c.name() + " (pattern automaton)", States: maxAutID}
 			}
 			k := pack(npc, valueIndex(nv), na)
-			if _, dup := seen[k]; dup {
+			if !seen.add(k) {
 				continue
 			}
-			seen[k] = struct{}{}
 			keys = append(keys, k)
 			parents = append(parents, int32(head))
 			moved = append(moved, int8(x))

@@ -137,11 +137,11 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 		return errJointTooBig{}
 	}
 	keys[0] = packJ([2]int32{}, 0, tid)
-	seen := make(map[uint64]struct{}, 1024)
+	seen := newKeySet(1024)
 	// next: the tuple that a tuple and an observation step to, so that
 	// the automata run once per (tuple, observation), not once per state.
 	next := map[uint64]uint64{}
-	seen[keys[0]] = struct{}{}
+	seen.add(keys[0])
 	for head := 0; head < len(keys) && open > 0 && !(c.AnyViolation && open < k); head++ {
 		if head&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -180,11 +180,10 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 				}
 			}
 			key := packJ(npc, valueIndex(nv), ntid)
-			if _, dup := seen[key]; dup {
+			if !seen.add(key) {
 				keys, parents, moved = keys[:n], parents[:n], moved[:n]
 				continue
 			}
-			seen[key] = struct{}{}
 			keys[n] = key
 			if len(keys) > limit {
 				return &TooLargeError{Model: c.name(), States: limit}
