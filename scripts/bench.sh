@@ -157,7 +157,10 @@ large_row() { # large_row SLUG NAME EVENTS GEN-ARGS...
 }
 large_row fft16k "fft, 8 threads, 16,384 vars" 10000000 --kind fft --threads 8 --vars 16384
 large_row fft33 "fft, 33 vars" 10000000 --kind fft
+# Issue 38: a server's trace, its cost against the read of the same file.
+large_row server "server, 8 threads" 1000000 --kind server --threads 8
 if [ "${BENCH_100M:-0}" = 1 ]; then
+  large_row server "server, 8 threads" 10000000 --kind server --threads 8
   large_row fft16k "fft, 8 threads, 16,384 vars" 100000000 --kind fft --threads 8 --vars 16384
   large_row server "server, 8 threads" 100000000 --kind server --threads 8
 fi
