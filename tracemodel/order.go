@@ -32,6 +32,7 @@ type Order struct {
 	replay   *orderBuilder // nil: complete
 	next     int           // the next event index to replay
 	replayed atomic.Bool   // set once the replay reached the end: no locking
+	shared   bool          // the order of every variable's data flow (allFlowOrder): never released
 }
 
 // Clock returns how many events of thread other happen before (or at)
@@ -131,6 +132,9 @@ type orderBuilder struct {
 	touched []bool
 	changed []int32
 	flows   map[int32]*varFlow
+	// ordered, by variable id, in the replay of every variable: its data
+	// flow changed a clock (flowCheckpoints.ordered).
+	ordered []bool
 	// versions and at, when restored from checkpoint at: the variables'
 	// states, copied into flows on first use.
 	versions [][]flowVersion
@@ -150,6 +154,9 @@ func (m *Model) order(exclude ...int32) *Order {
 	b := m.newOrderBuilder(ex)
 	start := 0
 	if ex[0] >= 0 {
+		if o := m.allFlowOrder(ex); o != nil {
+			return o
+		}
 		b.withFlow, b.flows = true, map[int32]*varFlow{}
 		first := int32(-1)
 		for _, v := range ex {
@@ -195,7 +202,7 @@ func (m *Model) order(exclude ...int32) *Order {
 // the garbage collector releases an unreachable order's file, and
 // Model.Close every file of the model.
 func (o *Order) Release() {
-	if o.arena != nil {
+	if o.arena != nil && !o.shared {
 		o.arena.close()
 	}
 }
@@ -292,7 +299,12 @@ func (b *orderBuilder) event(e *Event, idx int32) {
 		b.pendingBarrier[t-1] = e.Obj
 	case Read, Write:
 		if b.withFlow && e.Obj != b.exclude[0] && e.Obj != b.exclude[1] && !b.m.IsSyncVar(int(e.Obj)) {
-			changed = b.dataflow(e, idx, pos) || changed
+			if b.dataflow(e, idx, pos) {
+				changed = true
+				if b.ordered != nil {
+					b.ordered[e.Obj] = true
+				}
+			}
 		}
 	}
 	if changed {
