@@ -5,8 +5,11 @@
 // as a limitation).
 //
 // The key covers only what determines the verdicts and the witness: step
-// kinds, lock indexes and kinds, guards and progress marks, the patterns and
-// the engine; not variable names, thread handles or source lines. A witness
+// kinds, which variable of a set model each access is (Step.Second), lock
+// indexes and kinds, guards, progress marks and read sources, the
+// variables whose writes commute (PairModel.OnlyUpdates), whether the model
+// starts past a boundary (PairModel.Broken), the patterns and the engine;
+// not variable names, thread handles or source lines. A witness
 // is stored as model steps and mapped back to the new model's events by the
 // caller.
 //
@@ -33,7 +36,10 @@ import (
 
 // formatVersion changes whenever the meaning of a key or an entry changes;
 // it is part of the directory name so that old entries are ignored.
-const formatVersion = "v2"
+// v3: keys cover Step.Second, PairModel.OnlyUpdates and PairModel.Broken
+// (two set models that differed only in the order of their variables'
+// accesses shared a v2 key, and one got the other's instances).
+const formatVersion = "v3"
 
 // Verdict is the cached decision of one claim.
 type Verdict struct {
@@ -93,13 +99,20 @@ func Key(pm *tracemodel.PairModel, pats []ltl.Pattern, engine string) string {
 			h.Write([]byte{1})
 		}
 	}
-	put(len(pm.Locks))
-	for _, l := range pm.Locks {
-		if l.RW {
+	flag := func(b bool) {
+		if b {
 			put(1)
 		} else {
 			put(0)
 		}
+	}
+	flag(pm.Var2 != "")
+	flag(pm.OnlyUpdates[0])
+	flag(pm.OnlyUpdates[1])
+	flag(pm.Broken)
+	put(len(pm.Locks))
+	for _, l := range pm.Locks {
+		flag(l.RW)
 	}
 	for x := 0; x < 2; x++ {
 		put(len(pm.Steps[x]))
@@ -109,6 +122,7 @@ func Key(pm *tracemodel.PairModel, pats []ltl.Pattern, engine string) string {
 			put(s.Guard)
 			put(s.Progress)
 			put(s.Source)
+			flag(s.Second)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))

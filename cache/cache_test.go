@@ -43,6 +43,30 @@ func TestKey(t *testing.T) {
 	if Key(rw, pats, "auto") == a {
 		t.Errorf("lock kind does not change the key")
 	}
+	// A set model: which accesses are of the second variable, the
+	// variables whose writes commute and a part's start past a boundary
+	// change the verdicts, so the key (two sets whose variables were
+	// accessed in another order shared a key, and one model got the
+	// other's instances).
+	sets := ltl.BothAssignments(ltl.BuiltinSets())
+	set := func(edit func(pm *tracemodel.PairModel)) string {
+		pm := model(0, "x")
+		pm.Var2 = "y"
+		pm.Steps[0][1].Second = true
+		pm.Steps[1][1].Second = true
+		edit(pm)
+		return Key(pm, sets, "auto")
+	}
+	s := set(func(*tracemodel.PairModel) {})
+	for name, k := range map[string]string{
+		"second":       set(func(pm *tracemodel.PairModel) { pm.Steps[0][0].Second, pm.Steps[0][1].Second = true, false }),
+		"only updates": set(func(pm *tracemodel.PairModel) { pm.OnlyUpdates[1] = true }),
+		"broken":       set(func(pm *tracemodel.PairModel) { pm.Broken = true }),
+	} {
+		if k == s {
+			t.Errorf("%s does not change the key", name)
+		}
+	}
 }
 
 func TestPutGetConcurrent(t *testing.T) {
