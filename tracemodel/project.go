@@ -754,7 +754,11 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 				w = 0 // no update-return break in this gap
 			}
 			// Before any lock step or access at that position.
-			if p := m.scopeBreak(tid, w, a, b); p > 0 && (at == 0 || p < at) {
+			bound := b + 1
+			if at > 0 {
+				bound = at
+			}
+			if p := m.scopeBreakBefore(tid, w, a, b, bound); p > 0 {
 				at, order = p, -2
 			}
 		}

@@ -277,12 +277,22 @@ func (ix *scopeIndex) callbackReturn(a, b int32) int32 {
 // accesses at positions a < b of thread tid, 0 if none; w is the position
 // of the thread's last write of the variable at or before a (0 if none).
 func (m *Model) scopeBreak(tid int, w, a, b int32) int32 {
+	return m.scopeBreakBefore(tid, w, a, b, b+1)
+}
+
+// scopeBreakBefore is scopeBreak when only a break before position bound
+// matters (the caller has another break there): 0 if there is none
+// before it. The loop search then reads only up to bound.
+func (m *Model) scopeBreakBefore(tid int, w, a, b, bound int32) int32 {
 	ix := m.scope[tid-1]
-	p := ix.loopBack(a, b)
+	p := ix.loopBack(a, min(b, bound-1))
 	for _, q := range [...]int32{ix.updateReturn(w, a, b), ix.callbackReturn(a, b)} {
 		if q > 0 && (p == 0 || q < p) {
 			p = q
 		}
+	}
+	if p >= bound {
+		return 0
 	}
 	return p
 }
