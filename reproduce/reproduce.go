@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -45,28 +46,126 @@ func CandidatesOf(rep *bugs.Report, relaxed bool, maxInstances int) []Candidate 
 	return out
 }
 
-// RankRelaxed orders the candidates of a relaxed model, the likeliest to
-// matter first: those between threads the program started (the first
-// thread mostly sets up and tears down: its candidates are start-up
-// code), then those with more instances (a window the threads meet often),
-// then in report order.
-func RankRelaxed(cs []Candidate) {
-	mainThread := func(c Candidate) bool {
-		if len(c.Instances) == 0 {
-			return false
-		}
-		v := c.Instances[0]
-		return v.Local.ID == 1 || v.Remote.ID == 1
+// RankRelaxed orders the candidates of the relaxed models, the likeliest to
+// matter first, and returns them in one list; models[i] holds the new
+// candidates of the i-th least relaxed model (none of them in an earlier
+// model's list). The order, by these keys in turn:
+//
+//  1. candidates between threads the program started before those of the
+//     first thread (it mostly sets up and tears down: its candidates are
+//     start-up code);
+//  2. the round: a candidate's rank among the candidates of its object
+//     (ObjectOf its directed instance's variables) in the order of key 3,
+//     so that no object has a second candidate tried before every object
+//     has had one (a pool allocator's few words, hit by every request,
+//     would otherwise fill the quota);
+//  3. the models taken in turn, the least relaxed first (each model's
+//     first candidate, then each one's second, ...), within a model those
+//     with more instances first (a window the threads meet often), then in
+//     report order.
+func RankRelaxed(models ...[]Candidate) []Candidate {
+	type ranked struct {
+		c                 Candidate
+		main              bool
+		round, pos, model int
 	}
-	slices.SortStableFunc(cs, func(a, b Candidate) int {
-		if ma, mb := mainThread(a), mainThread(b); ma != mb {
-			if ma {
+	var all []ranked
+	for m, cs := range models {
+		for _, c := range cs {
+			all = append(all, ranked{c: c, main: mainThread(c), model: m})
+		}
+	}
+	// pos is the rank within the model (and tier): by instances, then in
+	// report order.
+	slices.SortStableFunc(all, func(a, b ranked) int {
+		if a.model != b.model {
+			return a.model - b.model
+		}
+		return b.c.Bug.Count - a.c.Bug.Count
+	})
+	n := map[[2]int]int{}
+	for i := range all {
+		k := [2]int{all[i].model, 0}
+		if all[i].main {
+			k[1] = 1
+		}
+		all[i].pos = n[k]
+		n[k]++
+	}
+	key3 := func(a, b ranked) int {
+		if a.pos != b.pos {
+			return a.pos - b.pos
+		}
+		return a.model - b.model
+	}
+	slices.SortStableFunc(all, key3)
+	taken := map[bool]map[string]int{false: {}, true: {}}
+	for i := range all {
+		k := objectKey(all[i].c)
+		all[i].round = taken[all[i].main][k]
+		taken[all[i].main][k]++
+	}
+	slices.SortStableFunc(all, func(a, b ranked) int {
+		if a.main != b.main {
+			if a.main {
 				return 1
 			}
 			return -1
 		}
-		return b.Bug.Count - a.Bug.Count
+		if a.round != b.round {
+			return a.round - b.round
+		}
+		return key3(a, b)
 	})
+	out := make([]Candidate, len(all))
+	for i, r := range all {
+		out[i] = r.c
+	}
+	return out
+}
+
+// mainThread reports whether a candidate's directed instance involves the
+// program's first thread.
+func mainThread(c Candidate) bool {
+	if len(c.Instances) == 0 {
+		return false
+	}
+	v := c.Instances[0]
+	return v.Local.ID == 1 || v.Remote.ID == 1
+}
+
+// objectKey names the objects a candidate is on, for RankRelaxed: ObjectOf
+// its directed (first) instance's variables, or of its bug's, sorted.
+func objectKey(c Candidate) string {
+	names := c.Bug.Vars
+	if len(c.Instances) > 0 {
+		names = c.Instances[0].ObjectNames()
+	}
+	var objs []string
+	for _, n := range names {
+		objs = append(objs, ObjectOf(n))
+	}
+	slices.Sort(objs)
+	return strings.Join(slices.Compact(objs), "\x00")
+}
+
+// generation matches what a trace adds to a name to tell the variables of
+// one object apart: "#g" for the g-th generation of a variable
+// (tracemodel), "#n" for the n-th block reached through the same pointer
+// path, "#tT.n" and "#n" for the n-th block allocated at one site (by
+// thread T) (the recorder's heap names).
+var generation = regexp.MustCompile(`#(t[0-9]+\.)?[0-9]+`)
+
+// ObjectOf is the object a variable of a trace belongs to: its name
+// without the generation and instance numbers, so that
+// "apr_pool_t.ref(malloc@apr_pools.c:330#t4.3)#2" and
+// "apr_pool_t.ref(malloc@apr_pools.c:330#t5.1)" are one object; fields and
+// array elements stay apart.
+func ObjectOf(name string) string {
+	if !strings.Contains(name, "#") {
+		return name
+	}
+	return generation.ReplaceAllString(name, "")
 }
 
 // Options configure Run.

@@ -82,7 +82,7 @@ func (r *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.outDir, "out-dir", "", "`DIR` for the schedules and the traces of reproducing runs (default TRACE.reproduce)")
 	fs.StringVar(&r.relaxed, "relaxed", "dataflow,reads,boundaries", "relaxed models whose extra bugs are tried too, a comma-separated `LIST`: dataflow (a read sees another value), reads (a read sees an older write), boundaries (regions go on over blocking synchronization; the costliest: each model stops at --relaxed-timeout), or none")
 	fs.DurationVar(&r.relaxedTimeout, "relaxed-timeout", time.Minute, "the longest each relaxed model may take; its candidates found by then are tried")
-	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most, the likeliest first")
+	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most: round-robin over the objects they are on, the models in turn, more instances first")
 	fs.IntVar(&r.controls, "controls", 2, "runs of the command without a schedule made first: when one ends differently from the recorded run, the program fails on its own, which failed bugs' evidence then says")
 	fs.StringVar(&r.showRelaxed, "show-relaxed", "failed", "which bugs only relaxed models predict are reported: failed (their directed run changed the outcome) or reproduced (also those whose run changed nothing)")
 }
@@ -247,22 +247,27 @@ func reproduceCandidates(ctx context.Context, trace string, cf *checkFlags, af *
 	if err != nil {
 		return nil, nil, err
 	}
-	relaxed, err := relaxedCandidates(ctx, m, as, opts, rep, relax, rf, stderr)
+	runModel := func(ctx context.Context, o predict.Options) (*bugs.Report, error) { return run(ctx, m, as, o) }
+	relaxed, err := relaxedCandidates(ctx, runModel, opts, rep, relax, rf, stderr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("relaxed models: %w", err)
 	}
 	return rep, append(cands, relaxed...), nil
 }
 
-// relaxations are the relaxed models whose extra bugs can be candidates,
-// by name, in the order their bugs are tried: another value read (the
-// data flow observed on other variables dropped), then reads that may see
-// an older write too, then region boundaries at blocking synchronization
-// dropped as well. Each relaxes the ones before it.
-var relaxations = []struct {
+// relaxation is a relaxed model: its --relaxed name and the options it
+// turns off.
+type relaxation struct {
 	name  string
 	relax func(*tracemodel.ProjectOptions)
-}{
+}
+
+// relaxations are the relaxed models whose extra bugs can be candidates,
+// by name, from the least relaxed: another value read (the data flow
+// observed on other variables dropped), then reads that may see an older
+// write too, then region boundaries at blocking synchronization dropped as
+// well. Each relaxes the ones before it.
+var relaxations = []relaxation{
 	{"dataflow", func(o *tracemodel.ProjectOptions) { o.Dataflow = false }},
 	{"reads", func(o *tracemodel.ProjectOptions) { o.Dataflow, o.ObservedReads = false, false }},
 	{"boundaries", func(o *tracemodel.ProjectOptions) {
@@ -272,17 +277,17 @@ var relaxations = []struct {
 
 // relaxationsOf returns the relaxations a --relaxed list names, in the
 // order of relaxations.
-func relaxationsOf(list string) ([]func(*tracemodel.ProjectOptions), error) {
+func relaxationsOf(list string) ([]relaxation, error) {
 	want := map[string]bool{}
 	for _, n := range strings.Split(list, ",") {
 		if n = strings.TrimSpace(n); n != "" && n != "none" {
 			want[n] = true
 		}
 	}
-	var out []func(*tracemodel.ProjectOptions)
+	var out []relaxation
 	for _, r := range relaxations {
 		if want[r.name] {
-			out = append(out, r.relax)
+			out = append(out, r)
 			delete(want, r.name)
 		}
 	}
@@ -292,32 +297,37 @@ func relaxationsOf(list string) ([]func(*tracemodel.ProjectOptions), error) {
 	return out, nil
 }
 
-// relaxedCandidates runs the relaxed models with the native engine, each
-// for at most --relaxed-timeout, and returns the bugs the default report
-// does not have: the ones of the least relaxed model first, each model's
-// in pattern order, at most --max-relaxed.
-func relaxedCandidates(ctx context.Context, m *tracemodel.Model, as []*analysis.Analyzer, opts predict.Options, rep *bugs.Report, relax []func(*tracemodel.ProjectOptions), rf *reproduceFlags, stderr io.Writer) ([]reproduce.Candidate, error) {
+// relaxedCandidates runs the relaxed models with the native engine
+// (runModel with the model's options), each for at most --relaxed-timeout,
+// and returns the bugs the default report does not have, at most
+// --max-relaxed, in reproduce.RankRelaxed's order. A model that fails is
+// left out with a warning: the other models' candidates are still tried.
+// Only an interruption (ctx done) is an error.
+func relaxedCandidates(ctx context.Context, runModel func(context.Context, predict.Options) (*bugs.Report, error), opts predict.Options, rep *bugs.Report, relax []relaxation, rf *reproduceFlags, stderr io.Writer) ([]reproduce.Candidate, error) {
 	seen := map[string]bool{}
 	for _, b := range rep.Bugs {
 		seen[b.ID] = true
 	}
-	var out []reproduce.Candidate
+	var models [][]reproduce.Candidate
 	for _, r := range relax {
 		o := opts
 		o.Engine, o.Confirm, o.Cache, o.Progress = predict.EngineNative, predict.ConfirmNone, nil, nil
-		r(&o.Project)
+		r.relax(&o.Project)
 		rctx, cancel := context.WithTimeout(ctx, rf.relaxedTimeout)
-		rr, err := run(rctx, m, as, o)
+		rr, err := runModel(rctx, o)
 		timedOut := rctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
 		case timedOut:
-			fmt.Fprintf(stderr, "mcpredict reproduce: warning: a relaxed model took longer than --relaxed-timeout %v: only the candidates found by then are tried\n", rf.relaxedTimeout)
+			fmt.Fprintf(stderr, "mcpredict reproduce: warning: relaxed model %s took longer than --relaxed-timeout %v: only the candidates found by then are tried\n", r.name, rf.relaxedTimeout)
 			if rr == nil {
 				continue
 			}
 		case err != nil:
-			return nil, err
+			fmt.Fprintf(stderr, "mcpredict reproduce: warning: relaxed model %s: %v: its candidates are not tried\n", r.name, err)
+			continue
 		}
 		var found []reproduce.Candidate
 		for _, c := range reproduce.CandidatesOf(rr, true, 3) {
@@ -326,10 +336,10 @@ func relaxedCandidates(ctx context.Context, m *tracemodel.Model, as []*analysis.
 				found = append(found, c)
 			}
 		}
-		reproduce.RankRelaxed(found)
-		out = append(out, found[:min(len(found), rf.maxRelaxed-len(out))]...)
+		models = append(models, found)
 	}
-	return out, nil
+	out := reproduce.RankRelaxed(models...)
+	return out[:min(len(out), max(rf.maxRelaxed, 0))], nil
 }
 
 // absPath is path made absolute, or path if it cannot be.
