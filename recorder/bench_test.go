@@ -40,6 +40,78 @@ func BenchmarkRecordOverheadStack(b *testing.B) {
 	benchOverhead(b, "bench_stack.c", "2", "64")
 }
 
+// BenchmarkRecordSpeed measures what `mcpredict record` costs per
+// recorded event on a memory-bound kernel (testdata/bench_rec.c: two
+// threads loading and storing a shared global array, a mutex now and
+// then; about 5.3 million events at the default 160 rounds, a few ms
+// uninstrumented), the run and the conversion apart (issue 38: at most
+// 200 ns per event together). The run is the recorded program's whole
+// process, start to exit; the conversion writes the CSV trace to a file.
+// Metrics:
+//
+//	ns/event-run      the recorded run, per trace event
+//	ns/event-convert  the conversion to CSV, per trace event
+//	ns/event-total    both
+//	events/s-convert  the conversion's throughput
+//	MB/s-convert      the CSV bytes it writes per second
+//
+// Run it with: go test -run '^$' -bench RecordSpeed -benchtime 3x ./recorder
+// (BENCH_REC_ROUNDS=N changes the size).
+func BenchmarkRecordSpeed(b *testing.B) {
+	requireTool(b, "gcc")
+	rounds := "160"
+	if r := os.Getenv("BENCH_REC_ROUNDS"); r != "" {
+		rounds = r
+	}
+	prog := build(b, filepath.Join("testdata", "bench_rec.c"))
+	dir := b.TempDir()
+	var tRun, tConv time.Duration
+	events, bytes := 0, int64(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		raw := filepath.Join(dir, "raw")
+		if err := os.MkdirAll(raw, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(prog, rounds)
+		cmd.Env = append(os.Environ(), TraceDirEnv+"="+raw)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", prog, err, out)
+		}
+		tRun += time.Since(start)
+		out, err := os.Create(filepath.Join(dir, "trace.csv"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		// As mcpredict record converts its temporary raw log.
+		st, err := Convert(raw, out, ConvertOptions{Consume: true})
+		if err == nil {
+			err = out.Close()
+		}
+		tConv += time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fi, err := os.Stat(out.Name()); err == nil {
+			bytes += fi.Size()
+		}
+		events += st.Events
+		os.RemoveAll(raw)
+		os.Remove(out.Name())
+	}
+	if events > 0 {
+		ev := float64(events)
+		b.ReportMetric(float64(tRun)/ev, "ns/event-run")
+		b.ReportMetric(float64(tConv)/ev, "ns/event-convert")
+		b.ReportMetric(float64(tRun+tConv)/ev, "ns/event-total")
+		b.ReportMetric(ev/tConv.Seconds(), "events/s-convert")
+		b.ReportMetric(float64(bytes)/1e6/tConv.Seconds(), "MB/s-convert")
+		b.ReportMetric(ev/float64(b.N), "events")
+	}
+}
+
 func benchOverhead(b *testing.B, src string, args ...string) {
 	requireTool(b, "gcc")
 	src = filepath.Join("testdata", src)

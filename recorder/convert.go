@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -34,6 +34,12 @@ type ConvertOptions struct {
 	// Warn receives problems that do not stop the conversion (a module
 	// without readable symbols). Nil discards them.
 	Warn func(string)
+	// Consume says that the raw log is removed after the conversion (a
+	// temporary one): its last pass frees each part of the thread logs
+	// once it has read it, so that the trace written meanwhile takes the
+	// memory (page cache) and disk space they held rather than more. The
+	// log is unusable afterwards, even if the conversion fails.
+	Consume bool
 }
 
 // Stats summarise a converted trace.
@@ -68,7 +74,8 @@ type Stats struct {
 // locations several threads access, the atomic locations and the threads'
 // lives. The second, only when the program used atomics, finds the
 // atomic locations that are also accessed plainly. The last writes the
-// lines.
+// lines. Each pass reads the log in a goroutine of its own (scanBatches),
+// and the last writes the trace through another (asyncWriter).
 func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	l, err := openRawLog(dir, opts.PID)
 	if err != nil {
@@ -103,7 +110,9 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	}
 
 	n := newNamer(syms, l, lr)
-	bw := bufio.NewWriterSize(w, 256<<10)
+	// The lines are formatted into large chunks that a goroutine of their
+	// own writes, while the next ones are named.
+	bw := newAsyncWriter(w)
 	for _, c := range opts.Comments {
 		for _, line := range strings.Split(c, "\n") {
 			bw.WriteString("# " + line + "\n")
@@ -121,8 +130,9 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 		bw.WriteString("# warning: " + wn + "\n")
 	}
 	cw := &csvWriter{w: bw}
-	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: map[uint64]*thrState{}, blocked: live.blocked(),
+	tw := &traceWriter{c: cw, syms: syms, n: n, noFuncs: opts.NoFuncs || !l.Funcs, threads: make([]thrState, len(l.Threads)), blocked: live.blocked(),
 		reached: map[string]string{}}
+	l.drop = opts.Consume // the last pass
 	err = l.scan(func(ev *rawEvent) error {
 		tw.event(ev)
 		return cw.err
@@ -131,19 +141,115 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	if tw.truncated > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d accesses (memcpy, memset or memmove) covered more than %d variables, the first at %s: only their first %d variables are in the trace", tw.truncated, maxExpand, tw.truncLoc, maxExpand))
 	}
-	if err == nil {
-		writeReached(bw, tw.reached)
-		syms.writeSources(bw)
-		fmt.Fprintf(bw, "# end: %d events, %d threads\n", cw.lines, st.Threads)
-		err = bw.Flush()
+	if err != nil {
+		bw.abort()
+		return st, err
 	}
-	return st, err
+	writeReached(bw, tw.reached)
+	syms.writeSources(bw)
+	fmt.Fprintf(bw, "# end: %d events, %d threads\n", cw.lines, st.Threads)
+	return st, bw.Close()
+}
+
+// outChunk is how many bytes of the trace asyncWriter hands over at a time.
+const outChunk = 1 << 20
+
+// asyncWriter collects what is written to it and passes it on to w in
+// chunks of outChunk bytes, written by a goroutine of its own: the
+// conversion formats the next lines while the last ones go to the disk.
+// Close writes the rest and waits.
+type asyncWriter struct {
+	w      io.Writer
+	buf    []byte
+	full   chan []byte
+	free   chan []byte
+	done   chan struct{}
+	err    error       // the first error of w, set once, before failed
+	failed atomic.Bool // err is set
+}
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	a := &asyncWriter{
+		w:    w,
+		buf:  make([]byte, 0, outChunk+64<<10),
+		full: make(chan []byte, 2),
+		free: make(chan []byte, 4),
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(a.done)
+		for b := range a.full {
+			if a.err == nil {
+				if _, err := a.w.Write(b); err != nil {
+					a.err = err
+					a.failed.Store(true)
+				}
+			}
+			select {
+			case a.free <- b[:0]:
+			default:
+			}
+		}
+	}()
+	return a
+}
+
+// spill hands the buffer to the writing goroutine once it holds a chunk.
+func (a *asyncWriter) spill() {
+	if len(a.buf) < outChunk {
+		return
+	}
+	a.full <- a.buf
+	select {
+	case a.buf = <-a.free:
+	default:
+		a.buf = make([]byte, 0, cap(a.buf))
+	}
+}
+
+// failure is the error w returned, if it has returned one yet (err is
+// set once, before failed).
+func (a *asyncWriter) failure() error {
+	if a.failed.Load() {
+		return a.err
+	}
+	return nil
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	a.buf = append(a.buf, p...)
+	a.spill()
+	return len(p), a.failure()
+}
+
+func (a *asyncWriter) WriteString(s string) (int, error) {
+	a.buf = append(a.buf, s...)
+	a.spill()
+	return len(s), a.failure()
+}
+
+// Close writes what is left and returns the first error of w.
+func (a *asyncWriter) Close() error {
+	if len(a.buf) > 0 {
+		a.full <- a.buf
+		a.buf = nil
+	}
+	close(a.full)
+	<-a.done
+	return a.err
+}
+
+// abort stops the writing goroutine, dropping what it has not written.
+func (a *asyncWriter) abort() {
+	a.buf = nil
+	close(a.full)
+	<-a.done
 }
 
 // writeReached writes the details of variables named by type and site,
 // "# reached: node.count(calloc@list.c:50#4) as head->next->next->next->count",
 // sorted by name (tracemodel reads them into Model.Reached).
-func writeReached(w *bufio.Writer, reached map[string]string) {
+func writeReached(w io.Writer, reached map[string]string) {
 	names := make([]string, 0, len(reached))
 	for name, path := range reached {
 		if path != "" {
@@ -217,20 +323,46 @@ func lostWarning(lost []lostLog) string {
 
 // csvWriter writes trace lines.
 type csvWriter struct {
-	w     *bufio.Writer
-	buf   []byte
+	w     *asyncWriter
 	lines int
 	err   error
+	// seq is the sequence number of the last line, in decimal in
+	// seqText[seqAt:]: the next line's is usually a few more.
+	seq     uint64
+	seqAt   int
+	seqText [20]byte
+}
+
+// appendSeq appends seq in decimal, counting up from the last one.
+func (c *csvWriter) appendSeq(b []byte, seq uint64) []byte {
+	if d := seq - c.seq; seq >= c.seq && d < 10 && c.seqAt > 0 {
+		// Add d to the last digit, carrying.
+		i := len(c.seqText) - 1
+		for carry := byte(d); carry != 0; i-- {
+			if i < c.seqAt {
+				c.seqAt--
+				c.seqText[i] = '0'
+			}
+			v := c.seqText[i] - '0' + carry
+			c.seqText[i], carry = '0'+v%10, v/10
+		}
+	} else {
+		n := len(strconv.AppendUint(c.seqText[:0], seq, 10))
+		c.seqAt = len(c.seqText) - n
+		copy(c.seqText[c.seqAt:], c.seqText[:n])
+	}
+	c.seq = seq
+	return append(b, c.seqText[c.seqAt:]...)
 }
 
 func (c *csvWriter) line(t *rawThread, seq uint64, loc, action string, objs ...string) {
 	if c.err != nil {
 		return
 	}
-	b := c.buf[:0]
+	b := c.w.buf
 	b = strconv.AppendUint(b, t.Token, 10)
 	b = append(b, ", "...)
-	b = strconv.AppendUint(b, seq, 10)
+	b = c.appendSeq(b, seq)
 	b = append(b, ", "...)
 	b = append(b, loc...)
 	b = append(b, ", "...)
@@ -240,15 +372,23 @@ func (c *csvWriter) line(t *rawThread, seq uint64, loc, action string, objs ...s
 		b = appendField(b, o)
 	}
 	b = append(b, '\n')
-	c.buf = b
-	_, c.err = c.w.Write(b)
+	c.w.buf = b
 	c.lines++
+	if len(b) >= outChunk {
+		c.w.spill()
+		c.err = c.w.failure()
+	}
 }
 
 // appendField appends a name, replacing the characters that would break
 // the line format (C++ template names contain commas).
 func appendField(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for i < len(s) && s[i] != ',' && s[i] != '\n' && s[i] != '\r' {
+		i++
+	}
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
 		switch ch := s[i]; ch {
 		case ',':
 			b = append(b, ';')
@@ -312,7 +452,7 @@ type traceWriter struct {
 	syms    *procSyms
 	n       *namer
 	noFuncs bool
-	threads map[uint64]*thrState
+	threads []thrState // by rawThread.idx
 	// truncated counts the accesses that covered more than maxExpand
 	// variables (the first at truncLoc): the rest of each is not in the
 	// trace.
@@ -328,12 +468,7 @@ type traceWriter struct {
 }
 
 func (tw *traceWriter) state(t *rawThread) *thrState {
-	s := tw.threads[t.Token]
-	if s == nil {
-		s = &thrState{}
-		tw.threads[t.Token] = s
-	}
-	return s
+	return &tw.threads[t.idx]
 }
 
 func (tw *traceWriter) event(ev *rawEvent) {

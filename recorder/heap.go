@@ -165,6 +165,18 @@ const maxUnknownExtent = 64 << 10
 type heapTracker struct {
 	live, dead   blockMap // malloc blocks
 	ulive, udead blockMap // user blocks
+	// [lo, hi) holds every block ever tracked: find looks no further for
+	// an address outside (a global, a stack).
+	lo, hi uint64
+}
+
+// cover widens [lo, hi) to [lo, hi) of a block.
+func (h *heapTracker) cover(lo, hi uint64) {
+	if h.lo >= h.hi {
+		h.lo, h.hi = lo, hi
+		return
+	}
+	h.lo, h.hi = min(h.lo, lo), max(h.hi, hi)
 }
 
 func newHeapTracker() *heapTracker { return &heapTracker{} }
@@ -190,9 +202,11 @@ func removeOverlaps(m *blockMap, lo, hi uint64) []*block {
 func (h *heapTracker) alloc(b *block) *block {
 	if old := h.live.at(b.base); old != nil {
 		old.size = b.size
+		h.cover(old.base, old.end())
 		return old
 	}
 	end := b.end()
+	h.cover(b.base, end)
 	removeOverlaps(&h.live, b.base, end)
 	removeOverlaps(&h.dead, b.base, end)
 	removeOverlaps(&h.ulive, b.base, end)
@@ -208,6 +222,7 @@ func (h *heapTracker) ualloc(b *block) *block {
 	if !b.sizeKnown {
 		end = b.base + 1
 	}
+	h.cover(b.base, max(b.end(), b.base+maxUnknownExtent))
 	removeOverlaps(&h.ulive, b.base, end)
 	removeOverlaps(&h.udead, b.base, end)
 	h.ulive.insert(b)
@@ -260,6 +275,9 @@ func (h *heapTracker) userEnd(m *blockMap, b *block) uint64 {
 // find returns the block holding address a and where it ends: a live
 // user block, a freed one, a live malloc block, a freed one.
 func (h *heapTracker) find(a uint64) (*block, uint64) {
+	if a < h.lo || a >= h.hi {
+		return nil, 0
+	}
 	for _, m := range []*blockMap{&h.ulive, &h.udead} {
 		if b := m.floor(a); b != nil {
 			if end := h.userEnd(m, b); a < end {
@@ -277,6 +295,9 @@ func (h *heapTracker) find(a uint64) (*block, uint64) {
 
 // liveAt returns the live block that starts at a, a user block first.
 func (h *heapTracker) liveAt(a uint64) *block {
+	if a < h.lo || a >= h.hi {
+		return nil
+	}
 	if b := h.ulive.at(a); b != nil {
 		return b
 	}

@@ -21,26 +21,35 @@ type liveness struct {
 	ended   map[uint64]bool
 	joined  map[uint64]bool
 	exitBy  uint64 // the thread that called exit, 0 if none did
-	// last is each thread's latest event (by token): a thread whose last
-	// event is a lock wait was blocked when the run ended.
-	last map[uint64]rawEvent
+	// last is the kind and sequence number of each thread's latest event
+	// (by rawThread.idx; kind 0: none yet): a thread whose last event is
+	// a lock wait was blocked when the run ended.
+	last []lastEvent
+}
+
+type lastEvent struct {
+	kind kind
+	seq  uint64
 }
 
 type createdAt struct{ by, pc uint64 }
 
 func newLiveness(l *rawLog) *liveness {
+	for i, t := range l.Threads {
+		t.idx = i // as openRawLog numbers them
+	}
 	return &liveness{
 		log:     l,
 		created: map[uint64]createdAt{},
 		startFn: map[uint64]uint64{},
 		ended:   map[uint64]bool{},
 		joined:  map[uint64]bool{},
-		last:    map[uint64]rawEvent{},
+		last:    make([]lastEvent, len(l.Threads)),
 	}
 }
 
 func (v *liveness) note(ev *rawEvent) {
-	v.last[ev.Thread.Token] = *ev
+	v.last[ev.Thread.idx] = lastEvent{ev.Kind, ev.Seq}
 	switch ev.Kind {
 	case kCreate:
 		v.created[ev.Addr] = createdAt{ev.Thread.Token, ev.PC}
@@ -61,9 +70,9 @@ func (v *liveness) note(ev *rawEvent) {
 // lock wait that never returned: the thread's last event.
 func (v *liveness) blocked() map[uint64]uint64 {
 	b := map[uint64]uint64{}
-	for tok, ev := range v.last {
-		if ev.Kind == kLockWait {
-			b[tok] = ev.Seq
+	for i, ev := range v.last {
+		if ev.kind == kLockWait {
+			b[v.log.Threads[i].Token] = ev.seq
 		}
 	}
 	return b

@@ -1,9 +1,9 @@
 package recorder
 
 import (
-	"bufio"
 	"debug/dwarf"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,9 +24,18 @@ type procSyms struct {
 	warn      func(string)
 
 	locCache  map[uint64]string
+	locFast   [locSlots]locEntry    // in front of locCache
 	sources   map[string]sourceLine // the locations resolved, and their source lines
 	funcCache map[uint64]string
 	siteCache map[uint64]string
+}
+
+// locSlots is the size of the direct-mapped cache of locations.
+const locSlots = 1 << 10
+
+type locEntry struct {
+	ret uint64
+	loc string
 }
 
 type segRef struct {
@@ -83,6 +92,19 @@ func (p *procSyms) table(mi int) *modSyms {
 
 // location formats a return address as file-line, or "?".
 func (p *procSyms) location(ret uint64) string {
+	if !nameCaches {
+		return p.location1(ret)
+	}
+	e := &p.locFast[ret*0x9e3779b97f4a7c15>>(64-10)]
+	if e.ret == ret && e.loc != "" {
+		return e.loc
+	}
+	s := p.location1(ret)
+	*e = locEntry{ret, s}
+	return s
+}
+
+func (p *procSyms) location1(ret uint64) string {
 	if s, ok := p.locCache[ret]; ok {
 		return s
 	}
@@ -110,7 +132,7 @@ type sourceLine struct {
 // of the trace whose source file can be read here: the text of the line,
 // trimmed. Bug ids are made from it rather than from line numbers, so that
 // an edit elsewhere in the file keeps them (tracemodel.Model.Sources).
-func (p *procSyms) writeSources(w *bufio.Writer) {
+func (p *procSyms) writeSources(w io.Writer) {
 	locs := make([]string, 0, len(p.sources))
 	for l := range p.sources {
 		locs = append(locs, l)
@@ -498,9 +520,8 @@ type learned struct {
 	types map[uint64]dwarf.Type // blocks with a type but no path name
 	reach map[uint64]pathName   // blocks' paths that are only a detail
 	votes map[uint64]*typeVotes // by block id: the types its accesses fit
-	// index holds each thread's latest DataReads of small values;
-	// indexUsed the DataReads whose value an array index used (indexUse).
-	index     map[uint64]*indexWatch
+	// indexUsed holds the DataReads whose value an array index used
+	// (indexUse).
 	indexUsed seqSet
 	cands     map[candKey][]int32 // the types an access site fits
 	typeList  []typeCand
@@ -563,7 +584,6 @@ func newLearned() *learned {
 		types:     map[uint64]dwarf.Type{},
 		reach:     map[uint64]pathName{},
 		votes:     map[uint64]*typeVotes{},
-		index:     map[uint64]*indexWatch{},
 		cands:     map[candKey][]int32{},
 		sites:     map[string]*siteInfo{},
 		frames:    map[uint64]*threadFrames{},
@@ -584,18 +604,59 @@ func newLearned() *learned {
 // log in each pass: the first (learn) fills in a learned, the second
 // (replay, nameAt) uses it.
 type namer struct {
-	syms     *procSyms
-	heap     *heapTracker
-	threads  []*rawThread // by token
-	stacks   []*rawThread // by StackLo
-	maxHi    []uint64     // maxHi[i]: the highest StackHi of stacks[:i+1]
-	ufuncs   map[uint64]uint64
-	l        *learned
-	ordinals map[siteThread]int
+	syms    *procSyms
+	heap    *heapTracker
+	threads []*rawThread // by token
+	stacks  []*rawThread // by StackLo
+	maxHi   []uint64     // maxHi[i]: the highest StackHi of stacks[:i+1]
+	// [stackLo, stackHi) holds every stack (empty if there is none).
+	stackLo, stackHi uint64
+	ufuncs           map[uint64]uint64
+	l                *learned
+	ordinals         map[siteThread]int
 	// reached is the block of the address nameAt named last if that
 	// block has a detail path (reachedAs).
 	reached   *block
 	leafNames map[locKey]leafName
+	// statics and indexes cache what staticName and arrayIndexes find
+	// at addresses outside the heap, which stays so for the whole log
+	// (allocated on first use).
+	statics *[staticSlots]staticEntry
+	indexes *[staticSlots]indexEntry
+	// The first pass's state of each thread (by rawThread.idx): whether
+	// it has had an event (learned.firstSeq), and its latest DataReads
+	// of small values (indexUse).
+	started []bool
+	index   []*indexWatch
+}
+
+// nameCaches turns the caches of names, indexes and locations on (the
+// tests turn them off, to compare).
+var nameCaches = true
+
+// staticSlots is the size of the namer's direct-mapped caches of
+// addresses outside the heap: every hot global of a program usually fits.
+const staticSlots = 1 << 15
+
+// staticSlot is the cache slot of address a: the elements of an array of
+// up to 256 KiB (32 KiB of bytes) take a slot each.
+func staticSlot(a uint64) uint64 { return (a>>3 ^ a<<12) & (staticSlots - 1) }
+
+// staticEntry caches staticName(a).
+type staticEntry struct {
+	a    uint64
+	name string
+	next uint64
+	how  uint8 // staticUnset, or staticName's how
+}
+
+// indexEntry caches the array indexes typeIndexes finds for a global at
+// address a.
+type indexEntry struct {
+	a   uint64
+	set bool
+	n   uint8
+	idx [4]uint64
 }
 
 func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
@@ -607,6 +668,8 @@ func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
 		l:         l,
 		ordinals:  map[siteThread]int{},
 		leafNames: map[locKey]leafName{},
+		started:   make([]bool, len(log.Threads)),
+		index:     make([]*indexWatch, len(log.Threads)),
 	}
 	for _, t := range log.Threads {
 		if t.StackHi > t.StackLo {
@@ -618,6 +681,9 @@ func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
 	for _, t := range n.stacks {
 		hi = max(hi, t.StackHi)
 		n.maxHi = append(n.maxHi, hi)
+	}
+	if len(n.stacks) > 0 {
+		n.stackLo, n.stackHi = n.stacks[0].StackLo, hi
 	}
 	return n
 }
@@ -667,8 +733,11 @@ func (n *namer) track(ev *rawEvent) *block {
 func (n *namer) learn(ev *rawEvent) {
 	l := n.l
 	tok := ev.Thread.Token
-	if _, ok := l.firstSeq[tok]; !ok {
-		l.firstSeq[tok] = ev.Seq
+	if !n.started[ev.Thread.idx] {
+		n.started[ev.Thread.idx] = true
+		if _, ok := l.firstSeq[tok]; !ok {
+			l.firstSeq[tok] = ev.Seq
+		}
 	}
 	switch ev.Kind {
 	case kAlloc, kUAlloc:
@@ -929,13 +998,23 @@ const (
 )
 
 // indexWatch is a thread's latest DataReads of values small enough to be
-// array indexes.
+// array indexes, oldest first: ring[head], ring[head+1], … (modulo
+// indexWindow), n of them. An entry may be used up to the thread's access
+// number until (its DataRead's number plus indexWindow); a used one has
+// until 0 and waits to leave the ring.
 type indexWatch struct {
-	live int
-	w    [indexWindow]struct {
-		seq, val uint64
-		left     int // accesses left in the window; 0: free
-	}
+	tick    uint64 // the thread's accesses since the watch was made
+	head, n uint
+	ring    [indexWindow]struct{ seq, val, until uint64 }
+	// near counts the unused entries by their value and their value
+	// minus one, modulo len(near): an index x with near[x%len] == 0 uses
+	// none.
+	near [256]uint8
+}
+
+func (iw *indexWatch) count(val uint64, d int) {
+	iw.near[uint8(val)] += uint8(d)
+	iw.near[uint8(val-1)] += uint8(d)
 }
 
 // indexUse finds DataReads whose value is used as an array index: the
@@ -949,25 +1028,40 @@ type indexWatch struct {
 // written as a Read. A coincidence only orders more: it can hide a
 // prediction, never add one.
 func (n *namer) indexUse(ev *rawEvent) {
-	tok := ev.Thread.Token
-	iw := n.l.index[tok]
-	if iw != nil && iw.live > 0 {
-		var buf [4]uint64
-		idxs := n.arrayIndexes(ev.Addr, buf[:0])
-		for i := range iw.w {
-			e := &iw.w[i]
-			if e.left == 0 {
-				continue
-			}
+	iw := n.index[ev.Thread.idx]
+	if iw != nil {
+		iw.tick++
+		t := iw.tick
+		if iw.n > 0 {
+			var buf [4]uint64
+			idxs := n.arrayIndexes(ev.Addr, buf[:0])
+			near := false
 			for _, x := range idxs {
-				if e.val == x || e.val == x+1 {
-					n.l.indexUsed.add(e.seq)
-					e.left = 1
-					break
+				near = near || iw.near[uint8(x)] != 0
+			}
+			if near {
+				for i := uint(0); i < iw.n; i++ {
+					e := &iw.ring[(iw.head+i)%indexWindow]
+					if e.until < t {
+						continue // used
+					}
+					for _, x := range idxs {
+						if e.val == x || e.val == x+1 {
+							n.l.indexUsed.add(e.seq)
+							e.until = 0
+							iw.count(e.val, -1)
+							break
+						}
+					}
 				}
 			}
-			if e.left--; e.left == 0 {
-				iw.live--
+			// The entries whose window ends with this access.
+			for iw.n > 0 && iw.ring[iw.head].until <= t {
+				if e := &iw.ring[iw.head]; e.until != 0 {
+					iw.count(e.val, -1)
+				}
+				iw.head = (iw.head + 1) % indexWindow
+				iw.n--
 			}
 		}
 	}
@@ -976,15 +1070,12 @@ func (n *namer) indexUse(ev *rawEvent) {
 	}
 	if iw == nil {
 		iw = &indexWatch{}
-		n.l.index[tok] = iw
+		n.index[ev.Thread.idx] = iw
 	}
-	for i := range iw.w {
-		if e := &iw.w[i]; e.left == 0 {
-			e.seq, e.val, e.left = ev.Seq, ev.Val, indexWindow
-			iw.live++
-			return
-		}
-	}
+	e := &iw.ring[(iw.head+iw.n)%indexWindow]
+	e.seq, e.val, e.until = ev.Seq, ev.Val, iw.tick+indexWindow
+	iw.n++
+	iw.count(e.val, 1)
 }
 
 // arrayIndexes appends to out the indexes of the arrays (of elements of
@@ -1006,6 +1097,24 @@ func (n *namer) arrayIndexes(a uint64, out []uint64) []uint64 {
 		}
 		return typeIndexes(t, int64(off%es), out)
 	}
+	if cap(out)-len(out) != 4 || !nameCaches {
+		return n.globalIndexes(a, out)
+	}
+	if n.indexes == nil {
+		n.indexes = new([staticSlots]indexEntry)
+	}
+	e := &n.indexes[staticSlot(a)]
+	if !e.set || e.a != a {
+		var buf [4]uint64
+		found := n.globalIndexes(a, buf[:0])
+		*e = indexEntry{a: a, set: true, n: uint8(len(found)), idx: buf}
+	}
+	return append(out, e.idx[:e.n]...)
+}
+
+// globalIndexes appends the indexes of the arrays of the global variable
+// at a, if any (arrayIndexes).
+func (n *namer) globalIndexes(a uint64, out []uint64) []uint64 {
 	if v, off, _, ok := n.syms.global(a); ok && v.typ != nil {
 		return typeIndexes(v.typ, int64(off), out)
 	}
@@ -1277,6 +1386,13 @@ func (n *namer) reachedAs(a uint64) string {
 // stackOwner returns the thread whose stack holds address a at seq (a dead
 // thread's stack may be reused by a later one), or nil.
 func (n *namer) stackOwner(a, seq uint64) *rawThread {
+	if a < n.stackLo || a >= n.stackHi {
+		return nil // below or above every stack (globals, the heap)
+	}
+	return n.stackOwner1(a, seq)
+}
+
+func (n *namer) stackOwner1(a, seq uint64) *rawThread {
 	var best *rawThread
 	bestSeq := uint64(0)
 	i := sort.Search(len(n.stacks), func(i int) bool { return n.stacks[i].StackLo > a })
@@ -1384,23 +1500,11 @@ func (n *namer) nameAt1(a, end, seq uint64) (string, uint64) {
 		}
 		return n.heapName(b, bend, a, end)
 	}
-	if n.syms.readOnly(a) {
-		return "", end
-	}
-	if v, off, _, ok := n.syms.global(a); ok {
-		start := a - off
-		if v.typ == nil {
-			if off == 0 {
-				return v.name, start + v.size
-			}
-			return fmt.Sprintf("%s+%d", v.name, off), end
-		}
-		lf := typeLeaf(v.typ, int64(off))
-		return v.name + lf.path, start + uint64(lf.off+max(lf.size, 1))
-	}
-	if mi, ok := n.syms.module(a); ok {
-		m := n.syms.mods[mi]
-		return fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), a-m.Bias), end
+	switch name, next, how := n.static(a); how {
+	case staticTo:
+		return name, next
+	case staticToEnd:
+		return name, end
 	}
 	if t := n.tlsOwner(a); t != nil {
 		return fmt.Sprintf("tls:t%d+%d", t.Token, a-t.TLSLo), end
@@ -1409,6 +1513,56 @@ func (n *namer) nameAt1(a, end, seq uint64) (string, uint64) {
 		return n.stackName(t, a, end, seq)
 	}
 	return fmt.Sprintf("0x%x", a), end
+}
+
+// How staticName names an address.
+const (
+	staticUnset = iota // (a cache slot not filled)
+	staticNone         // not at all: it is in no module
+	staticTo           // the variable ends at next
+	staticToEnd        // the name covers the rest of the access
+)
+
+// static is staticName(a), cached.
+func (n *namer) static(a uint64) (name string, next uint64, how uint8) {
+	if !nameCaches {
+		return n.staticName(a)
+	}
+	if n.statics == nil {
+		n.statics = new([staticSlots]staticEntry)
+	}
+	e := &n.statics[staticSlot(a)]
+	if e.how == staticUnset || e.a != a {
+		name, next, how := n.staticName(a)
+		*e = staticEntry{a: a, name: name, next: next, how: how}
+	}
+	return e.name, e.next, e.how
+}
+
+// staticName names address a outside the heap if it is in a loaded
+// module: read-only data (""), a global variable, or else an offset in
+// the module. The name and where it ends depend on a alone, so nameAt
+// caches them.
+func (n *namer) staticName(a uint64) (name string, next uint64, how uint8) {
+	if n.syms.readOnly(a) {
+		return "", 0, staticToEnd
+	}
+	if v, off, _, ok := n.syms.global(a); ok {
+		start := a - off
+		if v.typ == nil {
+			if off == 0 {
+				return v.name, start + v.size, staticTo
+			}
+			return fmt.Sprintf("%s+%d", v.name, off), 0, staticToEnd
+		}
+		lf := typeLeaf(v.typ, int64(off))
+		return v.name + lf.path, start + uint64(lf.off+max(lf.size, 1)), staticTo
+	}
+	if mi, ok := n.syms.module(a); ok {
+		m := n.syms.mods[mi]
+		return fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), a-m.Bias), 0, staticToEnd
+	}
+	return "", 0, staticNone
 }
 
 // heapName names address a of block b (which ends at bend).

@@ -1,9 +1,7 @@
 package recorder
 
 import (
-	"bufio"
 	"bytes"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -119,6 +117,7 @@ type rawThread struct {
 	StackLo, StackHi       uint64
 	TLSLo, TLSHi           uint64
 	path                   string
+	idx                    int // its index in rawLog.Threads
 }
 
 // module is one ELF object loaded in the recorded process.
@@ -145,6 +144,9 @@ type rawLog struct {
 	// Lost are the thread logs the runtime could not write (it appends
 	// "lost TOKEN OFFSET ERRNO STEP PATH" lines to the meta file).
 	Lost []lostLog
+	// drop makes scans free the thread logs as they read them (the last
+	// pass over a log that is removed afterwards: ConvertOptions.Consume).
+	drop bool
 }
 
 // lostLog is a thread log that the runtime could not create (Offset 0: the
@@ -220,6 +222,9 @@ func openRawLog(dir string, pid int) (*rawLog, error) {
 		}
 	}
 	sort.Slice(l.Threads, func(i, j int) bool { return l.Threads[i].Token < l.Threads[j].Token })
+	for i, t := range l.Threads {
+		t.idx = i
+	}
 	return l, nil
 }
 
@@ -351,128 +356,288 @@ func readThreadHeader(path string) (*rawThread, error) {
 	}, nil
 }
 
-// threadReader reads the records of one thread log in order.
-type threadReader struct {
+// logReader reads the records of one thread log in order, decoding them
+// straight from a large read buffer.
+type logReader struct {
 	t    *rawThread
 	f    *os.File
-	r    *bufio.Reader
-	next rawEvent
-	ok   bool
-	n    int64 // records read, for error messages
+	buf  []byte
+	p, n int  // the next record is at buf[p:]; buf[:n] holds data
+	eof  bool // the file has no more bytes
+	seq  uint64
+	ok   bool  // there is a next record: its sequence number is seq
+	recs int64 // records read, for error messages
+	// drop frees the part of the file read so far at each refill (its
+	// first punched bytes are gone); off is where the next read starts.
+	drop         bool
+	off, punched int64
 }
 
-func openThreadReader(t *rawThread) (*threadReader, error) {
-	f, err := os.Open(t.path)
-	if err != nil {
-		return nil, err
+// openLogReader opens a thread log. With drop, the reader frees the
+// file's blocks as it goes (rawLog.drop), if it may write the file.
+func openLogReader(t *rawThread, bufSize int, drop bool) (*logReader, error) {
+	var f *os.File
+	var err error
+	if drop {
+		if f, err = os.OpenFile(t.path, os.O_RDWR, 0); err != nil {
+			drop = false
+		}
+	}
+	if !drop {
+		if f, err = os.Open(t.path); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := f.Seek(headerSize, io.SeekStart); err != nil {
 		f.Close()
 		return nil, err
 	}
-	tr := &threadReader{t: t, f: f, r: bufio.NewReaderSize(f, 64<<10)}
-	if err := tr.advance(); err != nil {
-		f.Close()
+	r := &logReader{t: t, f: f, buf: make([]byte, bufSize), drop: drop, off: headerSize}
+	if err := r.peek(); err != nil {
+		r.close()
 		return nil, err
 	}
-	return tr, nil
+	return r, nil
 }
 
-// advance reads the next record. The log ends at EOF, at a partial record
-// (the file was cut), or at a record whose sequence number is still 0
-// (never written, or being written when the process died).
-func (tr *threadReader) advance() error {
-	var b [recSize]byte
-	if _, err := io.ReadFull(tr.r, b[:]); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			tr.ok = false
-			return nil
+func (r *logReader) close() { r.f.Close() }
+
+// punchEvery is how many bytes a dropping reader reads between two
+// punches.
+const punchEvery = 1 << 20
+
+// fill moves the unread bytes to the front of the buffer and reads as much
+// of the file as fits after them.
+func (r *logReader) fill() error {
+	if r.drop {
+		// Whole pages before the unread bytes.
+		if done := (r.off - int64(r.n-r.p)) &^ 4095; done >= r.punched+punchEvery {
+			if punchHole(r.f, r.punched, done-r.punched) != nil {
+				r.drop = false
+			}
+			r.punched = done
 		}
-		return fmt.Errorf("%s: record %d: %w", tr.t.path, tr.n+1, err)
 	}
-	le := binary.LittleEndian
-	sk := le.Uint64(b[0:])
-	if sk == 0 {
-		tr.ok = false
-		return nil
+	r.n = copy(r.buf, r.buf[r.p:r.n])
+	r.p = 0
+	for r.n < len(r.buf) && !r.eof {
+		m, err := r.f.Read(r.buf[r.n:])
+		r.n += m
+		r.off += int64(m)
+		if errors.Is(err, io.EOF) || err == nil && m == 0 {
+			r.eof = true
+		} else if err != nil {
+			return err
+		}
 	}
-	tr.n++
-	k := kind(sk >> 56)
-	if k == 0 || k > kindMax {
-		return fmt.Errorf("%s: record %d: unknown event kind %d", tr.t.path, tr.n, k)
-	}
-	tr.next = rawEvent{
-		Seq:    sk & seqMask,
-		Kind:   k,
-		Thread: tr.t,
-		PC:     le.Uint64(b[8:]),
-		Addr:   le.Uint64(b[16:]),
-		Extra:  le.Uint64(b[24:]),
-	}
-	switch k {
-	case kDRead:
-		// extra = size | value << 8
-		tr.next.Kind, tr.next.Data = kRead, true
-		tr.next.Val, tr.next.Extra = tr.next.Extra>>8, tr.next.Extra&0xff
-	case kDRead8:
-		tr.next.Kind, tr.next.Data, tr.next.Val = kRead8, true, tr.next.Extra
-	}
-	tr.ok = true
 	return nil
 }
 
-// readerHeap orders thread readers by the sequence number of their next
-// event.
-type readerHeap []*threadReader
-
-func (h readerHeap) Len() int           { return len(h) }
-func (h readerHeap) Less(i, j int) bool { return h[i].next.Seq < h[j].next.Seq }
-func (h readerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *readerHeap) Push(x any)        { *h = append(*h, x.(*threadReader)) }
-func (h *readerHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// peek finds the next record. The log ends at EOF, at a partial record
+// (the file was cut), or at a record whose sequence number is still 0
+// (never written, or being written when the process died).
+func (r *logReader) peek() error {
+	r.ok = false
+	if r.n-r.p < recSize && !r.eof {
+		if err := r.fill(); err != nil {
+			return fmt.Errorf("%s: record %d: %w", r.t.path, r.recs+1, err)
+		}
+	}
+	if r.n-r.p < recSize {
+		return nil
+	}
+	sk := binary.LittleEndian.Uint64(r.buf[r.p:])
+	if sk == 0 {
+		return nil
+	}
+	r.recs++
+	if k := kind(sk >> 56); k == 0 || k > kindMax {
+		return fmt.Errorf("%s: record %d: unknown event kind %d", r.t.path, r.recs, k)
+	}
+	r.seq = sk & seqMask
+	r.ok = true
+	return nil
 }
 
-// scan calls fn for every event of the log in sequence order: a k-way merge
-// of the thread logs, reading each as a stream (memory is one buffer per
-// thread, whatever the size of the log).
+// take decodes the record peek found into ev.
+func (r *logReader) take(ev *rawEvent) {
+	b := r.buf[r.p : r.p+recSize : r.p+recSize]
+	r.p += recSize
+	le := binary.LittleEndian
+	sk, extra := le.Uint64(b[0:]), le.Uint64(b[24:])
+	k := kind(sk >> 56)
+	ev.Seq = sk & seqMask
+	ev.Thread = r.t
+	ev.PC = le.Uint64(b[8:])
+	ev.Addr = le.Uint64(b[16:])
+	switch k {
+	case kDRead:
+		// extra = size | value << 8
+		ev.Kind, ev.Data, ev.Val, ev.Extra = kRead, true, extra>>8, extra&0xff
+	case kDRead8:
+		ev.Kind, ev.Data, ev.Val, ev.Extra = kRead8, true, extra, extra
+	default:
+		ev.Kind, ev.Data, ev.Val, ev.Extra = k, false, 0, extra
+	}
+}
+
+// logHeap is a binary min-heap of thread log readers by the sequence
+// number of their next record.
+type logHeap []*logReader
+
+func (h logHeap) down(i int) {
+	n := len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h[c+1].seq < h[c].seq {
+			c++
+		}
+		if h[i].seq <= h[c].seq {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// scanBatch is the number of events scanBatches hands over at a time (a
+// variable for the tests).
+var scanBatch = 4096
+
+// scanEvents is how scan reads the log: scanBatches (the tests put the
+// reference reader here).
+var scanEvents = (*rawLog).scanBatches
+
+// scan calls fn for every event of the log in sequence order (see
+// scanBatches). fn must not keep ev.
 func (l *rawLog) scan(fn func(ev *rawEvent) error) error {
-	var h readerHeap
-	defer func() {
-		for _, tr := range h {
-			tr.f.Close()
+	return scanEvents(l, func(evs []rawEvent) error {
+		for i := range evs {
+			if err := fn(&evs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// scanBatches calls fn with every event of the log in sequence order, a
+// batch at a time: a k-way merge of the thread logs, reading each as a
+// stream (memory is one buffer per thread and a few batches, whatever
+// the size of the log). The reading, decoding and merging run in a
+// goroutine of their own, ahead of fn, so that a conversion pass keeps
+// two cores busy. fn must not keep the slice. An unreadable record ends
+// the scan with its error after fn has had every event before it.
+func (l *rawLog) scanBatches(fn func(evs []rawEvent) error) error {
+	type batch struct {
+		evs []rawEvent
+		err error
+	}
+	const ahead = 4 // batches decoded ahead of fn
+	full := make(chan batch, ahead)
+	free := make(chan []rawEvent, ahead+2)
+	done := make(chan struct{})
+	go func() {
+		defer close(full)
+		send := func(b batch) bool {
+			select {
+			case full <- b:
+				return true
+			case <-done:
+				return false
+			}
+		}
+		var h logHeap
+		defer func() {
+			for _, r := range h {
+				r.close()
+			}
+		}()
+		if err := l.openReaders(&h); err != nil {
+			send(batch{err: err})
+			return
+		}
+		size := max(scanBatch, 1)
+		evs := make([]rawEvent, size)
+		n := 0
+		for len(h) > 0 {
+			r := h[0]
+			r.take(&evs[n])
+			n++
+			err := r.peek()
+			if err != nil {
+				send(batch{evs[:n], err})
+				return
+			}
+			if !r.ok {
+				r.close()
+				h[0] = h[len(h)-1]
+				h = h[:len(h)-1]
+			}
+			if len(h) > 1 {
+				h.down(0)
+			}
+			if n == size {
+				if !send(batch{evs: evs}) {
+					return
+				}
+				select {
+				case evs = <-free:
+					evs = evs[:size]
+				default:
+					evs = make([]rawEvent, size)
+				}
+				n = 0
+			}
+		}
+		if n > 0 {
+			send(batch{evs: evs[:n]})
 		}
 	}()
+	var err error
+	for b := range full {
+		if err == nil && len(b.evs) > 0 {
+			err = fn(b.evs)
+		}
+		if err == nil {
+			err = b.err
+		}
+		if err != nil {
+			close(done)
+			for range full {
+			}
+			return err
+		}
+		select {
+		case free <- b.evs:
+		default:
+		}
+	}
+	return nil
+}
+
+// openReaders opens a reader on each thread log that has a record, into
+// a heap by the sequence number of their first.
+func (l *rawLog) openReaders(h *logHeap) error {
+	// 64 KiB to 128 KiB a thread: large reads, bounded memory when
+	// there are thousands of threads.
+	bufSize := min(max((4<<20)/max(len(l.Threads), 1), 64<<10), 128<<10) / recSize * recSize
 	for _, t := range l.Threads {
-		tr, err := openThreadReader(t)
+		r, err := openLogReader(t, bufSize, l.drop)
 		if err != nil {
 			return err
 		}
-		if !tr.ok {
-			tr.f.Close()
+		if !r.ok {
+			r.close()
 			continue
 		}
-		h = append(h, tr)
+		*h = append(*h, r)
 	}
-	heap.Init(&h)
-	for len(h) > 0 {
-		tr := h[0]
-		ev := tr.next
-		if err := fn(&ev); err != nil {
-			return err
-		}
-		if err := tr.advance(); err != nil {
-			return err
-		}
-		if tr.ok {
-			heap.Fix(&h, 0)
-		} else {
-			tr.f.Close()
-			heap.Pop(&h)
-		}
+	for i := len(*h)/2 - 1; i >= 0; i-- {
+		h.down(i)
 	}
 	return nil
 }

@@ -123,6 +123,9 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 	}
 
 	copts := opts.Convert
+	// The temporary log is removed afterwards: the conversion may free
+	// it as it reads it.
+	copts.Consume = copts.Consume || opts.RawDir == ""
 	if copts.PID == 0 {
 		pids, err := rawPIDs(raw)
 		if err != nil {

@@ -27,7 +27,9 @@ go test ./analysis/sidetrack ./analysis/block ./analysis/conflict -run '^$' -ben
 go test ./analysis/svd ./analysis/hldr ./analysis/stale -run '^$' -bench Analyze -benchtime 3x | grep -E '^(pkg:|Benchmark)'
 # Wang's dissertation: multi-lockset races, reduction, commit-node (events/s: with everything each requires).
 go test ./analysis/lockset ./analysis/reduction ./analysis/commitnode -run '^$' -bench 'Lockset|Reduction|CommitNode' -benchtime 3x | grep -E '^Benchmark'
-go test ./recorder -run '^$' -bench RecordOverhead -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
+# Recording: the slowdown of two kernels, and issue 38's row: ns per event of
+# the recorded run and of the conversion (memory-bound kernel, 5.3 M events).
+go test ./recorder -run '^$' -bench 'RecordOverhead|RecordSpeed' -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 go test ./service -run '^$' -bench Workers -benchtime 3x 2>/dev/null | grep -E '^Benchmark' || true
 # Trace reading, 1M-event fft trace: built-in CSV vs the std and jsonl plugins.
 go test ./formats -run '^$' -bench Read -benchtime 3x | grep -E '^Benchmark' || true
