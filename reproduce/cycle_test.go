@@ -2,8 +2,6 @@ package reproduce
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -225,15 +223,5 @@ func TestCycleScheduleFile(t *testing.T) {
 	if want := []string{"L1 L", "R1 L", "R2 L", "L2 L"}; !reflect.DeepEqual(sites, want) {
 		t.Errorf("site lines %q, want %q\n%s", sites, want, buf.String())
 	}
-	path := filepath.Join(t.TempDir(), "run1.sched")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadSchedule(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, s) {
-		t.Errorf("read back\n%+v\nwant\n%+v", got, s)
-	}
+	readBack(t, s, buf.Bytes())
 }

@@ -114,17 +114,7 @@ func TestScheduleRoundTrip(t *testing.T) {
 	if err := s.Write(&buf, nil); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "s.sched")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadSchedule(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, s) {
-		t.Errorf("read back\n%+v\nwant\n%+v", got, s)
-	}
+	path := readBack(t, s, buf.Bytes())
 	if err := os.WriteFile(path, []byte("mcpredict-schedule 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -230,4 +220,22 @@ func TestRunGroupStopsEverything(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+}
+
+// readBack writes a schedule file's text, reads it, requires schedule s,
+// and returns the file's path.
+func readBack(t *testing.T, s Schedule, text []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.sched")
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSchedule(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got, s)
+	}
+	return path
 }

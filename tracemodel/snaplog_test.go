@@ -73,8 +73,8 @@ func TestDenseSnapshots(t *testing.T) {
 // TestLazyOrder checks that a data-flow order replayed only as far as it
 // is asked about (Model.DataflowOrder) is the order replayed to the end:
 // every clock and first dependence, asked in a random order of threads and
-// positions, on random traces with data flow and on traces spilled to disk
-// with checkpoints.
+// positions, on random traces with data flow (too short for checkpoints:
+// TestCheckpointedDataflowOrder has those).
 func TestLazyOrder(t *testing.T) {
 	n := 300
 	if testing.Short() {
