@@ -94,6 +94,7 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	}); err != nil {
 		return st, err
 	}
+	learner.finishFit()
 	if len(lr.atomics) > 0 {
 		mixer := newNamer(syms, l, lr)
 		if err := l.scan(func(ev *rawEvent) error {

@@ -25,6 +25,14 @@ type block struct {
 	// site (node.count(calloc@list.c:50#4)).
 	reach string
 	tname string
+
+	// The first pass notes the accesses' shapes (acc[off]: the largest
+	// access that started at off, up to maxFitBytes) until the block
+	// ends; checkFit then keeps in learned.misfit the leaves of its type
+	// they do not fit, which the last pass finds here.
+	acc     []uint8
+	fitDone bool
+	misfit  []leafKey
 }
 
 // end is the first address past the block (a zero-sized block still owns

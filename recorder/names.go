@@ -261,6 +261,7 @@ type leaf struct {
 	// parent is the innermost struct holding the leaf (nil: none): a
 	// pointer member whose struct is its own pointee is a link (next).
 	parent dwarf.Type
+	bits   bool // a bit-field (accessed in any part of its unit)
 }
 
 // typeLeaf finds the leaf of t holding byte off.
@@ -273,11 +274,11 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 		switch u := s.(type) {
 		case *dwarf.StructType:
 			if u.Incomplete {
-				return leaf{path.String(), base, typeSize(t), t, parent}
+				return leaf{path.String(), base, typeSize(t), t, parent, false}
 			}
 			found := fieldAt(u, off)
 			if found == nil { // padding
-				return leaf{path.String(), base, typeSize(t), t, parent}
+				return leaf{path.String(), base, typeSize(t), t, parent, false}
 			}
 			if found.Name != "" {
 				path.WriteString(".")
@@ -287,10 +288,13 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 			off -= found.ByteOffset
 			parent = t
 			t = found.Type
+			if found.BitSize > 0 {
+				return leaf{path.String(), base, typeSize(t), t, parent, true}
+			}
 		case *dwarf.ArrayType:
 			es := elemSize(u)
 			if es <= 0 {
-				return leaf{path.String(), base, typeSize(t), t, parent}
+				return leaf{path.String(), base, typeSize(t), t, parent, false}
 			}
 			idx := off / es
 			fmt.Fprintf(&path, "[%d]", idx)
@@ -298,10 +302,10 @@ func typeLeaf(t dwarf.Type, off int64) leaf {
 			off -= idx * es
 			t = u.Type
 		default:
-			return leaf{path.String(), base, typeSize(t), t, parent}
+			return leaf{path.String(), base, typeSize(t), t, parent, false}
 		}
 	}
-	return leaf{path.String(), base, typeSize(t), t, parent}
+	return leaf{path.String(), base, typeSize(t), t, parent, false}
 }
 
 // fieldAt returns the field of struct u holding byte off, nil for
@@ -520,6 +524,11 @@ type learned struct {
 	types map[uint64]dwarf.Type // blocks with a type but no path name
 	reach map[uint64]pathName   // blocks' paths that are only a detail
 	votes map[uint64]*typeVotes // by block id: the types its accesses fit
+	// misfit holds, by block id, the leaves of the block's type that its
+	// accesses do not fit (checkFit); pending the blocks whose accesses
+	// the first pass still notes.
+	misfit  map[uint64][]leafKey
+	pending map[uint64]*block
 	// indexUsed holds the DataReads whose value an array index used
 	// (indexUse).
 	indexUsed seqSet
@@ -584,6 +593,8 @@ func newLearned() *learned {
 		types:     map[uint64]dwarf.Type{},
 		reach:     map[uint64]pathName{},
 		votes:     map[uint64]*typeVotes{},
+		misfit:    map[uint64][]leafKey{},
+		pending:   map[uint64]*block{},
 		cands:     map[candKey][]int32{},
 		sites:     map[string]*siteInfo{},
 		frames:    map[uint64]*threadFrames{},
@@ -689,7 +700,7 @@ func newNamer(syms *procSyms, log *rawLog, l *learned) *namer {
 }
 
 var allocNames = [...]string{allocMalloc: "malloc", allocCalloc: "calloc", allocRealloc: "realloc",
-	allocMemalign: "memalign", allocNew: "new", allocNewArray: "new[]"}
+	allocMemalign: "memalign", allocNew: "new", allocNewArray: "new[]", allocMmap: "mmap"}
 
 // track replays an Alloc or Free and returns the block it started or
 // ended, or nil.
@@ -752,7 +763,9 @@ func (n *namer) learn(ev *rawEvent) {
 			si.threads[b.thread] = true
 		}
 	case kFree, kUFree:
-		n.track(ev)
+		if b := n.track(ev); b != nil {
+			n.checkFit(b)
+		}
 	case kFrame:
 		tf := l.frames[tok]
 		if tf == nil {
@@ -766,15 +779,22 @@ func (n *namer) learn(ev *rawEvent) {
 			size = 8
 			n.learnPointer(ev)
 		}
-		if b, _ := n.heap.find(ev.Addr); b != nil && !b.path {
-			// A block named after its path has its type; votes would
-			// only be work on the hottest path of the conversion.
-			n.voteType(b, ev.Addr-b.base, size, ev.PC)
+		if b, bend := n.heap.find(ev.Addr); b != nil {
+			n.noteAccess(b, bend, ev.Addr, size)
+			if !b.path {
+				// A block named after its path has its type; votes
+				// would only be work on the hottest path of the
+				// conversion.
+				n.voteType(b, ev.Addr-b.base, size, ev.PC)
+			}
 		}
 		n.noteStack(ev, size)
 		n.indexUse(ev)
 	case kAtomic:
 		size := ev.Extra & atomSizeMask
+		if b, bend := n.heap.find(ev.Addr); b != nil {
+			n.noteAccess(b, bend, ev.Addr, size)
+		}
 		n.noteStack(ev, size)
 		for i := uint64(0); i < size; i++ {
 			k := n.key(ev.Addr + i)
@@ -782,6 +802,103 @@ func (n *namer) learn(ev *rawEvent) {
 			l.atomGran[locKey{k.id, k.off >> 3}] = true
 		}
 		l.atomicOrder(n.key(ev.Addr), tok, ev)
+	}
+}
+
+// maxFitBytes bounds the part of a block whose accesses checkFit checks
+// against the block's type: its first 4 KiB.
+const maxFitBytes = 4096
+
+// leafKey is a leaf of a block's type: where it starts in the block, and
+// its size.
+type leafKey struct{ off, size int64 }
+
+// noteAccess notes, in the first pass, an access of size bytes at address
+// a of block b (which ends at bend) for checkFit.
+func (n *namer) noteAccess(b *block, bend, a, size uint64) {
+	if b.fitDone {
+		return // an access after the free: the block's type is decided
+	}
+	off := a - b.base
+	if b.acc == nil {
+		ext := min(bend-b.base, maxFitBytes)
+		if ext == 0 || off >= ext {
+			return
+		}
+		b.acc = make([]uint8, ext)
+		n.l.pending[b.id] = b
+	}
+	if off < uint64(len(b.acc)) {
+		if s := uint8(min(max(size, 1), 255)); s > b.acc[off] {
+			b.acc[off] = s
+		}
+	}
+}
+
+// blockType is the type the last pass gives block b (replay): the type
+// of the pointer it is named after, of a typed pointer to it, or the one
+// its accesses voted for.
+func (l *learned) blockType(b *block) dwarf.Type {
+	if p, ok := l.paths[b.id]; ok {
+		return p.typ
+	}
+	if t := l.types[b.id]; t != nil {
+		return t
+	}
+	return l.votedType(b)
+}
+
+// checkFit checks, once block b has ended (or at the end of the first
+// pass), the accesses noted in its first maxFitBytes against the type
+// the block will have, and keeps in learned.misfit the leaves they do not
+// fit: a leaf that an access starts inside of (not at its start), or
+// that an access starting at its start does not cover whole — the leaf
+// of a wrong type, such as an 8-byte pointer field where the program
+// accesses two 4-byte ints (the block was reused for another struct, or
+// the guess was wrong), or a 4-byte access to an 8-byte field. The last
+// pass names every access to such a leaf by its offset, as in an untyped
+// block, so that distinct accesses stay distinct variables. Bit-fields
+// always fit (the compiler accesses any byte of their unit).
+func (n *namer) checkFit(b *block) {
+	acc := b.acc
+	if acc == nil || b.fitDone {
+		b.fitDone = true
+		return
+	}
+	b.acc, b.fitDone = nil, true
+	delete(n.l.pending, b.id)
+	typ := n.l.blockType(b)
+	es := typeSize(typ)
+	if typ == nil || es <= 0 {
+		return
+	}
+	var bad []leafKey
+	for off, s := range acc {
+		if s == 0 {
+			continue
+		}
+		o := int64(off)
+		idx := o / es
+		lf := typeLeaf(typ, o-idx*es)
+		start := idx*es + lf.off
+		if lf.bits || lf.size <= 0 || start == o && int64(s) >= lf.size {
+			continue
+		}
+		k := leafKey{start, lf.size}
+		if !slices.Contains(bad, k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		n.l.misfit[b.id] = bad
+	}
+}
+
+// finishFit checks the blocks that had not ended when the first pass
+// ended.
+func (n *namer) finishFit() {
+	for _, b := range n.l.pending {
+		n.checkFit(b)
 	}
 }
 
@@ -1344,8 +1461,10 @@ func (n *namer) replay(ev *rawEvent) *block {
 	if p, ok := n.l.paths[b.id]; ok {
 		b.name, b.typ, b.path = p.name, p.typ, true
 		b.depth = p.depth
+		b.misfit = n.l.misfit[b.id]
 		return b
 	}
+	b.misfit = n.l.misfit[b.id]
 	ord := b.ordinal
 	b.typ = n.l.types[b.id]
 	if b.typ == nil {
@@ -1573,11 +1692,27 @@ func (n *namer) heapName(b *block, bend, a, end uint64) (string, uint64) {
 	}
 	k := locKey{b.id, off}
 	if c, ok := n.leafNames[k]; ok {
+		if c.plain {
+			n.reached = nil
+		}
 		return c.name, min(b.base+c.end, bend)
 	}
 	var name string
 	var lf leaf
 	ok := false
+	if es := typeSize(b.typ); len(b.misfit) > 0 && es > 0 {
+		// A leaf of the type that the accesses do not fit (checkFit):
+		// named by offset, as in an untyped block.
+		idx := int64(off) / es
+		lf = typeLeaf(b.typ, int64(off)-idx*es)
+		lf.off += idx * es
+		if slices.Contains(b.misfit, leafKey{lf.off, lf.size}) {
+			n.reached = nil
+			c := leafName{fmt.Sprintf("%s+%d", b.name, off), uint64(lf.off + max(lf.size, 1)), true}
+			n.cacheLeaf(k, c)
+			return c.name, min(b.base+c.end, bend)
+		}
+	}
 	if b.tname != "" {
 		// Named by type and site: node.count(calloc@list.c:50#4).
 		if name, lf, ok = blockLeaf(b.tname, false, b.typ, off); ok {
@@ -1590,20 +1725,26 @@ func (n *namer) heapName(b *block, bend, a, end uint64) (string, uint64) {
 	if !ok {
 		return fmt.Sprintf("%s+%d", b.name, off), min(end, bend)
 	}
+	c := leafName{name, uint64(lf.off + max(lf.size, 1)), false}
+	n.cacheLeaf(k, c)
+	return c.name, min(b.base+c.end, bend)
+}
+
+// cacheLeaf keeps the name of location k.
+func (n *namer) cacheLeaf(k locKey, c leafName) {
 	if len(n.leafNames) >= maxLeafNames {
 		clear(n.leafNames)
 	}
-	c := leafName{name, uint64(lf.off + max(lf.size, 1))}
 	n.leafNames[k] = c
-	return c.name, min(b.base+c.end, bend)
 }
 
 // leafName is a typed heap location's name and where its leaf ends
 // (relative to the block): typeLeaf for every access would cost more
 // than the rest of the conversion.
 type leafName struct {
-	name string
-	end  uint64
+	name  string
+	end   uint64
+	plain bool // named by offset: the leaf does not fit the accesses
 }
 
 // maxLeafNames bounds the cache of heap location names.

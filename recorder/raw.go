@@ -80,6 +80,7 @@ const (
 	allocMemalign
 	allocNew
 	allocNewArray
+	allocMmap
 )
 
 // sizeOf returns the size of a kAlloc or kUAlloc; ok is false when it is

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,5 +87,104 @@ func TestTypeNames(t *testing.T) {
 	text, _ := runCLI(t, bin, "run", "--engine", "native", path)
 	if want := job + " first reached as jobs->next->next->done"; !strings.Contains(text, want) {
 		t.Errorf("the text report lacks %q:\n%s", want, text)
+	}
+}
+
+// TestTypeFit records a pool chunk first used for two struct entry (an
+// 8-byte pointer field notes at +8 of each) and then reused for a struct
+// obj whose ints complete and refcount lie where the second entry's notes
+// was: the accesses vote for struct entry, whose field does not fit the
+// two 4-byte accesses (issue 38: Apache's mod_mem_cache object named
+// mem_cache_object_t[1].notes). The two ints must be two variables, named
+// by offset, the fields that fit keep their type names, and the report has
+// the real lost update on refcount and nothing mixing the two.
+func TestTypeFit(t *testing.T) {
+	const src = "testdata/typefit/typefit.c"
+	bin := mcpredict(t)
+	mk := markers(t, src)
+	prog := build(t, src)
+	trace, _ := record(t, prog)
+	evs := parseTrace(t, trace)
+
+	site := fmt.Sprintf("malloc@typefit.c:%d", mk["pool"])
+	one := func(line int) string {
+		t.Helper()
+		es := find(evs, "Write", "", line)
+		if len(es) == 0 {
+			t.Fatalf("no write at line %d", line)
+		}
+		return es[0].objs[0]
+	}
+	complete, refcount := one(mk["complete"]), one(mk["refcount"])
+	if complete != site+"+24" || refcount != site+"+28" {
+		t.Errorf("complete is %s and refcount %s, want %s+24 and %s+28", complete, refcount, site, site)
+	}
+	for _, e := range evs {
+		if (e.action == "Read" || e.action == "Write") && e.line == mk["race"] && e.objs[0] != refcount {
+			t.Errorf("%v: the increment of refcount is not %s", e, refcount)
+		}
+		if strings.Contains(e.objs[0], "notes") && e.objs[0] != "entry.notes("+site+")" {
+			t.Errorf("%v: a field of the wrong type", e)
+		}
+	}
+	if key := one(mk["key"]); key != "entry.key("+site+")" {
+		t.Errorf("entry.key is named %s, want entry.key(%s)", key, site)
+	}
+
+	ids := bugIDs(t, bin, trace)
+	onRefcount := false
+	for _, id := range ids {
+		vars := strings.Fields(id)[2]
+		if vars != refcount {
+			t.Errorf("bug %s: not on refcount alone", id)
+		} else {
+			onRefcount = true
+		}
+	}
+	if !onRefcount {
+		t.Errorf("no bug on %s (the increments race): %v", refcount, ids)
+	}
+}
+
+// TestMappedNames records a counter in an anonymous shared mapping and
+// one in a file mapped shared, both incremented by two threads without a
+// lock (issue 38: Apache's scoreboard was named by its raw address): each
+// is named by its mapping's call site and offset, the same in two runs,
+// and each has its lost update.
+func TestMappedNames(t *testing.T) {
+	const src = "testdata/mapped/mapped.c"
+	bin := mcpredict(t)
+	mk := markers(t, src)
+	prog := build(t, src)
+	served := fmt.Sprintf("mmap@mapped.c:%d+8", mk["map"])
+	word := fmt.Sprintf("mmap@mapped.c:%d+4", mk["fmap"])
+	var first []string
+	for run := 0; run < 2; run++ {
+		trace, _ := record(t, prog)
+		evs := parseTrace(t, trace)
+		mustFind(t, evs, "Write", served, mk["served"])
+		mustFind(t, evs, "Write", word, mk["file"])
+		mustFind(t, evs, "Alloc", fmt.Sprintf("*mmap@mapped.c:%d", mk["map"]), mk["map"])
+		mustFind(t, evs, "Free", fmt.Sprintf("*mmap@mapped.c:%d", mk["fmap"]), mk["unmap"])
+		vars := variables(evs)
+		for _, v := range vars {
+			if strings.HasPrefix(v, "0x") {
+				t.Errorf("run %d: variable %s named by its address", run, v)
+			}
+		}
+		if run == 0 {
+			first = vars
+		} else if !slices.Equal(first, vars) {
+			t.Errorf("the variables differ between runs:\n%v\n%v", first, vars)
+		}
+		if run == 0 {
+			found := map[string]bool{}
+			for _, id := range bugIDs(t, bin, trace) {
+				found[strings.Fields(id)[2]] = true
+			}
+			if !found[served] || !found[word] {
+				t.Errorf("bugs on %v, want lost updates on %s and %s", found, served, word)
+			}
+		}
 	}
 }

@@ -66,8 +66,18 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The runtime maps its logs with these: the program's mmap and munmap
+ * (below) are the runtime's, and record. */
+static void *sys_mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, a, n, prot, flags, fd, off);
+}
+
+static int sys_munmap(void *a, size_t n) { return (int)syscall(SYS_munmap, a, n); }
 
 #define CHUNK (1u << 20) /* bytes per mapped window of a thread log */
 #define NWATCH 16        /* loads watched per thread for steering (see watch_load) */
@@ -777,7 +787,7 @@ static char *map_window(uint64_t tok, uint64_t off, int create)
 	const char *step = "grow";
 	if (ftruncate(fd, (off_t)(off + CHUNK)) == 0) {
 		step = "map";
-		w = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+		w = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	}
 	int err = errno;
 	close(fd); /* the mapping keeps the file; no descriptor per thread */
@@ -925,7 +935,7 @@ static void thr_exit(void *p)
 	t->state = T_DONE;
 	stack_unregister(t->stk);
 	t->stk = &g_nostk;
-	munmap(t->win, CHUNK);
+	sys_munmap(t->win, CHUNK);
 	t->win = NULL;
 }
 
@@ -948,7 +958,7 @@ static __attribute__((noinline)) int next_window(struct thr *t)
 		t->state = T_DONE;
 		return 0;
 	}
-	munmap(t->win, CHUNK);
+	sys_munmap(t->win, CHUNK);
 	t->win = w;
 	t->woff = off;
 	t->pos = 0;
@@ -2089,6 +2099,36 @@ void *realloc(void *p, size_t n)
 			put(t, next_seq(), MCPREC_ALLOC, pc, (uint64_t)(uintptr_t)q, FN(MCPREC_FN_REALLOC, n));
 	}
 	return q;
+}
+
+/* Mapped memory (a shared scoreboard, a mapped file) is a block like a
+ * malloc one, named by its mapping's call site and offset
+ * (mmap@score.c:40+16), so that its names are the same in every run.
+ * The mappings that libc makes for itself (malloc's large chunks, thread
+ * stacks) call the kernel directly and are not seen. munmap of a whole
+ * mapping is its Free; a partial one is not recorded. */
+void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
+{
+	void *p = sys_mmap(a, n, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_MMAP, n), RA());
+	return p;
+}
+
+void *mmap64(void *a, size_t n, int prot, int flags, int fd, off_t off)
+{
+	void *p = sys_mmap(a, n, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		heap_ev(MCPREC_ALLOC, p, FN(MCPREC_FN_MMAP, n), RA());
+	return p;
+}
+
+int munmap(void *a, size_t n)
+{
+	if (T.pend && T.state == T_READY)
+		watch_settle(&T); /* as free */
+	heap_ev(MCPREC_FREE, a, 0, RA());
+	return sys_munmap(a, n);
 }
 
 static int pow2(size_t a) { return a && !(a & (a - 1)); }

@@ -113,7 +113,8 @@ enum mcprec_fn {
 	MCPREC_FN_REALLOC = 2,
 	MCPREC_FN_MEMALIGN = 3, /* memalign, aligned_alloc, posix_memalign */
 	MCPREC_FN_NEW = 4,      /* operator new */
-	MCPREC_FN_NEW_ARRAY = 5 /* operator new[] */
+	MCPREC_FN_NEW_ARRAY = 5, /* operator new[] */
+	MCPREC_FN_MMAP = 6       /* mmap, mmap64 (a mapping; munmap is its Free) */
 };
 
 #define MCPREC_UNKNOWN_SIZE ((1ULL << 48) - 1)
