@@ -14,9 +14,9 @@ import (
 	"github.com/mcpredict/mcpredict/bugs"
 )
 
-// deadlockTimeout bounds a directed run of a deadlock: it hangs when the
+// DeadlockTimeout bounds a directed run of a deadlock: it hangs when the
 // schedule works.
-const deadlockTimeout = 10 * time.Second
+const DeadlockTimeout = 10 * time.Second
 
 // Candidate is a bug to reproduce, with the instances whose witnesses give
 // its schedules.
@@ -450,7 +450,7 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 		timeout := opts.RunTimeout
 		if s.Pattern == "DL" {
 			// A directed deadlock ends only at the time-out.
-			timeout = min(timeout, deadlockTimeout)
+			timeout = min(timeout, DeadlockTimeout)
 		}
 		o := runSchedule(ctx, s, cc, dir, i+1, timeout, false)
 		if ctx.Err() != nil {

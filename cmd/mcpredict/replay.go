@@ -25,7 +25,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	args, command := splitCommand(args)
 	fs := newFlagSet("replay", "[flags] SCHEDULE [-- CMD ARGS...]", replayDescription, stderr)
 	outDir := fs.String("out-dir", "", "`DIR` for the run's trace (default: a new temporary directory, kept)")
-	runTimeout := fs.Duration("run-timeout", time.Minute, "stop the run, with every process it started, after this")
+	runTimeout := fs.Duration("run-timeout", time.Minute, "stop the run, with every process it started, after this (a deadlock's schedule: 10s unless given)")
 	pause := fs.Duration("pause", 0, "the longest a thread is held (default: the schedule's)")
 	check := fs.String("check", "", "a shell `CMD` run after the run (default: the schedule's)")
 	pos, code, ok := parseArgs(fs, args)
@@ -48,6 +48,10 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if *check != "" {
 		s.Check = *check
+	}
+	if s.Pattern == "DL" && !flagSet(fs, "run-timeout") {
+		// A directed deadlock ends only at the time-out, as in reproduce.
+		*runTimeout = reproduce.DeadlockTimeout
 	}
 	dir := *outDir
 	if dir == "" {

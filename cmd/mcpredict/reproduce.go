@@ -112,8 +112,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "mcpredict reproduce: want exactly one TRACE argument (see mcpredict reproduce -h)")
 		return exitUsage
 	}
-	jobsGiven := false
-	fs.Visit(func(f *flag.Flag) { jobsGiven = jobsGiven || f.Name == "jobs" })
+	jobsGiven := flagSet(fs, "jobs")
 	trace := pos[0]
 	rec, err := reproduce.ReadRecording(trace)
 	if err != nil {
