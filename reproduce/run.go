@@ -237,7 +237,10 @@ func (o *Outcome) observe(raw, workDir string, keep bool) {
 			o.Err = err
 			return
 		}
-		_, cerr := recorder.Convert(raw, f, recorder.ConvertOptions{PID: pid, Comments: []string{"directed run of " + o.Schedule.Bug + " (" + o.SchedulePath + ")", "ended: " + o.Exit}})
+		// The raw directory goes after the run: its process's logs are
+		// freed as they are read (ConvertOptions.Consume).
+		_, cerr := recorder.Convert(raw, f, recorder.ConvertOptions{PID: pid, Consume: true,
+			Comments: []string{"directed run of " + o.Schedule.Bug + " (" + o.SchedulePath + ")", "ended: " + o.Exit}})
 		if err := f.Close(); cerr == nil {
 			cerr = err
 		}
