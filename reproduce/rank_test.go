@@ -12,14 +12,20 @@ func TestObjectOf(t *testing.T) {
 	for _, tc := range []struct{ name, want string }{
 		{"count", "count"},
 		{"count#2", "count"},
-		{"apr_pool_t.ref(malloc@apr_pools.c:330#t4.3)", "apr_pool_t.ref(malloc@apr_pools.c:330)"},
-		{"apr_pool_t.ref(malloc@apr_pools.c:330#t4.3)#2", "apr_pool_t.ref(malloc@apr_pools.c:330)"},
-		{"cache_cache_t.current_size(malloc@cache_cache.c:101#2)", "cache_cache_t.current_size(malloc@cache_cache.c:101)"},
-		{"global_allocator->free[1]#67->first_avail#26[90]", "global_allocator->free[1]->first_avail[90]"},
-		{"malloc@mod_mem_cache.c:690#t5.3+75", "malloc@mod_mem_cache.c:690+75"},
-		// Fields, array elements and byte offsets are other objects.
-		{"apr_pool_t[1].sibling(malloc@apr_pools.c:330#t4.3)", "apr_pool_t[1].sibling(malloc@apr_pools.c:330)"},
-		{"item#5->count", "item->count"},
+		{"apr_pool_t.ref(malloc@apr_pools.c:330#t4.3)", "malloc@apr_pools.c:330"},
+		{"apr_pool_t.ref(malloc@apr_pools.c:330#t4.3)#2", "malloc@apr_pools.c:330"},
+		{"cache_cache_t.current_size(malloc@cache_cache.c:101#2)", "malloc@cache_cache.c:101"},
+		{"global_allocator->free[1]#67->first_avail#26[90]", "global_allocator"},
+		{"malloc@mod_mem_cache.c:690#t5.3+75", "malloc@mod_mem_cache.c:690"},
+		{"malloc@kv.c:12[3]", "malloc@kv.c:12"},
+		{"mmap@mapped.c:43+8", "mmap@mapped.c:43"},
+		// Another field or element of one block is the same object.
+		{"apr_pool_t[1].sibling(malloc@apr_pools.c:330#t4.3)", "malloc@apr_pools.c:330"},
+		{"item#5->count", "item"},
+		{"stats.hits", "stats"},
+		{"table[3]", "table"},
+		{"tls:t2+8", "tls:t2+8"},
+		{"0x7f1a4773502c", "0x7f1a4773502c"},
 	} {
 		if got := ObjectOf(tc.name); got != tc.want {
 			t.Errorf("ObjectOf(%q) = %q, want %q", tc.name, got, tc.want)
@@ -67,14 +73,16 @@ func TestRankRelaxed(t *testing.T) {
 			want: []string{"pool1", "counter", "cache", "pool2", "cache2", "pool3"},
 		},
 		{
-			// Fields are objects of their own.
-			name: "fields apart",
+			// The fields of one allocation site's blocks are one object:
+			// another site's candidate comes before their second.
+			name: "fields of one block together",
 			models: [][]Candidate{{
 				rankCand("first", 9, "apr_memnode_t.first_avail(malloc@apr_pools.c:330#t2.1)", 2, 3),
 				rankCand("first2", 8, "apr_memnode_t.first_avail(malloc@apr_pools.c:330#t2.2)", 2, 3),
 				rankCand("endp", 7, "apr_memnode_t.endp(malloc@apr_pools.c:330#t2.1)", 2, 3),
+				rankCand("size", 1, "cache_cache_t.current_size(malloc@cache_cache.c:101#2)", 2, 3),
 			}},
-			want: []string{"first", "endp", "first2"},
+			want: []string{"first", "size", "first2", "endp"},
 		},
 		{
 			// The first thread's candidates come after all the others,
