@@ -29,9 +29,9 @@ type Order struct {
 	// most of the time of a run (a 4 M-event Apache trace: 85%). The
 	// snapshots of a position are final once its event is replayed.
 	mu       sync.Mutex
-	replay   *orderBuilder // nil: complete
-	next     int           // the next event index to replay
-	replayed atomic.Bool   // set once the replay reached the end: no locking
+	replay   *orderBuilder // the replay to go on with (under mu); nil: none
+	next     int           // the next event index to replay (under mu)
+	replayed atomic.Bool   // the order is complete: no locking
 	shared   bool          // the order of every variable's data flow (allFlowOrder): never released
 }
 
@@ -42,7 +42,7 @@ func (o *Order) Clock(tid int, pos int32, other int) int32 {
 	if pos <= 0 || tid-1 >= len(o.clocks) {
 		return 0
 	}
-	if o.replay != nil && !o.replayed.Load() {
+	if !o.replayed.Load() {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		o.replayTo(tid, pos)
@@ -59,7 +59,7 @@ func (o *Order) Clock(tid int, pos int32, other int) int32 {
 // position limit that causally depends on an event of thread other, 0 if
 // none.
 func (o *Order) firstDependence(tid, other int, limit int32) int32 {
-	if o.replay != nil && !o.replayed.Load() {
+	if !o.replayed.Load() {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		o.replayTo(tid, limit)
@@ -182,6 +182,7 @@ func (m *Model) order(exclude ...int32) *Order {
 			m.Pace(i)
 			b.event(&m.Events[i], int32(i))
 		}
+		o.replayed.Store(true)
 	} else {
 		o.replay, o.next = b, start
 		if start == len(m.Events) {

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -107,6 +108,42 @@ func TestLazyOrder(t *testing.T) {
 					t.Fatalf("seed %d, variable %d: thread %d at %d knows %d events of thread %d, want %d\n%s",
 						seed, v, a.tid, a.pos, g, a.other, w, text)
 				}
+			}
+		}
+	}
+}
+
+// TestLazyOrderConcurrent asks a lazily replayed data-flow order from
+// several goroutines at once, as the models of one variable do (under
+// -race it finds an unguarded replay).
+func TestLazyOrderConcurrent(t *testing.T) {
+	for seed := int64(0); seed < 20; seed++ {
+		text := randomFlowTrace(seed)
+		m := parse(t, text)
+		for v := int32(1); v < int32(len(m.Vars)); v++ {
+			want, got := replayOrder(m, v, true), m.DataflowOrder(int(v))
+			var wg sync.WaitGroup
+			errs := make(chan string, 4)
+			for g := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rand.New(rand.NewSource(seed*4 + int64(g)))
+					for range 200 {
+						tid := 1 + r.Intn(len(m.Threads))
+						other := 1 + r.Intn(len(m.Threads))
+						pos := int32(r.Intn(len(m.Threads[tid-1].Events) + 2))
+						if w, g := want.Clock(tid, pos, other), got.Clock(tid, pos, other); w != g {
+							errs <- fmt.Sprintf("seed %d, variable %d: thread %d at %d knows %d events of thread %d, want %d", seed, v, tid, pos, g, other, w)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Fatal(e)
 			}
 		}
 	}
