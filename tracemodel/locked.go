@@ -1,5 +1,10 @@
 package tracemodel
 
+import (
+	"maps"
+	"slices"
+)
+
 // Thread pairs that their locks keep apart.
 //
 // A pattern that needs a remote access between two local ones (P1–P5,
@@ -73,8 +78,10 @@ func (x *AccessIndex) guardsOnce() {
 	x.guards = map[guardKey]*lockGuard{}
 	m := x.c.m
 	seen := map[int32]bool{}
-	for t, ps := range x.all {
-		for _, l := range m.alwaysHeld(t, ps) {
+	// By thread, in order: which 64 locks are the candidates must not
+	// depend on a map's order.
+	for _, t := range slices.Sorted(maps.Keys(x.all)) {
+		for _, l := range m.alwaysHeld(t, x.all[t]) {
 			if !seen[l] && len(x.candidates) < 64 {
 				seen[l] = true
 				x.candidates = append(x.candidates, l)
