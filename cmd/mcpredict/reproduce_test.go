@@ -73,15 +73,7 @@ func TestReproduce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			trace := recordProgram(t, tt.name, "20000")
-			out := filepath.Join(t.TempDir(), "r.json")
-			code, _, stderr := runCLI(t, "reproduce", "--format", "json", "-o", out, "--no-cache", "--out-dir", filepath.Join(t.TempDir(), "runs"), trace)
-			if code != tt.wantCode {
-				t.Fatalf("reproduce: exit %d, want %d\n%s", code, tt.wantCode, stderr)
-			}
-			rep, err := bugs.ReadJSONFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep, stderr := reproduceJSON(t, tt.wantCode, "--out-dir", filepath.Join(t.TempDir(), "runs"), trace)
 			failed := 0
 			for _, b := range rep.Bugs {
 				if b.Reproduction == nil {
@@ -194,15 +186,7 @@ func TestReproduceServer(t *testing.T) {
 			t.Fatal("three recorded runs lost an increment; want a clean one")
 		}
 	}
-	out := filepath.Join(dir, "r.json")
-	code, _, stderr := runCLI(t, "reproduce", "--format", "json", "-o", out, "--no-cache", "--engine", "native", trace)
-	if code != exitViolation {
-		t.Fatalf("reproduce: exit %d\n%s", code, stderr)
-	}
-	rep, err := bugs.ReadJSONFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, stderr := reproduceJSON(t, exitViolation, "--engine", "native", trace)
 	for _, b := range rep.Bugs {
 		if r := b.Reproduction; r != nil && r.Failed && strings.Contains(r.Evidence, "lost increments") {
 			return
@@ -226,16 +210,8 @@ func TestReproduceControls(t *testing.T) {
 			prog = p
 		}
 	}
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := runCLI(t, "reproduce", "--format", "json", "-o", out, "--no-cache", "--relaxed", "none",
+	rep, stderr := reproduceJSON(t, exitViolation, "--relaxed", "none",
 		"--out-dir", filepath.Join(t.TempDir(), "runs"), trace, "--", "/bin/sh", "-c", prog+" 20000; exit 1")
-	if code != exitViolation {
-		t.Fatalf("reproduce: exit %d\n%s", code, stderr)
-	}
-	rep, err := bugs.ReadJSONFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, b := range rep.Bugs {
 		r := b.Reproduction
 		if r == nil || !r.Failed {
@@ -247,4 +223,20 @@ func TestReproduceControls(t *testing.T) {
 		return
 	}
 	t.Errorf("no failed bug\n%s", stderr)
+}
+
+// reproduceJSON runs mcpredict reproduce with args and a JSON report,
+// requires exit status want, and returns the report and standard error.
+func reproduceJSON(t *testing.T, want int, args ...string) (*bugs.Report, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := runCLI(t, append([]string{"reproduce", "--format", "json", "-o", out, "--no-cache"}, args...)...)
+	if code != want {
+		t.Fatalf("reproduce: exit %d, want %d\n%s", code, want, stderr)
+	}
+	rep, err := bugs.ReadJSONFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, stderr
 }
