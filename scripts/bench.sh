@@ -219,3 +219,50 @@ timed "$work/srv-run.time" "$BIN" run --no-cache --engine native --quiet --forma
 printf '| srv (server, 8 threads, 1 M events), run | %s | |\n' "$(peak "$work/srv-run.time")"
 dist_rows "$work/srv.csv.gz" 0
 dist_rows "$work/srv.csv.gz" 2
+
+# Issue 38: conflict against RAPID's Aerodrome (Mathur and Viswanathan,
+# ASPLOS 2020), side by side on the same RAPID STD files of 10 M events:
+# gen fft with every worker's barrier phase a Begin/End transaction (End
+# before its BarrierWait, Begin before its next event), one clean and one
+# with two racy counters (--bugs 2), converted with convert --to std
+# --rapid. RAPID stops at the first violation; `--first` does too. Runs only
+# when RAPID_CLASSPATH names a RAPID build (its classes and
+# commons-cli; JAVA overrides java): RAPID is not part of the project.
+echo
+echo "== conflict against RAPID's Aerodrome, 10 M-event traces with transactions (RAPID STD read by both; wall time, peak RSS)"
+if [ -z "${RAPID_CLASSPATH:-}" ]; then
+  echo "skipped: set RAPID_CLASSPATH to a RAPID build (umangm/rapid's classes and commons-cli) to run it"
+else
+  "$BIN" formats 2>/dev/null | grep -q '^std ' || go build -o "$(dirname "$BIN")/mcpredict-format-std" ./plugins/std
+  echo "| trace | events | conflict | conflict --first | RAPID Aerodrome | time, memory / RAPID's (--first on the violation) |"
+  echo "|---|---|---|---|---|---|"
+  for bugs in 0 2; do
+    f="$work/rapid$bugs.std"
+    "$BIN" gen --kind fft --threads 8 --vars 2000 --bugs "$bugs" --events 10000000 2>/dev/null |
+      awk 'BEGIN { FS = ", "; OFS = ", " }
+        /^#/ || NF < 4 { print; next }
+        { t = $1
+          if ($4 == "Join" && open[$5]) { print $5, ++n, $3, "End", "phase"; open[$5] = 0 }
+          if (t != "main" && !open[t] && $4 != "BarrierWait") { print t, ++n, $3, "Begin", "phase"; open[t] = 1 }
+          if ($4 == "BarrierWait" && open[t]) { print t, ++n, $3, "End", "phase"; open[t] = 0 }
+          $2 = ++n; print }' > "$work/rapid$bugs.csv"
+    "$BIN" convert --to std --rapid -o "$f" "$work/rapid$bugs.csv" 2>/dev/null
+    rm -f "$work/rapid$bugs.csv"
+    timed "$work/rapid$bugs-all.time" "$BIN" run --no-cache --engine native --quiet --analysis conflict --format json -o "$work/rapid$bugs-all.json" "$f"
+    timed "$work/rapid$bugs-first.time" "$BIN" run --no-cache --engine native --quiet --analysis conflict --first --format json -o "$work/rapid$bugs-first.json" "$f"
+    timed "$work/rapid$bugs-aero.time" "${JAVA:-java}" -cp "$RAPID_CLASSPATH" Aerodrome -f std -p "$f" > "$work/rapid$bugs-aero.out"
+    verdict() { grep -q '"id": "CS-' "$1" && echo violation || echo none; }
+    aero=$(grep -q '^Atomicity violation detected' "$work/rapid$bugs-aero.out" && echo violation || echo none)
+    at=$( [ "$aero" = violation ] && echo "at event $(sed -n 's/^Number of events analyzed = //p' "$work/rapid$bugs-aero.out"), " || true)
+    cmp=$( [ "$bugs" = 0 ] && echo all || echo first)
+    awk -v a="$(tail -1 "$work/rapid$bugs-$cmp.time")" -v r="$(tail -1 "$work/rapid$bugs-aero.time")" \
+      -v name="$( [ "$bugs" = 0 ] && echo clean || echo '2 racy counters')" -v ev="$(stat "$work/rapid$bugs-all.json" events)" \
+      -v va="$(verdict "$work/rapid$bugs-all.json")" -v vf="$(verdict "$work/rapid$bugs-first.json")" -v vr="$aero" -v at="$at" \
+      -v x="$(tail -1 "$work/rapid$bugs-all.time")" -v y="$(tail -1 "$work/rapid$bugs-first.time")" \
+      'BEGIN { split(a, A, " "); split(r, R, " "); split(x, X, " "); split(y, Y, " ")
+        printf "| %s | %s | %s, %.1f s, %.0f MB | %s, %.1f s, %.0f MB | %s, %s%.1f s, %.0f MB | %.2fx, %.2fx |\n",
+          name, ev, va, X[1], X[2] / 1024, vf, Y[1], Y[2] / 1024, vr, at, R[1], R[2] / 1024, A[1] / R[1], A[2] / R[2] }'
+    rm -f "$f" "$f.locs"
+  done
+  echo "target (issue 38): conflict at most RAPID's time and memory (ratios <= 1)"
+fi
