@@ -39,15 +39,17 @@
 // last one. The frames inside it are still available (Set.Frames, FrameOf)
 // for blame assignment.
 //
-// Extract is one pass over the events: O(events + frames) time, two int32
-// per event of memory.
+// Extract is one pass over the events in trace order: O(events + frames)
+// time, O(frames) memory (nothing per event: an event is placed by its
+// position in its thread).
 package txn
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"sort"
+	"sync/atomic"
 
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
@@ -99,23 +101,81 @@ type Txn struct {
 
 // Set is the result of Extract.
 type Set struct {
-	Frames []Frame
-	Txns   []Txn // ordered by First
+	Frames []Frame // in the order of their Enter or Begin
+	Txns   []Txn   // ordered by First
 	// Labels reports whether the trace has Begin/End events.
 	Labels bool
 
-	frameOf []int32 // per event: innermost open frame, -1
-	txnOf   []int32 // per event: index in Txns, -1
+	m  *tracemodel.Model
+	th []threadIndex // by model thread id
 }
+
+// threadIndex locates a thread's events in its frames and transactions by
+// their position in the thread: memory in the frames and transactions, not
+// in the events.
+type threadIndex struct {
+	spans []span // its transactions, in order
+	marks []mark // where its innermost frame changes, in order
+	// hint is the span of the last TxnOf answered from spans (a scan in
+	// trace order asks about the same or the next one).
+	hint atomic.Int32
+}
+
+// span is a transaction of one thread: its first and last positions in
+// the thread, and its index in Set.Txns.
+type span struct{ first, last, x int32 }
+
+// mark says that from position pos on, the innermost frame of a thread's
+// events is frame (-1: none).
+type mark struct{ pos, frame int32 }
 
 // FrameOf returns the innermost frame containing event ev (an index in
 // Model.Events), -1 if none. The Enter/Begin and Exit/End events of a frame
 // belong to it.
-func (s *Set) FrameOf(ev int32) int32 { return s.frameOf[ev] }
+func (s *Set) FrameOf(ev int32) int32 {
+	e := &s.m.Events[ev]
+	ms := s.th[e.Thread].marks
+	i := sort.Search(len(ms), func(i int) bool { return ms[i].pos > e.Pos }) - 1
+	if i < 0 {
+		return -1
+	}
+	return ms[i].frame
+}
 
 // TxnOf returns the index in Txns of the outermost transaction containing
-// event ev, -1 if ev is outside every transaction.
-func (s *Set) TxnOf(ev int32) int32 { return s.txnOf[ev] }
+// event ev, -1 if ev is outside every transaction. A scan in trace order
+// costs O(1) a call; otherwise a binary search of the thread's
+// transactions. Safe for concurrent use.
+func (s *Set) TxnOf(ev int32) int32 {
+	e := &s.m.Events[ev]
+	ti := &s.th[e.Thread]
+	sp, p := ti.spans, e.Pos
+	if len(sp) == 0 {
+		return -1
+	}
+	h := int(ti.hint.Load())
+	for k := h; k <= h+1 && k < len(sp); k++ {
+		switch {
+		case p < sp[k].first:
+			if k > 0 && p > sp[k-1].last {
+				return -1 // between two transactions
+			}
+		case p <= sp[k].last:
+			if k != h {
+				ti.hint.Store(int32(k))
+			}
+			return sp[k].x
+		case k+1 == len(sp):
+			return -1 // after the last
+		}
+	}
+	i := sort.Search(len(sp), func(i int) bool { return sp[i].first > p }) - 1
+	if i < 0 || p > sp[i].last {
+		return -1
+	}
+	ti.hint.Store(int32(i))
+	return sp[i].x
+}
 
 // Name returns the name of the frame of Txn t.
 func (s *Set) Name(t int32) string { return s.Frames[s.Txns[t].Frame].Name }
@@ -132,20 +192,36 @@ func (s *Set) Stack(f int32) []int32 {
 
 // Extract computes the frames and transactions of m. It fails only when ctx
 // is done.
+//
+// One pass over the events in trace order (a second one from the start
+// only if the trace's first Begin comes after a function frame that the
+// pass took for a transaction); the result's memory is O(frames), not
+// O(events): a transaction's events are found by their positions in their
+// thread.
 func Extract(ctx context.Context, m *tracemodel.Model, opts Options) (*Set, error) {
-	s := &Set{
-		frameOf: make([]int32, len(m.Events)),
-		txnOf:   make([]int32, len(m.Events)),
+	s, restart, err := extract(ctx, m, opts, false)
+	if err == nil && restart {
+		s, _, err = extract(ctx, m, opts, true)
 	}
-	for i := range m.Events {
-		m.Pace(i)
-		if m.Events[i].Kind == tracemodel.Begin {
-			s.Labels = true
-			break
-		}
-	}
+	return s, err
+}
+
+// tstate is a thread's state during extract.
+type tstate struct {
+	funcs, labels []int32 // open frames
+	nAtomic       int     // open atomic frames
+	cur           int32   // current span (index in threadIndex.spans), -1
+	last          int32   // frame of its previous event (the last mark)
+}
+
+// extract is Extract, with labels telling whether the trace has Begin
+// events. Without labels, it reports restart when it finds a Begin after
+// it has made a function frame a transaction by the all-functions default.
+func extract(ctx context.Context, m *tracemodel.Model, opts Options, labels bool) (s *Set, restart bool, err error) {
+	s = &Set{m: m, th: make([]threadIndex, len(m.Threads)+1), Labels: labels}
 	not := set(opts.NotAtomic)
 	only := set(opts.Atomic)
+	byDefault := false // a function frame is atomic by the all-functions default
 	atomic := func(kind FrameKind, name string, startRoutine bool) bool {
 		switch {
 		case not[name]:
@@ -155,130 +231,123 @@ func Extract(ctx context.Context, m *tracemodel.Model, opts Options) (*Set, erro
 		case s.Labels:
 			return kind == Label
 		}
-		return kind == Func && !startRoutine && name != "main"
+		if kind == Func && !startRoutine && name != "main" {
+			byDefault = true
+			return true
+		}
+		return false
 	}
-	for ti := range m.Threads {
-		th := &m.Threads[ti]
-		var funcs, labels []int32 // open frames
-		nAtomic := 0              // open atomic frames
-		cur := int32(-1)          // current Txn
+	ts := make([]tstate, len(m.Threads)+1)
+	for t := range ts {
+		ts[t].cur, ts[t].last = -1, -1
+	}
+	for ev := range m.Events {
+		m.Pace(ev)
+		if ev&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, false, fmt.Errorf("extracting transactions: %w", err)
+			}
+		}
+		e := &m.Events[ev]
+		t := e.Thread
+		st, ti := &ts[t], &s.th[t]
 		innermost := func() int32 {
 			f, l := int32(-1), int32(-1)
-			if k := len(funcs); k > 0 {
-				f = funcs[k-1]
+			if k := len(st.funcs); k > 0 {
+				f = st.funcs[k-1]
 			}
-			if k := len(labels); k > 0 {
-				l = labels[k-1]
+			if k := len(st.labels); k > 0 {
+				l = st.labels[k-1]
 			}
 			if f < 0 || (l >= 0 && s.Frames[l].Start > s.Frames[f].Start) {
 				return l
 			}
 			return f
 		}
-		for i, ev := range th.Events {
-			m.Pace(i)
-			if i&0xffff == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, fmt.Errorf("extracting transactions: %w", err)
-				}
-			}
-			e := &m.Events[ev]
-			var closed int32 = -1
-			switch e.Kind {
-			case tracemodel.Enter, tracemodel.Begin:
-				kind := Func
-				if e.Kind == tracemodel.Begin {
-					kind = Label
-				}
-				name := m.Objects[e.Obj]
-				start := i == 0 && e.Loc == 0 && kind == Func
-				f := int32(len(s.Frames))
-				s.Frames = append(s.Frames, Frame{
-					Parent: innermost(), Thread: int32(ti + 1), Kind: kind, Name: name,
-					Start: ev, End: -1, Atomic: atomic(kind, name, start),
-				})
-				if kind == Func {
-					funcs = append(funcs, f)
-				} else {
-					labels = append(labels, f)
-				}
-				if s.Frames[f].Atomic {
-					if nAtomic == 0 {
-						cur = int32(len(s.Txns))
-						s.Txns = append(s.Txns, Txn{Thread: int32(ti + 1), Frame: f, First: ev, Last: ev})
-					}
-					nAtomic++
-				}
-			case tracemodel.Exit:
-				if k := len(funcs); k > 0 {
-					closed = funcs[k-1]
-					funcs = funcs[:k-1]
-				}
-			case tracemodel.End:
-				name := m.Objects[e.Obj]
-				for k := len(labels) - 1; k >= 0; k-- {
-					if s.Frames[labels[k]].Name == name {
-						closed = labels[k]
-						labels = append(labels[:k], labels[k+1:]...)
-						break
+		var closed int32 = -1
+		switch e.Kind {
+		case tracemodel.Enter, tracemodel.Begin:
+			kind := Func
+			if e.Kind == tracemodel.Begin {
+				kind = Label
+				if !s.Labels {
+					s.Labels = true
+					if byDefault {
+						return nil, true, nil
 					}
 				}
 			}
-			if closed >= 0 {
-				s.Frames[closed].End = ev
-				s.frameOf[ev] = closed
+			name := m.Objects[e.Obj]
+			start := e.Pos == 1 && e.Loc == 0 && kind == Func
+			f := int32(len(s.Frames))
+			s.Frames = append(s.Frames, Frame{
+				Parent: innermost(), Thread: t, Kind: kind, Name: name,
+				Start: int32(ev), End: -1, Atomic: atomic(kind, name, start),
+			})
+			if kind == Func {
+				st.funcs = append(st.funcs, f)
 			} else {
-				s.frameOf[ev] = innermost()
+				st.labels = append(st.labels, f)
 			}
-			s.txnOf[ev] = cur
-			if cur >= 0 {
-				s.Txns[cur].Last = ev
+			if s.Frames[f].Atomic {
+				if st.nAtomic == 0 {
+					st.cur = int32(len(ti.spans))
+					ti.spans = append(ti.spans, span{first: e.Pos, last: e.Pos, x: int32(len(s.Txns))})
+					s.Txns = append(s.Txns, Txn{Thread: t, Frame: f, First: int32(ev), Last: int32(ev)})
+				}
+				st.nAtomic++
 			}
-			if closed >= 0 && s.Frames[closed].Atomic {
-				nAtomic--
-				if nAtomic == 0 {
-					cur = -1
+		case tracemodel.Exit:
+			if k := len(st.funcs); k > 0 {
+				closed = st.funcs[k-1]
+				st.funcs = st.funcs[:k-1]
+			}
+		case tracemodel.End:
+			name := m.Objects[e.Obj]
+			for k := len(st.labels) - 1; k >= 0; k-- {
+				if s.Frames[st.labels[k]].Name == name {
+					closed = st.labels[k]
+					st.labels = append(st.labels[:k], st.labels[k+1:]...)
+					break
 				}
 			}
 		}
-		if k := len(th.Events); k > 0 {
-			last := th.Events[k-1]
-			for _, f := range funcs {
-				s.Frames[f].End = last
-			}
-			for _, f := range labels {
-				s.Frames[f].End = last
+		f := closed
+		if closed >= 0 {
+			s.Frames[closed].End = int32(ev)
+		} else {
+			f = innermost()
+		}
+		if f != st.last {
+			ti.marks = append(ti.marks, mark{pos: e.Pos, frame: f})
+			st.last = f
+		}
+		if st.cur >= 0 {
+			sp := &ti.spans[st.cur]
+			sp.last = e.Pos
+			s.Txns[sp.x].Last = int32(ev)
+		}
+		if closed >= 0 && s.Frames[closed].Atomic {
+			st.nAtomic--
+			if st.nAtomic == 0 {
+				st.cur = -1
 			}
 		}
 	}
-	sortTxns(s)
-	return s, nil
-}
-
-// sortTxns orders Txns by First (they are built thread by thread) and
-// renumbers txnOf.
-func sortTxns(s *Set) {
-	n := len(s.Txns)
-	if n == 0 {
-		return
-	}
-	perm := make([]int32, n) // new index of old
-	idx := make([]int32, n)
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(s.Txns[a].First, s.Txns[b].First) })
-	txns := make([]Txn, n)
-	for newI, old := range idx {
-		txns[newI] = s.Txns[old]
-		perm[old] = int32(newI)
-	}
-	s.Txns = txns
-	for i, t := range s.txnOf {
-		if t >= 0 {
-			s.txnOf[i] = perm[t]
+	for t := 1; t < len(ts); t++ {
+		evs := m.Threads[t-1].Events
+		if len(evs) == 0 {
+			continue
+		}
+		last := evs[len(evs)-1]
+		for _, f := range ts[t].funcs {
+			s.Frames[f].End = last
+		}
+		for _, f := range ts[t].labels {
+			s.Frames[f].End = last
 		}
 	}
+	return s, false, nil
 }
 
 func set(names []string) map[string]bool {
