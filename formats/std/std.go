@@ -49,6 +49,9 @@ func Op(action string) (string, bool) {
 	return "", false
 }
 
+// locFile is the file of RAPID's numbered locations (parseLoc).
+var locFile = []byte("loc")
+
 // Event is one parsed line.
 type Event struct {
 	Thread, Action, Object, Object2, File string
@@ -88,8 +91,9 @@ func Split(line []byte) (Fields, bool) {
 
 // Fast returns the action of a plain event line (one of RAPID's or the
 // extension operations in lower case, no Wait, no spaces, location
-// "file:line") with its fields, without allocating; ok is false for any
-// other line, which Parse then handles.
+// "file:line" or RAPID's bare number N, file "loc") with its fields,
+// without allocating; ok is false for any other line, which Parse then
+// handles.
 func Fast(line []byte) (f Fields, action string, file []byte, n int, ok bool) {
 	f, ok = Split(line)
 	if !ok || bytes.ContainsAny(bytes.TrimSpace(line), " \t") {
@@ -98,6 +102,16 @@ func Fast(line []byte) (f Fields, action string, file []byte, n int, ok bool) {
 	action, ok = ops[string(f.Op)]
 	if !ok || action == "Wait" || action == "Begin" || action == "End" || len(f.Object) == 0 || bytes.IndexByte(f.Object, ' ') >= 0 {
 		return f, "", nil, 0, false
+	}
+	if k := len(f.Loc); k > 0 && k <= 9 && f.Loc[0] >= '0' && f.Loc[0] <= '9' {
+		// RAPID's location ids, as convert --rapid writes them.
+		for _, d := range f.Loc {
+			if d < '0' || d > '9' {
+				return f, "", nil, 0, false
+			}
+			n = n*10 + int(d-'0')
+		}
+		return f, action, locFile, n, true
 	}
 	c := bytes.LastIndexByte(f.Loc, ':')
 	if c <= 0 || c == len(f.Loc)-1 || len(f.Loc)-c > 10 {
