@@ -234,8 +234,8 @@ if [ -z "${RAPID_CLASSPATH:-}" ]; then
   echo "skipped: set RAPID_CLASSPATH to a RAPID build (umangm/rapid's classes and commons-cli) to run it"
 else
   "$BIN" formats 2>/dev/null | grep -q '^std ' || go build -o "$(dirname "$BIN")/mcpredict-format-std" ./plugins/std
-  echo "| trace | events | conflict | conflict --first | RAPID Aerodrome | time, memory / RAPID's (--first on the violation) |"
-  echo "|---|---|---|---|---|---|"
+  echo "| trace | events | conflict | conflict --first | conflict --first, CSV of the same run | RAPID Aerodrome | time, memory / RAPID's (--first on the violation) |"
+  echo "|---|---|---|---|---|---|---|"
   for bugs in 0 2; do
     f="$work/rapid$bugs.std"
     "$BIN" gen --kind fft --threads 8 --vars 2000 --bugs "$bugs" --events 10000000 2>/dev/null |
@@ -247,6 +247,7 @@ else
           if ($4 == "BarrierWait" && open[t]) { print t, ++n, $3, "End", "phase"; open[t] = 0 }
           $2 = ++n; print }' > "$work/rapid$bugs.csv"
     "$BIN" convert --to std --rapid -o "$f" "$work/rapid$bugs.csv" 2>/dev/null
+    timed "$work/rapid$bugs-csv.time" "$BIN" run --no-cache --engine native --quiet --analysis conflict --first --format json -o "$work/rapid$bugs-csv.json" "$work/rapid$bugs.csv"
     rm -f "$work/rapid$bugs.csv"
     timed "$work/rapid$bugs-all.time" "$BIN" run --no-cache --engine native --quiet --analysis conflict --format json -o "$work/rapid$bugs-all.json" "$f"
     timed "$work/rapid$bugs-first.time" "$BIN" run --no-cache --engine native --quiet --analysis conflict --first --format json -o "$work/rapid$bugs-first.json" "$f"
@@ -259,9 +260,10 @@ else
       -v name="$( [ "$bugs" = 0 ] && echo clean || echo '2 racy counters')" -v ev="$(stat "$work/rapid$bugs-all.json" events)" \
       -v va="$(verdict "$work/rapid$bugs-all.json")" -v vf="$(verdict "$work/rapid$bugs-first.json")" -v vr="$aero" -v at="$at" \
       -v x="$(tail -1 "$work/rapid$bugs-all.time")" -v y="$(tail -1 "$work/rapid$bugs-first.time")" \
-      'BEGIN { split(a, A, " "); split(r, R, " "); split(x, X, " "); split(y, Y, " ")
-        printf "| %s | %s | %s, %.1f s, %.0f MB | %s, %.1f s, %.0f MB | %s, %s%.1f s, %.0f MB | %.2fx, %.2fx |\n",
-          name, ev, va, X[1], X[2] / 1024, vf, Y[1], Y[2] / 1024, vr, at, R[1], R[2] / 1024, A[1] / R[1], A[2] / R[2] }'
+      -v z="$(tail -1 "$work/rapid$bugs-csv.time")" -v vc="$(verdict "$work/rapid$bugs-csv.json")" \
+      'BEGIN { split(a, A, " "); split(r, R, " "); split(x, X, " "); split(y, Y, " "); split(z, Z, " ")
+        printf "| %s | %s | %s, %.1f s, %.0f MB | %s, %.1f s, %.0f MB | %s, %.1f s, %.0f MB | %s, %s%.1f s, %.0f MB | %.2fx, %.2fx |\n",
+          name, ev, va, X[1], X[2] / 1024, vf, Y[1], Y[2] / 1024, vc, Z[1], Z[2] / 1024, vr, at, R[1], R[2] / 1024, A[1] / R[1], A[2] / R[2] }'
     rm -f "$f" "$f.locs"
   done
   echo "target (issue 38): conflict at most RAPID's time and memory (ratios <= 1)"
