@@ -32,9 +32,12 @@ type projector struct {
 // synchronization order, per claim.
 const setPrefilterStates = 2_000
 
+// varOrder is what the models of one variable (or set) share: its
+// data-flow order and each thread's region breaks.
 type varOrder struct {
 	once  sync.Once
 	order *tracemodel.Order
+	steps *tracemodel.StepCache
 	left  int // tasks of the variable not yet projected
 }
 
@@ -44,7 +47,7 @@ func newProjector(m *tracemodel.Model, opts Options, tasks []Task) *projector {
 	for _, t := range tasks {
 		vo := p.orders[orderKey(t)]
 		if vo == nil {
-			vo = &varOrder{}
+			vo = &varOrder{steps: tracemodel.NewStepCache()}
 			p.orders[orderKey(t)] = vo
 		}
 		vo.left++
@@ -57,23 +60,31 @@ func orderKey(t Task) [2]int { return [2]int{t.Var, t.Var2} }
 
 // taskModels builds the models of the parts of one task, one at a time.
 type taskModels struct {
-	p     *projector
-	t     Task
-	vo    *varOrder              // nil without the data-flow semantics
-	sync  *tracemodel.Projection // under the synchronization order (or the options' own)
-	df    *tracemodel.Projection // under the data-flow order, once a part needs it
-	parts []tracemodel.Part
+	p  *projector
+	t  Task
+	vo *varOrder // nil once done
+	// dataflow: the data-flow order is computed for the parts that have
+	// a violation under the synchronization order.
+	dataflow bool
+	sync     *tracemodel.Projection // under the synchronization order (or the options' own)
+	df       *tracemodel.Projection // under the data-flow order, once a part needs it
+	parts    []tracemodel.Part
 }
 
 // models returns the builder of task t's models. Each task's models are
 // built once; done must be called after the last.
 func (p *projector) models(t Task) (*taskModels, error) {
 	tm := &taskModels{p: p, t: t}
+	p.mu.Lock()
+	tm.vo = p.orders[orderKey(t)]
+	p.mu.Unlock()
 	base := p.opts
+	if tm.vo == nil { // not a task of the plan: its own, shared with none
+		tm.vo = &varOrder{steps: tracemodel.NewStepCache(), left: 1}
+	}
+	base.Steps = tm.vo.steps
 	if base.Dataflow && base.Order == nil {
-		p.mu.Lock()
-		tm.vo = p.orders[orderKey(t)]
-		p.mu.Unlock()
+		tm.dataflow = true
 		base.Dataflow = false
 	}
 	var err error
@@ -95,7 +106,7 @@ func (tm *taskModels) done() {
 	p := tm.p
 	p.mu.Lock()
 	last := false
-	if tm.vo.left--; tm.vo.left == 0 {
+	if tm.vo.left--; tm.vo.left == 0 && p.orders[orderKey(tm.t)] == tm.vo {
 		delete(p.orders, orderKey(tm.t))
 		last = true
 	}
@@ -129,7 +140,7 @@ func (tm *taskModels) modelOf(ctx context.Context, part tracemodel.Part) (pm *tr
 		return pm, false, err
 	}
 	pm, err = tm.sync.Model(part)
-	if err != nil || tm.vo == nil {
+	if err != nil || !tm.dataflow {
 		return pm, false, err
 	}
 	pre := native.New(pm)

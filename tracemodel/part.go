@@ -31,6 +31,64 @@ type Projection struct {
 
 	once   sync.Once
 	stores [2][2]bool
+	// steps is opts.Steps, or the projection's own cache when it is nil
+	// (shared with WithOrder's projections).
+	steps *StepCache
+}
+
+// A StepCache holds what the projections of one variable (or atomic set)
+// compute per thread and share across its thread pairs: the thread's
+// region breaks (a server's variable is projected once per pair, and every
+// pair of a thread found the same breaks again). It is safe for concurrent
+// use, and must serve one variable (or set) and one ProjectOptions only.
+type StepCache struct {
+	mu     sync.Mutex
+	breaks map[int]*threadBreaks
+}
+
+type threadBreaks struct {
+	once sync.Once
+	list []regionBreak
+}
+
+// NewStepCache returns an empty StepCache.
+func NewStepCache() *StepCache { return &StepCache{breaks: map[int]*threadBreaks{}} }
+
+// breaksOf returns the region breaks of thread x of the projection over all
+// its accesses, computed once per thread.
+func (p *Projection) breaksOf(x int) []regionBreak {
+	compute := func() []regionBreak {
+		return p.m.breaks(p.tids[x], p.vars, p.acc[x], p.accVar[x], p.opts)
+	}
+	c := p.steps
+	c.mu.Lock()
+	tb := c.breaks[p.tids[x]]
+	if tb == nil {
+		tb = &threadBreaks{}
+		c.breaks[p.tids[x]] = tb
+	}
+	c.mu.Unlock()
+	tb.once.Do(func() { tb.list = compute() })
+	return tb.list
+}
+
+// appendBreaks appends to raw the region breaks of thread x in the gaps
+// between the part's accesses. A part's breaks are those of the whole
+// projection: the update-return rule sees the thread's last write before
+// the part, too.
+func (p *Projection) appendBreaks(raw []rawStep, x int, part Part) []rawStep {
+	all := p.breaksOf(x)
+	lo, hi := int32(part.From[x]), int32(part.To[x]-1) // gaps lo..hi-1
+	i := sort.Search(len(all), func(i int) bool { return all[i].gap >= lo })
+	for ; i < len(all) && all[i].gap < hi; i++ {
+		b := &all[i]
+		rs := rawStep{Step: Step{Kind: b.kind, Events: []EventRef{p.m.ref(p.m.EventAt(p.tids[x], b.shown))}}, pos: b.pos, guardPos: b.pos, order: b.order}
+		if b.kind == StepBoundary {
+			rs.guardPos = b.pos - 1
+		}
+		raw = append(raw, rs)
+	}
+	return raw
 }
 
 // NewProjection returns the projection of variable v (with w > 0: of the
@@ -57,6 +115,7 @@ func (m *Model) NewProjection(v, w, t1, t2 int, opts ProjectOptions) (*Projectio
 func (p *Projection) WithOrder(ord *Order) *Projection {
 	q := &Projection{m: p.m, vars: p.vars, tids: p.tids, opts: p.opts, ord: ord, name: p.name, common: p.common,
 		acc: p.acc, accEv: p.accEv, accVar: p.accVar, src: p.src, pin: p.pin, rmw: p.rmw}
+	q.steps = p.steps
 	q.opts.Order = ord
 	return q
 }

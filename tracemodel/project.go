@@ -183,6 +183,10 @@ type ProjectOptions struct {
 	// DataflowOrder of the variable, or any other); nil means the order
 	// that Dataflow selects.
 	Order *Order `json:"-"`
+	// Steps, if set, shares each thread's region breaks among the
+	// projections of one variable (or atomic set) under these options:
+	// every pair of the thread computes the same ones (NewStepCache).
+	Steps *StepCache `json:"-"`
 }
 
 // rawStep is a step before merging, with its positions in the thread.
@@ -365,7 +369,10 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 	default:
 		ord = m.sync
 	}
-	p := &Projection{m: m, vars: vars, tids: [2]int{t1, t2}, opts: opts, ord: ord}
+	p := &Projection{m: m, vars: vars, tids: [2]int{t1, t2}, opts: opts, ord: ord, steps: opts.Steps}
+	if p.steps == nil {
+		p.steps = NewStepCache()
+	}
 	tids := p.tids
 	acc, accEv, accVar, src, pin := &p.acc, &p.accEv, &p.accVar, &p.src, &p.pin
 	// Per variable, the last two writes so far, and each thread's last.
@@ -563,7 +570,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			}
 		}
 		if !opts.NoBoundaries {
-			raw[x] = append(raw[x], m.breaks(tid, vars, acc[x], accVar[x], opts)...)
+			raw[x] = p.appendBreaks(raw[x], x, part)
 		}
 		// (pos, order) is unique: one event per position, and the steps
 		// that share one (a cond Wait's release, boundary and reacquire; an
@@ -702,15 +709,26 @@ func mergeable(a, b *rawStep) bool {
 	return a.Kind == b.Kind && (a.Kind == StepBoundary || a.Kind == StepPublish)
 }
 
+// A regionBreak is a Boundary or Publish step of a thread, before its
+// materialization as a rawStep: the position, the event that reports show
+// for it, and the gap (between the thread's accesses gap and gap+1) it
+// lies in.
+type regionBreak struct {
+	pos, shown, gap int32
+	kind            StepKind
+	order           int8
+}
+
 // breaks returns the region breaks of thread tid between consecutive
 // accesses at positions acc, of vars[accVar[i]] (accVar nil: all of vars[0]). In each gap it places at most one Boundary, at
 // the first of: a blocking event, a hand-off (with opts.Handoffs), the end
 // of an operation (with opts.Scope); and at most one Publish, at the first
 // release of a lock held at the earlier access. Later ones in the same gap
 // would only repeat them. Implicit releases of cond waits are boundaries
-// already.
-func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts ProjectOptions) []rawStep {
-	var out []rawStep
+// already. They depend on the thread alone, not on the pair: the
+// projections of the thread's pairs share them (StepCache).
+func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts ProjectOptions) []regionBreak {
+	var out []regionBreak
 	bl := m.blocking[tid-1]
 	ho := m.handoffs[tid-1]
 	locks := m.threadLocks[tid-1]
@@ -770,8 +788,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 			if at == b {
 				shown = b - 1
 			}
-			e := m.EventAt(tid, shown)
-			out = append(out, rawStep{Step: Step{Kind: StepBoundary, Events: []EventRef{m.ref(e)}}, pos: at, guardPos: at - 1, order: order})
+			out = append(out, regionBreak{pos: at, shown: shown, gap: int32(i), kind: StepBoundary, order: order})
 		}
 		pub := b
 		for _, l := range locks {
@@ -786,8 +803,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 			}
 		}
 		if pub < b {
-			e := m.EventAt(tid, pub)
-			out = append(out, rawStep{Step: Step{Kind: StepPublish, Events: []EventRef{m.ref(e)}}, pos: pub, guardPos: pub, order: 2})
+			out = append(out, regionBreak{pos: pub, shown: pub, gap: int32(i), kind: StepPublish, order: 2})
 		}
 	}
 	return out
@@ -887,7 +903,7 @@ func SemanticsOptions(name string) (ProjectOptions, error) {
 // String describes the options as `mcpredict run` prints them: the name of
 // the semantics when they are one, else the rules that are on.
 func (o ProjectOptions) String() string {
-	o.Order = nil
+	o.Order, o.Steps = nil, nil
 	if p, _ := SemanticsOptions(SemanticsPrecise); o == p {
 		return SemanticsPrecise
 	}
