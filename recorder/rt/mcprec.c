@@ -987,6 +987,8 @@ static inline void put(struct thr *t, uint64_t seq, unsigned kind, uint64_t pc, 
 	__atomic_store_n(&r->seqkind, (uint64_t)kind << 56 | seq, __ATOMIC_RELEASE);
 }
 
+static void tidmap_put(uint64_t pt, uint64_t tok);
+
 static __attribute__((noinline)) struct thr *cur_slow(int may_init)
 {
 	struct thr *t = &T;
@@ -999,7 +1001,13 @@ static __attribute__((noinline)) struct thr *cur_slow(int may_init)
 	}
 	if (s != G_READY)
 		return NULL;
-	return thr_init(0, 0);
+	/* The main thread, or a thread created by code we do not see: its
+	 * pthread_t is mapped too, so that a pthread_join of it (a signal
+	 * thread joining main after cancelling it) names the thread. */
+	struct thr *n = thr_init(0, 0);
+	if (n)
+		tidmap_put((uint64_t)pthread_self(), n->tok);
+	return n;
 }
 
 /* cur returns the recording state of the calling thread, or NULL when the
