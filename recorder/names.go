@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"fmt"
 	"io"
@@ -868,9 +869,34 @@ func (n *namer) checkFit(b *block) {
 	b.acc, b.fitDone = nil, true
 	delete(n.l.pending, b.id)
 	typ := n.l.blockType(b)
+	bad := misfits(typ, acc)
+	if len(bad) == 0 {
+		return
+	}
+	// The accesses do not fit the type a typed pointer to the block's
+	// start or the vote decided (a stale pointer of another type to a
+	// freed block whose address a new block reuses; a type whose array
+	// explains most accesses by their offset modulo its size: Apache
+	// 2.0.48's cache_object_t named as an array of mem_cache_object_t).
+	// The best type the accesses voted for that fits them all is the
+	// block's type; a block named after its path keeps the path's.
+	if _, named := n.l.paths[b.id]; !named {
+		if ft := n.l.fittingType(b, acc); ft != nil {
+			n.l.types[b.id] = ft
+			return
+		}
+	}
+	n.l.misfit[b.id] = bad
+}
+
+// misfits returns the leaves of type typ (repeated over the block) that
+// the accesses acc (the largest size starting at each offset) do not fit:
+// a leaf that an access starts inside of, or that an access at its start
+// does not cover whole. Bit-fields always fit.
+func misfits(typ dwarf.Type, acc []uint8) []leafKey {
 	es := typeSize(typ)
 	if typ == nil || es <= 0 {
-		return
+		return nil
 	}
 	var bad []leafKey
 	for off, s := range acc {
@@ -889,9 +915,7 @@ func (n *namer) checkFit(b *block) {
 			bad = append(bad, k)
 		}
 	}
-	if len(bad) > 0 {
-		n.l.misfit[b.id] = bad
-	}
+	return bad
 }
 
 // finishFit checks the blocks that had not ended when the first pass
@@ -1365,6 +1389,17 @@ func (n *namer) candidates(off, size, pc uint64) []int32 {
 // then to the first name.
 func (l *learned) votedType(b *block) dwarf.Type {
 	v := l.votes[b.id]
+	order := l.rankedVotes(b)
+	if len(order) == 0 || 2*int(v.n[order[0]]) < v.total {
+		return nil
+	}
+	return l.typeList[v.idx[order[0]]].t
+}
+
+// rankedVotes returns the indexes into the block's votes, best first (see
+// votedType).
+func (l *learned) rankedVotes(b *block) []int {
+	v := l.votes[b.id]
 	if v == nil {
 		return nil
 	}
@@ -1372,32 +1407,73 @@ func (l *learned) votedType(b *block) dwarf.Type {
 		size = l.typeList[v.idx[i]].size
 		return b.size > 0 && size == b.size, b.size > 0 && size > 0 && b.size%size == 0, size
 	}
-	better := func(i, j int) bool { // is the i-th type better than the j-th?
+	order := make([]int, len(v.idx))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
 		if v.n[i] != v.n[j] {
-			return v.n[i] > v.n[j]
+			return cmp.Compare(v.n[j], v.n[i])
 		}
 		ei, di, si := rank(i)
 		ej, dj, sj := rank(j)
 		switch {
 		case ei != ej:
-			return ei
+			if ei {
+				return -1
+			}
+			return 1
 		case di != dj:
-			return di
+			if di {
+				return -1
+			}
+			return 1
 		case si != sj:
-			return si > sj
+			return cmp.Compare(sj, si)
 		}
-		return structName(l.typeList[v.idx[i]].t) < structName(l.typeList[v.idx[j]].t)
-	}
-	best := -1
-	for i := range v.idx {
-		if best < 0 || better(i, best) {
-			best = i
+		return strings.Compare(structName(l.typeList[v.idx[i]].t), structName(l.typeList[v.idx[j]].t))
+	})
+	return order
+}
+
+// fittingType returns the best type the block's accesses voted for that
+// fits every access noted in acc exactly (nil if none does): each access
+// of up to 8 bytes is one whole leaf, not a part and not two (an 8-byte
+// access of two 4-byte fields says the type is another); a longer one (a
+// copy) starts at a leaf.
+func (l *learned) fittingType(b *block, acc []uint8) dwarf.Type {
+	v := l.votes[b.id]
+	for _, i := range l.rankedVotes(b) {
+		if t := l.typeList[v.idx[i]].t; fitsExactly(t, acc) {
+			return t
 		}
 	}
-	if best < 0 || 2*int(v.n[best]) < v.total {
-		return nil
+	return nil
+}
+
+// fitsExactly reports whether every access noted in acc is a whole leaf of
+// typ (repeated over the block), or, if longer than 8 bytes, starts at one.
+// Bit-fields always fit.
+func fitsExactly(typ dwarf.Type, acc []uint8) bool {
+	es := typeSize(typ)
+	if typ == nil || es <= 0 {
+		return false
 	}
-	return l.typeList[v.idx[best]].t
+	for off, s := range acc {
+		if s == 0 {
+			continue
+		}
+		o := int64(off)
+		idx := o / es
+		lf := typeLeaf(typ, o-idx*es)
+		if lf.bits {
+			continue
+		}
+		if lf.size <= 0 || idx*es+lf.off != o || s <= 8 && int64(s) != lf.size {
+			return false
+		}
+	}
+	return true
 }
 
 // blockLeaf names offset off in a block of type typ: base->outcnt for the
