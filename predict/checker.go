@@ -482,6 +482,7 @@ func reportable(pm *tracemodel.PairModel, pats []ltl.Pattern) []ltl.Pattern {
 // order, with the trails mapped to model steps.
 func (c *Checker) spin(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
 	pats, claims := c.patterns(pm)
+	pm.ResolveEvents() // the Promela comments name them
 	prog := promela.Emit(pm, claims)
 	name := ModelName(pm)
 	r, err := c.runner.Check(ctx, spinrunner.Model{Name: name, Source: prog.Source, Claims: prog.Claims, Steps: prog.Statements})

@@ -82,7 +82,7 @@ func (p *projector) models(t Task) (*taskModels, error) {
 	if tm.vo == nil { // not a task of the plan: its own, shared with none
 		tm.vo = &varOrder{steps: tracemodel.NewStepCache(), left: 1}
 	}
-	base.Steps = tm.vo.steps
+	base.Steps, base.LazyEvents = tm.vo.steps, true
 	if base.Dataflow && base.Order == nil {
 		tm.dataflow = true
 		base.Dataflow = false
@@ -274,6 +274,7 @@ func (p *Projector) Project(ctx context.Context, t Task) ([]*tracemodel.PairMode
 	err := p.p.each(ctx, t, func(pm *tracemodel.PairModel, holds bool) error {
 		parts = pm.Parts
 		if !holds || p.opts.Engine == EngineSpin {
+			pm.ResolveEvents() // for the worker's reports
 			out = append(out, pm)
 		}
 		return nil

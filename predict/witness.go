@@ -19,6 +19,7 @@ const WitnessContext = 200
 // accesses marked, and the bug id. The violation names no analysis
 // (Assemble does). It fails when the witness does not show the pattern.
 func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef, engine string) (bugs.Violation, error) {
+	pm.ResolveEvents()
 	cur := ltl.Obs{Brk1: pm.Broken, Brk2: pm.Broken}
 	obs := make([]ltl.Obs, 1, len(executed)+1)
 	obs[0] = cur

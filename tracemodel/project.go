@@ -87,6 +87,11 @@ type PairModel struct {
 	// the whole model passes the cut that starts this part (Part > 0): no
 	// region of either thread is open, and the claims see no access yet.
 	Broken bool `json:"broken,omitempty"`
+
+	// src and evPos: the model and, per thread, the positions of the
+	// events of the steps, until ResolveEvents.
+	src   *Model
+	evPos [2][]int32
 }
 
 // StepRef identifies a step of a PairModel: Thread is 0 or 1 (model thread 1
@@ -129,6 +134,9 @@ type Step struct {
 	// ProjectOptions.ObservedReads).
 	Source int        `json:"source,omitempty"`
 	Events []EventRef `json:"events"` // the trace events this step stands for
+	// evLo, evHi: the step's events in PairModel.evPos of its thread,
+	// while they are not resolved (ProjectOptions.LazyEvents).
+	evLo, evHi int32
 }
 
 // EventRef is a trace event, as reports show it.
@@ -187,19 +195,25 @@ type ProjectOptions struct {
 	// projections of one variable (or atomic set) under these options:
 	// every pair of the thread computes the same ones (NewStepCache).
 	Steps *StepCache `json:"-"`
+	// LazyEvents leaves the steps' Events out until
+	// PairModel.ResolveEvents: a server's models are mostly checked and
+	// dropped, and their events were a tenth of the time.
+	LazyEvents bool `json:"-"`
 }
 
 // rawStep is a step before merging, with its positions in the thread.
 type rawStep struct {
 	Step
-	pos      int32 // position of the (last) event
-	first    int32 // position of the first event (merged steps)
-	guardPos int32 // position whose clock gives the guard
-	order    int8  // tie-break at equal positions (Wait: unlock, boundary, lock)
-	k        int32 // causal requirement: position in the other thread
-	src      int32 // a read's observed write: position in the other thread (0: none)
-	pin      int32 // set models: the other thread's last write of a read's variable before it (0: none)
-	update   bool  // set models: the read of a read-modify-write kept as a read
+	pos      int32   // position of the (last) event
+	first    int32   // position of the first event (merged steps)
+	guardPos int32   // position whose clock gives the guard
+	order    int8    // tie-break at equal positions (Wait: unlock, boundary, lock)
+	k        int32   // causal requirement: position in the other thread
+	src      int32   // a read's observed write: position in the other thread (0: none)
+	pin      int32   // set models: the other thread's last write of a read's variable before it (0: none)
+	update   bool    // set models: the read of a read-modify-write kept as a read
+	ev       int32   // position of the event the step stands for
+	more     []int32 // positions of its further events (an update's write, merged steps)
 }
 
 // sortSteps orders steps by (pos, order). The steps are a few sorted runs
@@ -526,7 +540,6 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	for x := 0; x < 2; x++ {
 		tid := tids[x]
 		raw[x] = make([]rawStep, 0, 3*len(acc[x]))
-		refs := make([]EventRef, len(acc[x])) // one allocation for all access steps
 		for i := 0; i < len(acc[x]); i++ {
 			m.Pace(i)
 			pos := acc[x][i]
@@ -535,15 +548,13 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			if e.Kind == Write {
 				k = StepWrite
 			}
-			refs[i] = m.ref(e)
 			if len(vars) == 2 && rmw[x][i] && i+1 < len(acc[x]) && !(stores[1-x][accVar[x][i]] && viewOf(x, i)) {
-				refs[i+1] = m.ref(&m.Events[accEv[x][i+1]])
-				raw[x] = append(raw[x], rawStep{Step: Step{Kind: StepWrite, Second: accVar[x][i] == 1, Events: refs[i : i+2 : i+2]},
-					pos: acc[x][i+1], guardPos: acc[x][i+1]})
+				raw[x] = append(raw[x], rawStep{Step: Step{Kind: StepWrite, Second: accVar[x][i] == 1},
+					pos: acc[x][i+1], guardPos: acc[x][i+1], ev: pos, more: []int32{acc[x][i+1]}})
 				i++
 				continue
 			}
-			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1, Events: refs[i : i+1 : i+1]}, pos: pos, guardPos: pos, src: src[x][i], pin: at(pin[x], i),
+			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1}, pos: pos, guardPos: pos, ev: pos, src: src[x][i], pin: at(pin[x], i),
 				update: len(vars) == 2 && rmw[x][i]})
 		}
 		for _, l := range common {
@@ -551,8 +562,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= start[x] })
 			for ; i < len(ops) && ops[i].Pos <= end[x]; i++ {
 				op := ops[i]
-				e := m.EventAt(tid, op.Pos)
-				rs := rawStep{Step: Step{Kind: op.Kind, Events: []EventRef{m.ref(e)}}, pos: op.Pos, guardPos: op.Pos}
+				rs := rawStep{Step: Step{Kind: op.Kind}, pos: op.Pos, guardPos: op.Pos, ev: op.Pos}
 				if op.Wait {
 					if op.Kind.IsRelease() {
 						rs.guardPos, rs.order = op.Pos-1, -1
@@ -626,7 +636,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			if n := len(steps[x]); n > 0 {
 				p := &steps[x][n-1]
 				if mergeable(p, &s) && !anyIn(needed[x], p.pos, s.first) && slot(1-x, p.k) == slot(1-x, s.k) {
-					p.Events = append(p.Events, s.Events...)
+					p.more = append(append(p.more, s.ev), s.more...)
 					p.pos = s.pos
 					continue
 				}
@@ -672,6 +682,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	for x := 0; x < 2; x++ {
 		other := steps[1-x]
 		pm.Steps[x] = make([]Step, 0, len(steps[x]))
+		pm.evPos[x] = make([]int32, 0, len(steps[x]))
 		last := 0
 		rankAt := func(k int32) int { // the other thread's progress once its position k has run
 			g := 0
@@ -694,10 +705,43 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			if g := rankAt(s.src); g > last {
 				s.Source = g
 			}
+			s.evLo = int32(len(pm.evPos[x]))
+			pm.evPos[x] = append(append(pm.evPos[x], s.ev), s.more...)
+			s.evHi = int32(len(pm.evPos[x]))
 			pm.Steps[x] = append(pm.Steps[x], s.Step)
 		}
 	}
+	pm.src = m
+	if !opts.LazyEvents {
+		pm.ResolveEvents()
+	}
 	return pm, nil
+}
+
+// ResolveEvents fills in the Events of the steps of a model built with
+// ProjectOptions.LazyEvents; it does nothing on any other. A model whose
+// events are not resolved says nothing of the trace (reports, Promela
+// comments, a worker's copy need them); the checks do not read them. Not
+// safe for concurrent use on one model.
+func (pm *PairModel) ResolveEvents() {
+	m := pm.src
+	if m == nil {
+		return
+	}
+	for x := range 2 {
+		tid := pm.Threads[x].ID
+		refs := make([]EventRef, len(pm.evPos[x]))
+		for i, pos := range pm.evPos[x] {
+			refs[i] = m.ref(m.EventAt(tid, pos))
+		}
+		for i := range pm.Steps[x] {
+			st := &pm.Steps[x][i]
+			st.Events = refs[st.evLo:st.evHi:st.evHi]
+			st.evLo, st.evHi = 0, 0
+		}
+		pm.evPos[x] = nil
+	}
+	pm.src = nil
 }
 
 // mergeable reports whether two consecutive steps can be one statement.
@@ -903,7 +947,7 @@ func SemanticsOptions(name string) (ProjectOptions, error) {
 // String describes the options as `mcpredict run` prints them: the name of
 // the semantics when they are one, else the rules that are on.
 func (o ProjectOptions) String() string {
-	o.Order, o.Steps = nil, nil
+	o.Order, o.Steps, o.LazyEvents = nil, nil, false
 	if p, _ := SemanticsOptions(SemanticsPrecise); o == p {
 		return SemanticsPrecise
 	}
