@@ -3,6 +3,7 @@ package tracemodel
 import (
 	"iter"
 	"sort"
+	"sync"
 )
 
 // Model is a parsed trace: every event in observed order plus the indexes the
@@ -50,6 +51,10 @@ type Model struct {
 	maxShares   int                     // the most shares of the threads' scans (shares.go); 0: GOMAXPROCS
 	share       []int32                 // by thread - 1: its share (threadShares), dealt by the parse
 	shares      int                     // the number of shares
+	// scratch holds *modelScratch: the step buffers of Projection.Model,
+	// reused from one model to the next (a server's models are built and
+	// dropped by the thousand, and clearing fresh buffers cost a tenth).
+	scratch sync.Pool
 }
 
 // Thread is one thread of the trace.

@@ -216,11 +216,13 @@ type rawStep struct {
 	more     []int32 // positions of its further events (an update's write, merged steps)
 }
 
-// sortSteps orders steps by (pos, order). The steps are a few sorted runs
+// sortSteps orders steps by (pos, order), in place; keys is a buffer it
+// may use, returned for the next call. The steps are a few sorted runs
 // (accesses, each lock's operations, boundaries) of a struct too large to
 // move cheaply: already sorted, they are kept; otherwise packed keys
-// (position, order, index) are sorted and the steps permuted once.
-func sortSteps(steps []rawStep) []rawStep {
+// (position, order, index) are sorted and the steps permuted once, cycle
+// by cycle.
+func sortSteps(steps []rawStep, keys []uint64) []uint64 {
 	compare := func(a, b rawStep) int {
 		if a.pos != b.pos {
 			return cmp.Compare(a.pos, b.pos)
@@ -231,22 +233,67 @@ func sortSteps(steps []rawStep) []rawStep {
 	// sort as unsigned) and the index, which fits 24 bits below 16 M
 	// steps; a larger model is sorted in place.
 	if slices.IsSortedFunc(steps, compare) {
-		return steps
+		return keys
 	}
 	if len(steps) >= 1<<24 {
 		slices.SortFunc(steps, compare)
-		return steps
+		return keys
 	}
-	keys := make([]uint64, len(steps))
+	keys = keys[:0]
 	for i := range steps {
-		keys[i] = uint64(steps[i].pos)<<32 | uint64(uint8(int16(steps[i].order)+128))<<24 | uint64(i)
+		keys = append(keys, uint64(steps[i].pos)<<32|uint64(uint8(int16(steps[i].order)+128))<<24|uint64(i))
 	}
 	slices.Sort(keys)
-	out := make([]rawStep, len(steps))
-	for i, k := range keys {
-		out[i] = steps[k&(1<<24-1)]
+	// steps[i] becomes steps[from(i)]; bit 63 (positions are below 2^31)
+	// marks the slots done.
+	const index, done = 1<<24 - 1, 1 << 63
+	from := func(i int) int { return int(keys[i] & index) }
+	for i := range steps {
+		if keys[i]&done != 0 {
+			continue
+		}
+		tmp := steps[i]
+		j := i
+		for {
+			keys[j] |= done
+			k := from(j)
+			if k == i {
+				steps[j] = tmp
+				break
+			}
+			steps[j] = steps[k]
+			j = k
+		}
 	}
-	return out
+	return keys
+}
+
+// modelScratch holds the buffers of one Projection.Model call.
+type modelScratch struct {
+	raw, steps [2][]rawStep
+	keys       []uint64
+	rank       [2][]int
+}
+
+func (m *Model) getScratch() *modelScratch {
+	if sc, ok := m.scratch.Get().(*modelScratch); ok {
+		return sc
+	}
+	return &modelScratch{}
+}
+
+// putScratch keeps the buffers for the next model, without the slices of
+// further events the steps point to.
+func (m *Model) putScratch(sc *modelScratch) {
+	for x := range 2 {
+		for _, b := range [][]rawStep{sc.raw[x], sc.steps[x]} {
+			for i := range b {
+				b[i].more = nil
+			}
+		}
+		sc.raw[x], sc.steps[x], sc.rank[x] = sc.raw[x][:0], sc.steps[x][:0], sc.rank[x][:0]
+	}
+	m.scratch.Put(sc)
 }
 
 // Project builds the PairModel of variable v for threads t1 and t2 (model
@@ -529,8 +576,10 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	}
 
 	// Raw steps.
+	sc := m.getScratch()
+	defer m.putScratch(sc)
 	lockIndex := map[int32]int{}
-	var raw [2][]rawStep
+	raw := &sc.raw
 	// In set models: rmw[x][i], access i of thread x is the read of a
 	// read-modify-write; stores[x][v], thread x writes variable v other
 	// than by one.
@@ -539,7 +588,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	stores := p.storesOf()
 	for x := 0; x < 2; x++ {
 		tid := tids[x]
-		raw[x] = make([]rawStep, 0, 3*len(acc[x]))
+		raw[x] = raw[x][:0]
 		for i := 0; i < len(acc[x]); i++ {
 			m.Pace(i)
 			pos := acc[x][i]
@@ -585,7 +634,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 		// (pos, order) is unique: one event per position, and the steps
 		// that share one (a cond Wait's release, boundary and reacquire; an
 		// unlock and its publish) differ in order.
-		raw[x] = sortSteps(raw[x])
+		sc.keys = sortSteps(raw[x], sc.keys)
 		for i := range raw[x] {
 			r := &raw[x][i]
 			r.first = r.pos
@@ -629,9 +678,9 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	slot := func(x int, k int32) int {
 		return sort.Search(len(raw[x]), func(i int) bool { return raw[x][i].pos > k })
 	}
-	var steps [2][]rawStep
+	steps := &sc.steps
 	for x := 0; x < 2; x++ {
-		steps[x] = make([]rawStep, 0, len(raw[x]))
+		steps[x] = steps[x][:0]
 		for _, s := range raw[x] {
 			if n := len(steps[x]); n > 0 {
 				p := &steps[x][n-1]
@@ -645,9 +694,9 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 		}
 	}
 	// Progress marks and guards.
-	var rank [2][]int // per step: its progress value, 0 if unmarked
+	rank := &sc.rank // per step: its progress value, 0 if unmarked
 	for x := 0; x < 2; x++ {
-		rank[x] = make([]int, len(steps[x]))
+		rank[x] = append(rank[x][:0], make([]int, len(steps[x]))...)
 		for _, k := range needed[x] {
 			i := sort.Search(len(steps[x]), func(i int) bool { return steps[x][i].pos > k }) - 1
 			if i >= 0 {
