@@ -268,11 +268,57 @@ func sortSteps(steps []rawStep, keys []uint64) []uint64 {
 	return keys
 }
 
+// mergeSteps orders the steps by (pos, order): in place (merged false),
+// or into out (merged true). steps is a few runs, starting at the indexes
+// runs (ascending, the first 0), each ordered but for a run of region
+// breaks (a gap's Publish may come before its Boundary), which is sorted
+// in place first; keys is sortSteps's buffer, returned.
+func mergeSteps(steps []rawStep, runs []int, out []rawStep, keys []uint64) (_ []rawStep, merged bool, _ []uint64) {
+	less := func(a, b *rawStep) bool { return a.pos < b.pos || a.pos == b.pos && a.order < b.order }
+	var heads, ends [8]int
+	if len(runs) > len(heads) {
+		return out, false, sortSteps(steps, keys)
+	}
+	n := 0
+	for r, lo := range runs {
+		hi := len(steps)
+		if r+1 < len(runs) {
+			hi = runs[r+1]
+		}
+		if lo == hi {
+			continue
+		}
+		keys = sortSteps(steps[lo:hi], keys)
+		heads[n], ends[n] = lo, hi
+		n++
+	}
+	if n <= 1 || slices.IsSortedFunc(steps, func(a, b rawStep) int {
+		if less(&a, &b) {
+			return -1
+		}
+		return 1
+	}) {
+		return out, false, keys
+	}
+	for len(out) < len(steps) {
+		best := -1
+		for r := 0; r < n; r++ {
+			if heads[r] < ends[r] && (best < 0 || less(&steps[heads[r]], &steps[heads[best]])) {
+				best = r
+			}
+		}
+		out = append(out, steps[heads[best]])
+		heads[best]++
+	}
+	return out, true, keys
+}
+
 // modelScratch holds the buffers of one Projection.Model call.
 type modelScratch struct {
-	raw, steps [2][]rawStep
-	keys       []uint64
-	rank       [2][]int
+	raw, steps, merged [2][]rawStep
+	keys               []uint64
+	rank               [2][]int
+	runs               []int
 }
 
 func (m *Model) getScratch() *modelScratch {
@@ -286,12 +332,12 @@ func (m *Model) getScratch() *modelScratch {
 // further events the steps point to.
 func (m *Model) putScratch(sc *modelScratch) {
 	for x := range 2 {
-		for _, b := range [][]rawStep{sc.raw[x], sc.steps[x]} {
+		for _, b := range [][]rawStep{sc.raw[x], sc.steps[x], sc.merged[x]} {
 			for i := range b {
 				b[i].more = nil
 			}
 		}
-		sc.raw[x], sc.steps[x], sc.rank[x] = sc.raw[x][:0], sc.steps[x][:0], sc.rank[x][:0]
+		sc.raw[x], sc.steps[x], sc.merged[x], sc.rank[x] = sc.raw[x][:0], sc.steps[x][:0], sc.merged[x][:0], sc.rank[x][:0]
 	}
 	m.scratch.Put(sc)
 }
@@ -589,6 +635,8 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	for x := 0; x < 2; x++ {
 		tid := tids[x]
 		raw[x] = raw[x][:0]
+		runs := sc.runs[:0] // where each sorted run of raw[x] starts
+		runs = append(runs, 0)
 		for i := 0; i < len(acc[x]); i++ {
 			m.Pace(i)
 			pos := acc[x][i]
@@ -607,6 +655,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 				update: len(vars) == 2 && rmw[x][i]})
 		}
 		for _, l := range common {
+			runs = append(runs, len(raw[x]))
 			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
 			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= start[x] })
 			for ; i < len(ops) && ops[i].Pos <= end[x]; i++ {
@@ -629,12 +678,18 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			}
 		}
 		if !opts.NoBoundaries {
+			runs = append(runs, len(raw[x]))
 			raw[x] = p.appendBreaks(raw[x], x, part)
 		}
 		// (pos, order) is unique: one event per position, and the steps
 		// that share one (a cond Wait's release, boundary and reacquire; an
 		// unlock and its publish) differ in order.
-		sc.keys = sortSteps(raw[x], sc.keys)
+		sc.runs = runs
+		var merged bool
+		sc.merged[x], merged, sc.keys = mergeSteps(raw[x], runs, sc.merged[x][:0], sc.keys)
+		if merged {
+			raw[x], sc.merged[x] = sc.merged[x], raw[x]
+		}
 		for i := range raw[x] {
 			r := &raw[x][i]
 			r.first = r.pos

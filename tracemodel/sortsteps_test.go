@@ -64,3 +64,59 @@ func TestSortSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeSteps checks mergeSteps against a stable sort: sorted runs, an
+// unsorted last run (region breaks), one run, and more runs than it merges.
+func TestMergeSteps(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	run := func(n int, sorted bool) []rawStep {
+		out := make([]rawStep, n)
+		p := int32(0)
+		for i := range out {
+			p += 1 + r.Int32N(4)
+			out[i] = rawStep{pos: p}
+		}
+		if !sorted {
+			r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		runs [][]rawStep
+	}{
+		{"one run", [][]rawStep{run(50, true)}},
+		{"accesses, two locks, breaks", [][]rawStep{run(40, true), run(20, true), nil, run(30, true), run(25, false)}},
+		{"already in order", [][]rawStep{{{pos: 1}, {pos: 2}}, {{pos: 3}}, {{pos: 4}}}},
+		{"ten runs", [][]rawStep{run(5, true), run(5, true), run(5, true), run(5, true), run(5, true),
+			run(5, true), run(5, true), run(5, true), run(5, true), run(5, false)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var steps []rawStep
+			var starts []int
+			for _, r := range tt.runs {
+				starts = append(starts, len(steps))
+				steps = append(steps, r...)
+			}
+			for i := range steps {
+				steps[i].ev = int32(i)
+			}
+			want := slices.Clone(steps)
+			slices.SortStableFunc(want, func(a, b rawStep) int { return cmp.Compare(a.pos, b.pos) })
+			out, merged, _ := mergeSteps(steps, starts, nil, nil)
+			got := steps
+			if merged {
+				got = out
+			}
+			if len(got) != len(want) {
+				t.Fatalf("got %d steps, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i].pos != want[i].pos {
+					t.Fatalf("step %d: pos %d, want %d", i, got[i].pos, want[i].pos)
+				}
+			}
+		})
+	}
+}
