@@ -140,7 +140,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 	seen := newKeySet(1024)
 	// next: the tuple that a tuple and an observation step to, so that
 	// the automata run once per (tuple, observation), not once per state.
-	next := map[uint64]uint64{}
+	next := newKeyMap(256)
 	seen.add(keys[0])
 	for head := 0; head < len(keys) && open > 0 && !(c.AnyViolation && open < k); head++ {
 		if head&0xfff == 0 {
@@ -161,7 +161,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 			moved = append(moved, int8(x))
 			o := c.obs(npc, nv)
 			tk := t<<obsKeyBits | obsKey(o)
-			ntid, known := next[tk]
+			ntid, known := next.get(tk)
 			if !known {
 				before := open
 				nt, ok := step(tuples[t], o, n)
@@ -176,7 +176,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 					// the table: it records the witness. A claim that
 					// accepted later keeps its states in the steps
 					// recorded before: it no longer matters.
-					next[tk] = ntid
+					next.put(tk, ntid)
 				}
 			}
 			key := packJ(npc, valueIndex(nv), ntid)

@@ -73,3 +73,80 @@ func (s *keySet) add(k uint64) bool {
 		}
 	}
 }
+
+// keyMap maps state keys to values, as keySet stores keys: the joint
+// search's table of automaton steps is asked once per transition.
+type keyMap struct {
+	keys    []uint64 // key+1; 0: empty
+	vals    []uint64
+	n       int
+	zero    bool // the key ^0 has a value, zeroVal
+	zeroVal uint64
+	shift   uint
+	maxLoad int
+}
+
+// newKeyMap returns an empty map sized for about hint keys.
+func newKeyMap(hint int) *keyMap {
+	m := &keyMap{}
+	size := 16
+	for size*3/4 < hint {
+		size *= 2
+	}
+	m.resize(size)
+	return m
+}
+
+func (m *keyMap) resize(size int) {
+	oldK, oldV := m.keys, m.vals
+	m.keys, m.vals = make([]uint64, size), make([]uint64, size)
+	m.shift = 64
+	for n := size; n > 1; n >>= 1 {
+		m.shift--
+	}
+	m.maxLoad = size * 3 / 4
+	for i, k := range oldK {
+		if k != 0 {
+			j := m.slot(k)
+			m.keys[j], m.vals[j] = k, oldV[i]
+		}
+	}
+}
+
+// slot returns the slot of slot value k (key+1): its own, or the empty
+// one where it goes.
+func (m *keyMap) slot(k uint64) uint64 {
+	mask := uint64(len(m.keys) - 1)
+	i := (k * 0x9E3779B97F4A7C15) >> m.shift
+	for m.keys[i] != k && m.keys[i] != 0 {
+		i = (i + 1) & mask
+	}
+	return i
+}
+
+// get returns the value of key k and whether it has one.
+func (m *keyMap) get(k uint64) (uint64, bool) {
+	if k+1 == 0 {
+		return m.zeroVal, m.zero
+	}
+	i := m.slot(k + 1)
+	return m.vals[i], m.keys[i] != 0
+}
+
+// put sets the value of key k.
+func (m *keyMap) put(k, v uint64) {
+	if k+1 == 0 {
+		m.zero, m.zeroVal = true, v
+		return
+	}
+	i := m.slot(k + 1)
+	if m.keys[i] == 0 {
+		m.keys[i] = k + 1
+		if m.n++; m.n > m.maxLoad {
+			m.vals[i] = v
+			m.resize(2 * len(m.keys))
+			return
+		}
+	}
+	m.vals[i] = v
+}

@@ -24,3 +24,28 @@ func TestKeySet(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyMap puts and gets random keys, with repeats, overwrites and the
+// extreme values, in a keyMap and a map, through many resizes.
+func TestKeyMap(t *testing.T) {
+	for _, hint := range []int{0, 1, 1000} {
+		r := rand.New(rand.NewSource(int64(hint) + 7))
+		km, m := newKeyMap(hint), map[uint64]uint64{}
+		keys := []uint64{0, math.MaxUint64, math.MaxUint64 - 1, 1}
+		for range 50000 {
+			keys = append(keys, uint64(r.Intn(20000))<<uint(r.Intn(40)))
+		}
+		for i, k := range append(keys, keys...) {
+			got, ok := km.get(k)
+			want, wantOK := m[k]
+			if ok != wantOK || got != want {
+				t.Fatalf("hint %d: get(%#x) = %d, %v, want %d, %v", hint, k, got, ok, want, wantOK)
+			}
+			if i%3 != 0 {
+				v := r.Uint64()
+				km.put(k, v)
+				m[k] = v
+			}
+		}
+	}
+}
