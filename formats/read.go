@@ -117,8 +117,9 @@ func (h *Host) read(ctx context.Context, p *proc, file, name string, opts tracem
 	src := &source{p: p, name: name, table: [][]byte{nil}, actions: actionBytes(), batches: make(chan fetched, 2)}
 	go src.fetch(ctx, open.Session)
 	m, err := tracemodel.ParseRecords(ctx, src, name, opts)
-	if err != nil && !src.done {
-		// Stopped early (bad input, cancelled): end the plugin's read.
+	if !src.done {
+		// Stopped early (bad input, cancelled, or by opts.Visit with a
+		// model of the prefix): end the plugin's read.
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), p.timeout)
 		_ = p.call(cctx, "Close", formatplugin.SessionArgs{Session: open.Session}, &formatplugin.Empty{})
 		ccancel()

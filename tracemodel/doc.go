@@ -18,4 +18,8 @@
 // Parse uses two goroutines (one reads and splits the lines, the caller's
 // applies them, readlines.go), and the scans that keep a state per thread
 // use one per core (shares.go); their results do not depend on either.
+//
+// Options.Visit sees each event as the parse adds it and may stop the read
+// there (stream.go): the model is then that of the events read, with the
+// indexes a report needs but not the orders and projections.
 package tracemodel

@@ -61,6 +61,12 @@ type Options struct {
 	// goroutine that reads the input (not the caller's): a progress bar
 	// of a long read.
 	Progress func(read int64)
+	// Visit, if set, is called with each event as the parse adds it to
+	// the model, from the caller's goroutine, before the next line is
+	// read; true stops the read there. The model it is given, and the
+	// one a stopped parse returns, holds the events read so far (see
+	// stream.go for what of it may be used).
+	Visit Visitor
 }
 
 // progressReader counts the bytes read through it for Options.Progress.
@@ -179,11 +185,15 @@ func Parse(ctx context.Context, r io.Reader, name string, opts Options) (*Model,
 					return fmt.Errorf("%s:%d: %w", name, turn.at, err)
 				}
 				if turn.hasLine {
+					n := len(b.m.Events)
 					if err := b.take(&turn.line); err != nil {
 						return err
 					}
 					if err := overEvents(name, turn.line.n, len(b.m.Events), maxEvents); err != nil {
 						return err
+					}
+					if b.visit(n) {
+						return errStopped
 					}
 				}
 				if turn.err != nil {

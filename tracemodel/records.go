@@ -78,6 +78,7 @@ func ParseRecords(ctx context.Context, src RecordSource, name string, opts Optio
 						return cerr
 					}
 				}
+				before := len(b.m.Events)
 				msg := r.Problem
 				if msg == "" {
 					loc, msg = recordLoc(loc[:0], r)
@@ -109,6 +110,9 @@ func ParseRecords(ctx context.Context, src RecordSource, name string, opts Optio
 				}
 				if err := overEvents(name, n, len(b.m.Events), maxEvents); err != nil {
 					return err
+				}
+				if b.visit(before) {
+					return errStopped
 				}
 			}
 		}

@@ -278,7 +278,15 @@ func (b *builder) build(name string, read func() error) (*Model, error) {
 		}
 	}()
 	if err := read(); err != nil {
-		return nil, err
+		if !errors.Is(err, errStopped) {
+			return nil, err
+		}
+		m, err := b.finishPrefix()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		ok = true
+		return m, nil
 	}
 	if b.eventLines == 0 && !b.opts.AllowEmpty && b.m.Skipped == 0 {
 		// A broken recording step must not pass as a clean program.
