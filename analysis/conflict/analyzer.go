@@ -43,6 +43,45 @@ func NewWith(o Options, tx *analysis.Analyzer, also ...*analysis.Analyzer) *anal
 	for _, a := range also {
 		req = append(req, a)
 	}
+	return newAnalyzer(req, func(ctx context.Context, pass *analysis.Pass) (any, error) {
+		check := Check
+		if o.First {
+			check = CheckFirst
+		}
+		vs, st, err := check(ctx, pass.Model, txn.Of(pass, tx))
+		if err != nil {
+			return nil, err
+		}
+		reported := map[string][]string{}
+		for _, a := range also {
+			if r, ok := pass.ResultOf[a].(TxnReporter); ok {
+				for name, ds := range r.TxnReports() {
+					for _, d := range ds {
+						reported[name] = append(reported[name], a.Name+": "+d)
+					}
+				}
+			}
+		}
+		both := map[string]bool{}
+		for i := range vs {
+			f := finding(&vs[i])
+			if ds := reported[vs[i].Txn.Name]; len(ds) > 0 {
+				both[vs[i].Txn.Name] = true
+				f.Message += " (also " + strings.Join(ds, "; ") + ")"
+			}
+			pass.Report(f)
+		}
+		sum := summarize(st)
+		if len(also) > 0 {
+			sum += fmt.Sprintf(", %d transaction names also reported by %s, %d only by it", len(both), names(also), len(reported)-len(both))
+		}
+		pass.Summarize("%s", sum)
+		return nil, nil
+	})
+}
+
+// newAnalyzer returns the analysis with its requirements and its Run.
+func newAnalyzer(req []analysis.Requirement, run func(context.Context, *analysis.Pass) (any, error)) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     Name,
 		Doc:      "conflict-serializability of the observed trace (Enter/Exit, Begin/End transactions): a cycle of conflicts (reads, writes, locks, every synchronization) through a transaction and other threads' transactions, with the cycle as witness",
@@ -52,42 +91,12 @@ func NewWith(o Options, tx *analysis.Analyzer, also ...*analysis.Analyzer) *anal
 			{ID: Kind, Name: "not conflict-serializable", Help: "An event of the transaction precedes and conflicts with an event of another thread's transaction, which (directly or through more transactions) precedes and conflicts with a later event of the transaction: no serial order of the transactions gives the observed trace's conflicts."},
 		},
 		IDPrefix: "CS",
-		Run: func(ctx context.Context, pass *analysis.Pass) (any, error) {
-			check := Check
-			if o.First {
-				check = CheckFirst
-			}
-			vs, st, err := check(ctx, pass.Model, txn.Of(pass, tx))
-			if err != nil {
-				return nil, err
-			}
-			reported := map[string][]string{}
-			for _, a := range also {
-				if r, ok := pass.ResultOf[a].(TxnReporter); ok {
-					for name, ds := range r.TxnReports() {
-						for _, d := range ds {
-							reported[name] = append(reported[name], a.Name+": "+d)
-						}
-					}
-				}
-			}
-			both := map[string]bool{}
-			for i := range vs {
-				f := finding(&vs[i])
-				if ds := reported[vs[i].Txn.Name]; len(ds) > 0 {
-					both[vs[i].Txn.Name] = true
-					f.Message += " (also " + strings.Join(ds, "; ") + ")"
-				}
-				pass.Report(f)
-			}
-			sum := fmt.Sprintf("%d transactions, %d cycles, %d witnesses", st.Txns, st.Cycles, st.Witnesses)
-			if len(also) > 0 {
-				sum += fmt.Sprintf(", %d transaction names also reported by %s, %d only by it", len(both), names(also), len(reported)-len(both))
-			}
-			pass.Summarize("%s", sum)
-			return nil, nil
-		},
+		Run:      run,
 	}
+}
+
+func summarize(st Stats) string {
+	return fmt.Sprintf("%d transactions, %d cycles, %d witnesses", st.Txns, st.Cycles, st.Witnesses)
 }
 
 func names(as []*analysis.Analyzer) string {

@@ -85,6 +85,17 @@
 // witness each, with a count); at most MaxWitnesses are rebuilt, the
 // others name the closing event only.
 //
+// # Reading as a stream
+//
+// Stream (stream.go) is CheckFirst on a trace as it is parsed
+// (tracemodel.Options.Visit): mcpredict run --analysis conflict --first
+// stops reading once the first cycle is found and the prefix decides the
+// report, which is then CheckFirst's of the whole trace (the conditions,
+// and the one departure, are in Stream's comment). The pass keeps no state
+// that needs the whole trace: clocks grow as threads appear, objects are
+// numbered by kind as the trace names them, a barrier's departure is
+// known from the thread's previous event.
+//
 // # What it does not do
 //
 // It checks the observed order only, as Velodrome does: a transaction
@@ -246,16 +257,35 @@ func Verdict(ctx context.Context, m *tracemodel.Model, ts *txn.Set) (bool, error
 	return true, nil
 }
 
-// vc is a vector clock, indexed by model thread id - 1.
+// vc is a vector clock, indexed by model thread id - 1. Entries past its
+// length are 0 (a clock that never heard of a thread; threads appear as a
+// trace is read).
 type vc []uint32
+
+// at returns entry i.
+func (v vc) at(i int) uint32 {
+	if i < len(v) {
+		return v[i]
+	}
+	return 0
+}
+
+// fit makes v at least n entries long.
+func (v *vc) fit(n int) {
+	if len(*v) < n {
+		*v = append(*v, make(vc, n-len(*v))...)
+	}
+}
 
 // join sets v to v ⊔ w and reports whether an entry other than own
 // (an index, -1 for none) grew.
-func (v vc) join(w vc, own int) bool {
+func (v *vc) join(w vc, own int) bool {
+	v.fit(len(w))
+	d := *v
 	grew := false
 	for i, x := range w {
-		if x > v[i] {
-			v[i] = x
+		if x > d[i] {
+			d[i] = x
 			if i != own {
 				grew = true
 			}
@@ -265,12 +295,22 @@ func (v vc) join(w vc, own int) bool {
 }
 
 // joinBut sets v to v ⊔ w, except entry skip.
-func (v vc) joinBut(w vc, skip int) {
+func (v *vc) joinBut(w vc, skip int) {
+	v.fit(len(w))
+	d := *v
 	for i, x := range w {
-		if x > v[i] && i != skip {
-			v[i] = x
+		if x > d[i] && i != skip {
+			d[i] = x
 		}
 	}
+}
+
+// set sets v to a copy of w.
+func (v *vc) set(w vc) {
+	v.fit(len(w))
+	d := *v
+	copy(d, w)
+	clear(d[len(w):])
 }
 
 type objState struct {
@@ -300,16 +340,19 @@ type thread struct {
 }
 
 type checker struct {
-	m     *tracemodel.Model
-	ts    *txn.Set
-	acc   *accessor
-	obj   objects
-	th    []thread
-	objs  []objState
-	open  []int32 // threads with an open transaction
-	out   []Violation
-	stats Stats
-	index map[string]int
+	m   *tracemodel.Model
+	ts  *txn.Set
+	acc *accessor
+	// live is the extraction of the transactions as the trace is read
+	// (Stream); nil when ts holds the whole trace's.
+	live *txn.Stream
+	th   []thread
+	// The objects' states by class (objVar, objSync, objThread).
+	vars, syncs, thrs []objState
+	open              []int32 // threads with an open transaction
+	out               []Violation
+	stats             Stats
+	index             map[string]int
 	// prefMax[i] is the latest Last of the transactions 0..i (witness).
 	prefMax []int32
 	// stopFirst stops recording at the first cycle (Verdict).
@@ -318,25 +361,71 @@ type checker struct {
 
 func newChecker(m *tracemodel.Model, ts *txn.Set) *checker {
 	n := len(m.Threads)
-	c := &checker{m: m, ts: ts, acc: newAccessor(m), obj: newObjects(m), index: map[string]int{}}
-	c.th = make([]thread, n+1)
+	c := &checker{m: m, ts: ts, acc: newAccessor(m), index: map[string]int{}}
+	c.thread(int32(n))
 	for t := 1; t <= n; t++ {
 		c.th[t].c = make(vc, n)
-		c.th[t].txn = -1
 	}
-	c.objs = make([]objState, c.obj.count(m))
+	c.vars = make([]objState, len(m.Vars))
+	c.syncs = make([]objState, len(m.Objects))
+	c.thrs = make([]objState, n+1)
 	return c
 }
 
+// thread makes room for the threads up to model id t.
+func (c *checker) thread(t int32) {
+	for int32(len(c.th)) <= t {
+		c.th = append(c.th, thread{txn: -1})
+	}
+}
+
+// class returns the states of o's class and o's index in it.
+func (c *checker) class(o int32) (*[]objState, int32) {
+	switch o &^ classIndex {
+	case classVar:
+		return &c.vars, o & classIndex
+	case classSync:
+		return &c.syncs, o & classIndex
+	}
+	return &c.thrs, o & classIndex
+}
+
+// fitObj makes room for the state of object o.
+func (c *checker) fitObj(o int32) {
+	ss, i := c.class(o)
+	if int(i) >= len(*ss) {
+		*ss = append(*ss, make([]objState, int(i)+1-len(*ss))...)
+	}
+}
+
+// obj returns the state of object o (fitObj made room for it).
+func (c *checker) obj(o int32) *objState {
+	ss, i := c.class(o)
+	return &(*ss)[i]
+}
+
+// event checks event ev of a whole trace.
 func (c *checker) event(ev int32, buf []access) []access {
+	x := c.ts.TxnOf(ev)
+	return c.step(ev, x, x >= 0 && c.ts.Txns[x].Last == ev, buf)
+}
+
+// step checks event ev, of transaction x (-1: none), the transaction's
+// last event if ends.
+func (c *checker) step(ev, x int32, ends bool, buf []access) []access {
 	e := &c.m.Events[ev]
 	t := e.Thread
-	th := &c.th[t]
-	x := c.ts.TxnOf(ev)
+	c.thread(t)
+	if e.Kind == tracemodel.Create || e.Kind == tracemodel.Join {
+		c.thread(e.Obj)
+	}
 	if x >= 0 && c.ts.Txns[x].First == ev {
 		c.begin(t, x)
 	}
 	buf = c.acc.of(ev, buf)
+	for _, a := range buf {
+		c.fitObj(a.obj)
+	}
 	// An event is one node of the graph (or part of one): it receives on
 	// all its accesses before any of them records its clock.
 	for _, a := range buf {
@@ -353,7 +442,7 @@ func (c *checker) event(ev int32, buf []access) []access {
 			c.recordRead(t, a.obj)
 		}
 	}
-	if th.open && c.ts.Txns[th.txn].Last == ev {
+	if ends && c.th[t].open {
 		c.end(t, ev)
 	}
 	return buf
@@ -361,6 +450,7 @@ func (c *checker) event(ev int32, buf []access) []access {
 
 func (c *checker) begin(t, x int32) {
 	th := &c.th[t]
+	th.c.fit(int(t))
 	th.c[t-1]++
 	th.b, th.txn, th.open, th.grew, th.found = th.c[t-1], x, true, false, false
 	c.open = append(c.open, t)
@@ -370,7 +460,7 @@ func (c *checker) begin(t, x int32) {
 // t's open transaction reaches the sender: then a cycle closed at ev.
 func (c *checker) receive(t int32, check, from vc, ev int32) {
 	th := &c.th[t]
-	if th.open && check[t-1] >= th.b {
+	if th.open && check.at(int(t-1)) >= th.b {
 		c.cycle(t, ev)
 		return
 	}
@@ -391,7 +481,7 @@ func (c *checker) source(s *objState) vc {
 // with: the last write of the object from another thread, and for a write
 // its reads.
 func (c *checker) receiveAccess(t int32, a access, ev int32) {
-	s := &c.objs[a.obj]
+	s := c.obj(a.obj)
 	if s.lastW != 0 && s.lastW != t {
 		src := c.source(s)
 		c.receive(t, src, src, ev)
@@ -410,7 +500,7 @@ func (c *checker) receiveAccess(t int32, a access, ev int32) {
 
 // recordWrite makes the write of o by t at ev the object's last.
 func (c *checker) recordWrite(t, o, ev int32) {
-	s := &c.objs[o]
+	s := c.obj(o)
 	th := &c.th[t]
 	s.lastEv = ev
 	if th.open {
@@ -426,7 +516,7 @@ func (c *checker) recordWrite(t, o, ev int32) {
 
 // recordRead adds a read of o by t to the object's reads.
 func (c *checker) recordRead(t, o int32) {
-	s := &c.objs[o]
+	s := c.obj(o)
 	th := &c.th[t]
 	if !th.open {
 		c.joinRead(o, th.c, t)
@@ -443,25 +533,26 @@ func (c *checker) recordRead(t, o int32) {
 
 // setWrite sets the write clock of o to a copy of src.
 func (c *checker) setWrite(o int32, src vc) {
-	s := &c.objs[o]
-	old := s.w
-	if old == nil {
-		s.w = make(vc, len(src))
+	s := c.obj(o)
+	if s.w == nil {
+		s.w = make(vc, 0, len(src))
+		c.register(o, nil, nil, src)
+	} else {
+		c.register(o, s.w, nil, src)
 	}
-	c.register(o, old, nil, src)
-	copy(s.w, src)
+	s.w.set(src)
 }
 
 // joinWrite joins src into the write clock of o.
 func (c *checker) joinWrite(o int32, src vc) {
-	s := &c.objs[o]
+	s := c.obj(o)
 	c.register(o, s.w, nil, src)
 	s.w.join(src, -1)
 }
 
 // joinRead joins the clock src of a read by thread r into o's read clocks.
 func (c *checker) joinRead(o int32, src vc, r int32) {
-	s := &c.objs[o]
+	s := c.obj(o)
 	if s.r == nil {
 		n := len(src)
 		s.r, s.chr = make(vc, n), make(vc, n)
@@ -476,9 +567,9 @@ func (c *checker) joinRead(o int32, src vc, r int32) {
 // that transaction's growth.
 func (c *checker) register(o int32, old1, old2, src vc) {
 	for _, u := range c.open {
-		i := u - 1
+		i := int(u - 1)
 		b := c.th[u].b
-		if src[i] < b || (old1 != nil && old1[i] >= b) || (old2 != nil && old2[i] >= b) {
+		if src.at(i) < b || old1.at(i) >= b || old2.at(i) >= b {
 			continue
 		}
 		c.th[u].upd = append(c.th[u].upd, o)
@@ -500,30 +591,30 @@ func (c *checker) end(t, ev int32) {
 		// Everyone who knows the transaction learns what reached it.
 		for u := int32(1); u < int32(len(c.th)); u++ {
 			o := &c.th[u]
-			if u == t || o.c[i] < th.b {
+			if u == t || o.c.at(i) < th.b {
 				continue
 			}
 			c.receive(u, th.c, th.c, ev)
 		}
 		for _, o := range th.upd {
-			s := &c.objs[o]
-			if s.w != nil && s.w[i] >= th.b {
+			s := c.obj(o)
+			if s.w.at(i) >= th.b {
 				c.joinWrite(o, th.c)
 			}
-			if s.r != nil && s.r[i] >= th.b {
+			if s.r.at(i) >= th.b {
 				c.joinRead(o, th.c, t)
 			}
 		}
 	}
 	for _, o := range th.writes {
-		if s := &c.objs[o]; s.lastW == t && s.stale {
+		if s := c.obj(o); s.lastW == t && s.stale {
 			s.stale = false
 			c.setWrite(o, th.c)
 		}
 	}
 	for _, o := range th.reads {
 		c.joinRead(o, th.c, t)
-		s := &c.objs[o]
+		s := c.obj(o)
 		for k, r := range s.staleR {
 			if r == t {
 				s.staleR = append(s.staleR[:k], s.staleR[k+1:]...)

@@ -50,8 +50,10 @@ func TestStateBounded(t *testing.T) {
 			for u := range c.th {
 				n += len(c.th[u].writes) + len(c.th[u].reads) + len(c.th[u].upd)
 			}
-			for o := range c.objs {
-				n += len(c.objs[o].staleR)
+			for _, ss := range [][]objState{c.vars, c.syncs, c.thrs} {
+				for o := range ss {
+					n += len(ss[o].staleR)
+				}
 			}
 			live = max(live, n)
 		}
@@ -61,8 +63,9 @@ func TestStateBounded(t *testing.T) {
 		if len(c.open) > tc.threads {
 			t.Errorf("%d events: %d open transactions at the end", tc.events, len(c.open))
 		}
-		if bound := tc.threads * len(c.objs); live > bound {
-			t.Errorf("%d events: %d live entries, over %d threads x %d objects", tc.events, live, tc.threads, len(c.objs))
+		objs := len(c.vars) + len(c.syncs) + len(c.thrs)
+		if bound := tc.threads * objs; live > bound {
+			t.Errorf("%d events: %d live entries, over %d threads x %d objects", tc.events, live, tc.threads, objs)
 		}
 		peak[tc.events] = live
 	}

@@ -2,6 +2,7 @@ package conflict
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/mcpredict/mcpredict/analysis/txn"
@@ -104,7 +105,7 @@ func (c *checker) witness(x, close int32) ([]Step, []int32) {
 	threads := []int32{m.Events[c.ts.Txns[x].First].Thread}
 	for _, e := range path {
 		if e.obj >= 0 {
-			name := c.obj.name(m, e.obj)
+			name := objName(m, e.obj)
 			steps = append(steps, Step{From: c.ref(e.fromEv, RoleOut, e.obj), To: c.ref(e.toEv, RoleIn, e.obj), Object: name, fromEv: e.fromEv, toEv: e.toEv})
 		}
 		if t := m.Events[e.toEv].Thread; t != threads[len(threads)-1] && e.to != vx {
@@ -120,10 +121,10 @@ func (c *checker) witness(x, close int32) ([]Step, []int32) {
 func (c *checker) ref(ev int32, role string, obj int32) EventRef {
 	r := txn.Ref(c.m, ev, role)
 	e := &c.m.Events[ev]
-	name := c.obj.name(c.m, obj)
+	name := objName(c.m, obj)
 	if r.Object != name && !(e.Kind == tracemodel.Wait) {
 		switch {
-		case obj >= c.obj.nVars+c.obj.nObjs:
+		case obj&^classIndex == classThread:
 			r.Action = "Start"
 		default:
 			r.Action = "LeaveBarrier"
@@ -140,17 +141,25 @@ func (c *checker) ref(ev int32, role string, obj int32) EventRef {
 // start would overlap the chain).
 func (c *checker) windowStart(x int32) int32 {
 	txns := c.ts.Txns
-	if c.prefMax == nil {
-		c.prefMax = make([]int32, len(txns))
+	// last is a transaction's last event; one still open while the trace
+	// is read ends after every event so far.
+	last := func(i int) int32 {
+		if c.live != nil && c.live.Open(int32(i)) {
+			return math.MaxInt32
+		}
+		return txns[i].Last
+	}
+	if c.prefMax == nil || c.live != nil {
+		c.prefMax = c.prefMax[:0]
 		mx := int32(-1)
-		for i, t := range txns {
-			mx = max(mx, t.Last)
-			c.prefMax[i] = mx
+		for i := range txns {
+			mx = max(mx, last(i))
+			c.prefMax = append(c.prefMax, mx)
 		}
 	}
 	s := txns[x].First
 	for i := x - 1; i >= 0 && c.prefMax[i] >= s; i-- {
-		if txns[i].Last >= s {
+		if last(int(i)) >= s {
 			s = txns[i].First
 		}
 	}
@@ -158,7 +167,6 @@ func (c *checker) windowStart(x int32) int32 {
 }
 
 type graph struct {
-	nVars   int32   // objects below are variables
 	txnNode []int32 // node of each transaction, -1
 	nodes   int32
 	edges   []edge
@@ -176,7 +184,7 @@ type lastAccess struct {
 // write, from the child's latest event to a Join, and program order).
 func newGraph(c *checker, start, close int32) *graph {
 	m := c.m
-	g := &graph{nVars: c.obj.nVars, txnNode: make([]int32, len(c.ts.Txns))}
+	g := &graph{txnNode: make([]int32, len(c.ts.Txns))}
 	for i := range g.txnNode {
 		g.txnNode[i] = -1
 	}
@@ -238,7 +246,7 @@ func newGraph(c *checker, start, close int32) *graph {
 		}
 		if e.Kind == tracemodel.Join && e.Obj != t {
 			if p := lastNode[e.Obj]; p >= 0 {
-				g.edges = append(g.edges, edge{from: p, to: n, fromEv: lastEv[e.Obj], toEv: ev, obj: c.obj.thread(e.Obj)})
+				g.edges = append(g.edges, edge{from: p, to: n, fromEv: lastEv[e.Obj], toEv: ev, obj: objThread(e.Obj)})
 			}
 		}
 	}
@@ -271,7 +279,7 @@ func (g *graph) cost(e *edge) int32 {
 	switch {
 	case e.obj < 0:
 		return 0
-	case e.obj < g.nVars:
+	case e.obj&^classIndex == classVar:
 		return costVar
 	}
 	return costSync

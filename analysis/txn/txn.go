@@ -41,7 +41,8 @@
 //
 // Extract is one pass over the events in trace order: O(events + frames)
 // time, O(frames) memory (nothing per event: an event is placed by its
-// position in its thread).
+// position in its thread). Stream is the same pass fed one event at a
+// time as a trace is read, for an analysis that decides on a prefix.
 package txn
 
 import (
@@ -214,33 +215,177 @@ type tstate struct {
 	last          int32   // frame of its previous event (the last mark)
 }
 
+// extractor is the state of one pass of extract, fed one event at a time
+// in trace order (Extract over a whole model, Stream as a trace is read).
+type extractor struct {
+	s         *Set
+	m         *tracemodel.Model
+	not, only map[string]bool
+	byDefault bool // a function frame is atomic by the all-functions default
+	ts        []tstate
+}
+
+func newExtractor(m *tracemodel.Model, opts Options, labels bool) *extractor {
+	x := &extractor{s: &Set{m: m, Labels: labels}, m: m, not: set(opts.NotAtomic), only: set(opts.Atomic)}
+	x.grow(int32(len(m.Threads)))
+	return x
+}
+
+// grow makes room for the threads up to model id t.
+func (x *extractor) grow(t int32) {
+	for int32(len(x.ts)) <= t {
+		x.ts = append(x.ts, tstate{cur: -1, last: -1})
+		x.s.th = append(x.s.th, threadIndex{})
+	}
+}
+
+func (x *extractor) atomic(kind FrameKind, name string, startRoutine bool) bool {
+	switch {
+	case x.not[name]:
+		return false
+	case len(x.only) > 0:
+		return x.only[name]
+	case x.s.Labels:
+		return kind == Label
+	}
+	if kind == Func && !startRoutine && name != "main" {
+		x.byDefault = true
+		return true
+	}
+	return false
+}
+
+// add places event ev, the next in trace order. It returns the
+// transaction of ev (-1 if none) and whether ev is its last event
+// (closes its last atomic frame); restart is true, and nothing else is
+// done, when ev is the trace's first Begin and a function frame was taken
+// for a transaction by the all-functions default (the pass is void: the
+// trace has labels).
+func (x *extractor) add(ev int32) (txn int32, ends, restart bool) {
+	s, m := x.s, x.m
+	e := &m.Events[ev]
+	t := e.Thread
+	x.grow(t)
+	st, ti := &x.ts[t], &s.th[t]
+	innermost := func() int32 {
+		f, l := int32(-1), int32(-1)
+		if k := len(st.funcs); k > 0 {
+			f = st.funcs[k-1]
+		}
+		if k := len(st.labels); k > 0 {
+			l = st.labels[k-1]
+		}
+		if f < 0 || (l >= 0 && s.Frames[l].Start > s.Frames[f].Start) {
+			return l
+		}
+		return f
+	}
+	var closed int32 = -1
+	switch e.Kind {
+	case tracemodel.Enter, tracemodel.Begin:
+		kind := Func
+		if e.Kind == tracemodel.Begin {
+			kind = Label
+			if !s.Labels {
+				s.Labels = true
+				if x.byDefault {
+					return -1, false, true
+				}
+			}
+		}
+		name := m.Objects[e.Obj]
+		start := e.Pos == 1 && e.Loc == 0 && kind == Func
+		f := int32(len(s.Frames))
+		s.Frames = append(s.Frames, Frame{
+			Parent: innermost(), Thread: t, Kind: kind, Name: name,
+			Start: ev, End: -1, Atomic: x.atomic(kind, name, start),
+		})
+		if kind == Func {
+			st.funcs = append(st.funcs, f)
+		} else {
+			st.labels = append(st.labels, f)
+		}
+		if s.Frames[f].Atomic {
+			if st.nAtomic == 0 {
+				st.cur = int32(len(ti.spans))
+				ti.spans = append(ti.spans, span{first: e.Pos, last: e.Pos, x: int32(len(s.Txns))})
+				s.Txns = append(s.Txns, Txn{Thread: t, Frame: f, First: ev, Last: ev})
+			}
+			st.nAtomic++
+		}
+	case tracemodel.Exit:
+		if k := len(st.funcs); k > 0 {
+			closed = st.funcs[k-1]
+			st.funcs = st.funcs[:k-1]
+		}
+	case tracemodel.End:
+		name := m.Objects[e.Obj]
+		for k := len(st.labels) - 1; k >= 0; k-- {
+			if s.Frames[st.labels[k]].Name == name {
+				closed = st.labels[k]
+				st.labels = append(st.labels[:k], st.labels[k+1:]...)
+				break
+			}
+		}
+	}
+	f := closed
+	if closed >= 0 {
+		s.Frames[closed].End = ev
+	} else {
+		f = innermost()
+	}
+	if f != st.last {
+		ti.marks = append(ti.marks, mark{pos: e.Pos, frame: f})
+		st.last = f
+	}
+	txn = -1
+	if st.cur >= 0 {
+		sp := &ti.spans[st.cur]
+		sp.last = e.Pos
+		s.Txns[sp.x].Last = ev
+		txn = sp.x
+	}
+	if closed >= 0 && s.Frames[closed].Atomic {
+		st.nAtomic--
+		if st.nAtomic == 0 {
+			st.cur = -1
+			ends = true
+		}
+	}
+	return txn, ends, false
+}
+
+// open reports whether transaction i is still open: no event closed it.
+func (x *extractor) open(i int32) bool {
+	tx := &x.s.Txns[i]
+	st := &x.ts[tx.Thread]
+	return st.cur >= 0 && x.s.th[tx.Thread].spans[st.cur].x == i
+}
+
+// finish closes the frames still open at the end of the trace by their
+// thread's last event.
+func (x *extractor) finish() {
+	m := x.m
+	for t := 1; t < len(x.ts); t++ {
+		evs := m.Threads[t-1].Events
+		if len(evs) == 0 {
+			continue
+		}
+		last := evs[len(evs)-1]
+		for _, f := range x.ts[t].funcs {
+			x.s.Frames[f].End = last
+		}
+		for _, f := range x.ts[t].labels {
+			x.s.Frames[f].End = last
+		}
+	}
+}
+
 // extract is Extract, with labels telling whether the trace has Begin
 // events. Without labels, it reports restart when it finds a Begin after
 // it has made a function frame a transaction by the all-functions default.
 func extract(ctx context.Context, m *tracemodel.Model, opts Options, labels bool) (s *Set, restart bool, err error) {
-	s = &Set{m: m, th: make([]threadIndex, len(m.Threads)+1), Labels: labels}
-	not := set(opts.NotAtomic)
-	only := set(opts.Atomic)
-	byDefault := false // a function frame is atomic by the all-functions default
-	atomic := func(kind FrameKind, name string, startRoutine bool) bool {
-		switch {
-		case not[name]:
-			return false
-		case len(only) > 0:
-			return only[name]
-		case s.Labels:
-			return kind == Label
-		}
-		if kind == Func && !startRoutine && name != "main" {
-			byDefault = true
-			return true
-		}
-		return false
-	}
-	ts := make([]tstate, len(m.Threads)+1)
-	for t := range ts {
-		ts[t].cur, ts[t].last = -1, -1
-	}
+	x := newExtractor(m, opts, labels)
 	for ev := range m.Events {
 		m.Pace(ev)
 		if ev&0xffff == 0 {
@@ -248,106 +393,12 @@ func extract(ctx context.Context, m *tracemodel.Model, opts Options, labels bool
 				return nil, false, fmt.Errorf("extracting transactions: %w", err)
 			}
 		}
-		e := &m.Events[ev]
-		t := e.Thread
-		st, ti := &ts[t], &s.th[t]
-		innermost := func() int32 {
-			f, l := int32(-1), int32(-1)
-			if k := len(st.funcs); k > 0 {
-				f = st.funcs[k-1]
-			}
-			if k := len(st.labels); k > 0 {
-				l = st.labels[k-1]
-			}
-			if f < 0 || (l >= 0 && s.Frames[l].Start > s.Frames[f].Start) {
-				return l
-			}
-			return f
-		}
-		var closed int32 = -1
-		switch e.Kind {
-		case tracemodel.Enter, tracemodel.Begin:
-			kind := Func
-			if e.Kind == tracemodel.Begin {
-				kind = Label
-				if !s.Labels {
-					s.Labels = true
-					if byDefault {
-						return nil, true, nil
-					}
-				}
-			}
-			name := m.Objects[e.Obj]
-			start := e.Pos == 1 && e.Loc == 0 && kind == Func
-			f := int32(len(s.Frames))
-			s.Frames = append(s.Frames, Frame{
-				Parent: innermost(), Thread: t, Kind: kind, Name: name,
-				Start: int32(ev), End: -1, Atomic: atomic(kind, name, start),
-			})
-			if kind == Func {
-				st.funcs = append(st.funcs, f)
-			} else {
-				st.labels = append(st.labels, f)
-			}
-			if s.Frames[f].Atomic {
-				if st.nAtomic == 0 {
-					st.cur = int32(len(ti.spans))
-					ti.spans = append(ti.spans, span{first: e.Pos, last: e.Pos, x: int32(len(s.Txns))})
-					s.Txns = append(s.Txns, Txn{Thread: t, Frame: f, First: int32(ev), Last: int32(ev)})
-				}
-				st.nAtomic++
-			}
-		case tracemodel.Exit:
-			if k := len(st.funcs); k > 0 {
-				closed = st.funcs[k-1]
-				st.funcs = st.funcs[:k-1]
-			}
-		case tracemodel.End:
-			name := m.Objects[e.Obj]
-			for k := len(st.labels) - 1; k >= 0; k-- {
-				if s.Frames[st.labels[k]].Name == name {
-					closed = st.labels[k]
-					st.labels = append(st.labels[:k], st.labels[k+1:]...)
-					break
-				}
-			}
-		}
-		f := closed
-		if closed >= 0 {
-			s.Frames[closed].End = int32(ev)
-		} else {
-			f = innermost()
-		}
-		if f != st.last {
-			ti.marks = append(ti.marks, mark{pos: e.Pos, frame: f})
-			st.last = f
-		}
-		if st.cur >= 0 {
-			sp := &ti.spans[st.cur]
-			sp.last = e.Pos
-			s.Txns[sp.x].Last = int32(ev)
-		}
-		if closed >= 0 && s.Frames[closed].Atomic {
-			st.nAtomic--
-			if st.nAtomic == 0 {
-				st.cur = -1
-			}
+		if _, _, restart := x.add(int32(ev)); restart {
+			return nil, true, nil
 		}
 	}
-	for t := 1; t < len(ts); t++ {
-		evs := m.Threads[t-1].Events
-		if len(evs) == 0 {
-			continue
-		}
-		last := evs[len(evs)-1]
-		for _, f := range ts[t].funcs {
-			s.Frames[f].End = last
-		}
-		for _, f := range ts[t].labels {
-			s.Frames[f].End = last
-		}
-	}
-	return s, false, nil
+	x.finish()
+	return x.s, false, nil
 }
 
 func set(names []string) map[string]bool {

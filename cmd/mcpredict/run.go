@@ -478,12 +478,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	topts := cf.traceOptions()
 	var endReading func()
 	topts.Progress, endReading = of.readingProgress(stderr, pos[0])
+	first := af.firstStream(as) // conflict --first: checked as read, the read stopped at the first cycle
+	if first != nil {
+		topts.Visit = first.Visit
+	}
 	m, err := inf.open(ctx, pos[0], topts, stderr, "run")
 	endReading()
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
 	defer m.Close()
+	as = streamed(first, as)
 	if st := m.Spill(); st.Spilled && !of.quiet {
 		fmt.Fprintf(stderr, "mcpredict run: %s: %d events spilled to an unlinked temporary file in %s: %s of disk\n", pos[0], m.EventCount(), st.Dir, humanBytes(st.DiskBytes))
 	}
