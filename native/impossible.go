@@ -27,39 +27,11 @@ import (
 // every interleaving of the critical sections.
 func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 	l, r := local-1, 2-local
-	count := func(x int) (reads, writes int) {
-		for _, s := range c.pm.Steps[x] {
-			switch s.Kind {
-			case tracemodel.StepRead:
-				reads++
-			case tracemodel.StepWrite:
-				writes++
-			}
-		}
-		return
-	}
 	// A term of a two-variable pattern needs an access of its kind of its
 	// variable by its side: a set of which the pair writes one variable
 	// only before the threads start (a loop bound) is decided here.
 	var hasVar [3][3][3]bool // [side][access][variable]
-	for x, side := range [2]ltl.Side{ltl.Local, ltl.Remote} {
-		steps := c.pm.Steps[l]
-		if x == 1 {
-			steps = c.pm.Steps[r]
-		}
-		for _, s := range steps {
-			v := ltl.VarX
-			if s.Second {
-				v = ltl.VarY
-			}
-			switch s.Kind {
-			case tracemodel.StepRead:
-				hasVar[side][ltl.Read][v] = true
-			case tracemodel.StepWrite:
-				hasVar[side][ltl.Write][v] = true
-			}
-		}
-	}
+	hasVar[ltl.Local], hasVar[ltl.Remote] = c.accessesOf(l).has, c.accessesOf(r).has
 	for _, t := range p.Terms {
 		if t.Quant == ltl.Star || t.Var == ltl.VarAny {
 			continue
@@ -73,8 +45,8 @@ func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 		}
 	}
 	var have [3][3]int // [side][access]
-	have[ltl.Local][ltl.Read], have[ltl.Local][ltl.Write] = count(l)
-	have[ltl.Remote][ltl.Read], have[ltl.Remote][ltl.Write] = count(r)
+	have[ltl.Local][ltl.Read], have[ltl.Local][ltl.Write] = c.accessesOf(l).reads, c.accessesOf(l).writes
+	have[ltl.Remote][ltl.Read], have[ltl.Remote][ltl.Write] = c.accessesOf(r).reads, c.accessesOf(r).writes
 	for s := ltl.Local; s <= ltl.Remote; s++ {
 		have[s][0] = have[s][ltl.Read] + have[s][ltl.Write] // any
 	}
@@ -118,11 +90,58 @@ func (c *Checker) Impossible(p ltl.Pattern, local int) bool {
 		return true
 	}
 	for _, g := range gaps(p) {
-		if !c.remoteCanInterleave(l, r, g, pub) {
+		k := interleaveKey{local: int8(l), g: g, pub: pub}
+		can, ok := c.interleave[k]
+		if !ok {
+			can = c.remoteCanInterleave(l, r, g, pub)
+			if c.interleave == nil {
+				c.interleave = map[interleaveKey]bool{}
+			}
+			c.interleave[k] = can
+		}
+		if !can {
 			return true
 		}
 	}
 	return false
+}
+
+// accessKinds is what Impossible counts of a thread's accesses: which
+// kinds ([access][variable]) it has, and how many reads and writes.
+type accessKinds struct {
+	has           [3][3]bool
+	reads, writes int
+}
+
+// accessesOf returns the access kinds of thread x, counted once.
+func (c *Checker) accessesOf(x int) *accessKinds {
+	if a := c.accesses[x]; a != nil {
+		return a
+	}
+	a := &accessKinds{}
+	for _, s := range c.pm.Steps[x] {
+		v := ltl.VarX
+		if s.Second {
+			v = ltl.VarY
+		}
+		switch s.Kind {
+		case tracemodel.StepRead:
+			a.has[ltl.Read][v] = true
+			a.reads++
+		case tracemodel.StepWrite:
+			a.has[ltl.Write][v] = true
+			a.writes++
+		}
+	}
+	c.accesses[x] = a
+	return a
+}
+
+// interleaveKey is a question of Impossible to remoteCanInterleave.
+type interleaveKey struct {
+	local int8
+	g     gap
+	pub   bool
 }
 
 // regionHolds reports whether some region of thread l (the accesses

@@ -152,6 +152,17 @@ func TestImpossibleLockExclusion(t *testing.T) {
 			if v.Violated != tt.violated {
 				t.Errorf("Check(%s, 1): violated %v, want %v", p.ID, v.Violated, tt.violated)
 			}
+			// The checker keeps what the claims share (access counts,
+			// interleaving answers): asked in turn on one checker, every
+			// claim gets the answer of a fresh one.
+			shared := native.New(pm)
+			for _, q := range ltl.Builtin() {
+				for local := 1; local <= 2; local++ {
+					if got, want := shared.Impossible(q, local), native.New(pm).Impossible(q, local); got != want {
+						t.Errorf("Impossible(%s, %d) after other claims = %v, fresh %v", q.ID, local, got, want)
+					}
+				}
+			}
 		})
 	}
 }

@@ -68,6 +68,11 @@ type Checker struct {
 	AnyViolation bool
 	// reach caches reachOf per local thread (Impossible).
 	reach [2][2][]int
+	// accesses caches, per thread, the kinds of its accesses and their
+	// counts; interleave, remoteCanInterleave's answers (Impossible asks
+	// both for every claim, and the claims share them).
+	accesses   [2]*accessKinds
+	interleave map[interleaveKey]bool
 	// sources: some read step has a Source, so the model differs between
 	// the claims of the two local threads.
 	sources bool
