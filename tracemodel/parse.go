@@ -1213,11 +1213,13 @@ func (b *builder) applyLock(kind Kind, tid, pos int32, line int, obj, mutex int3
 	}
 }
 
-// finish builds the derived indexes.
-func (b *builder) finish() (*Model, error) {
+// indexes builds what every model of the events read has, finished or
+// stopped (finishPrefix): each thread's events, each variable's accesses,
+// and which objects are synchronization objects and rwlocks.
+func (b *builder) indexes() error {
 	m := b.m
 	if err := m.buildIndexes(b.opts.bucketAccesses); err != nil {
-		return nil, err
+		return err
 	}
 	for len(m.syncObj) < len(m.Objects) {
 		m.syncObj = append(m.syncObj, false)
@@ -1226,8 +1228,14 @@ func (b *builder) finish() (*Model, error) {
 	for obj, k := range b.lockKind {
 		m.rwObj[obj] = k == StepRdLock
 	}
-	if b.lockErr != nil {
-		return nil, b.lockErr
+	return b.lockErr
+}
+
+// finish builds the derived indexes.
+func (b *builder) finish() (*Model, error) {
+	m := b.m
+	if err := b.indexes(); err != nil {
+		return nil, err
 	}
 	m.threadLocks = make([][]int32, len(m.Threads))
 	for k := range m.lockOps {

@@ -61,18 +61,8 @@ func (m *Model) SyncObjectSoFar(obj int32) bool {
 // its events reads, not the orders and scopes of finish.
 func (b *builder) finishPrefix() (*Model, error) {
 	m := b.m
-	if err := m.buildIndexes(b.opts.bucketAccesses); err != nil {
+	if err := b.indexes(); err != nil {
 		return nil, err
-	}
-	for len(m.syncObj) < len(m.Objects) {
-		m.syncObj = append(m.syncObj, false)
-	}
-	m.rwObj = make([]bool, len(m.Objects))
-	for obj, k := range b.lockKind {
-		m.rwObj[obj] = k == StepRdLock
-	}
-	if b.lockErr != nil {
-		return nil, b.lockErr
 	}
 	if m.Sources != nil {
 		m.locSource = make([]string, len(m.Locs))
