@@ -127,7 +127,11 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 	for i := 0; i < k; i++ {
 		t0[i], _ = id(i, auts[i].Init())
 	}
-	keys, parents, moved = []uint64{0}, []int32{-1}, []int8{-1}
+	// Sized for a search that visits each step about twice (a model
+	// that causality mostly orders), as a server's parts are.
+	hint := min(2*(c.n[0]+c.n[1])+16, 1<<18)
+	keys, parents, moved = make([]uint64, 1, hint), make([]int32, 1, hint), make([]int8, 1, hint)
+	parents[0], moved[0] = -1, -1
 	t0, ok := step(t0, c.obs([2]int32{}, 0), 0)
 	if !ok {
 		return errJointTooBig{}
@@ -137,7 +141,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 		return errJointTooBig{}
 	}
 	keys[0] = packJ([2]int32{}, 0, tid)
-	seen := newKeySet(1024)
+	seen := newKeySet(hint)
 	// next: the tuple that a tuple and an observation step to, so that
 	// the automata run once per (tuple, observation), not once per state.
 	next := newKeyMap(256)

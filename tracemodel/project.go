@@ -432,27 +432,6 @@ func (m *Model) readModifyWrite(tid int, evs, pos []int32, which []int8, i int) 
 	return true
 }
 
-// setAccesses returns the accesses of the variables in trace order, with
-// the index in vars of each one's variable.
-func (m *Model) setAccesses(vars []int32) ([]int32, []int8) {
-	if len(vars) == 1 {
-		return m.Vars[vars[0]].Accesses, nil
-	}
-	a, b := m.Vars[vars[0]].Accesses, m.Vars[vars[1]].Accesses
-	evs := make([]int32, 0, len(a)+len(b))
-	which := make([]int8, 0, len(a)+len(b))
-	for i, j := 0, 0; i < len(a) || j < len(b); {
-		if j == len(b) || i < len(a) && a[i] < b[j] {
-			evs, which = append(evs, a[i]), append(which, 0)
-			i++
-		} else {
-			evs, which = append(evs, b[j]), append(which, 1)
-			j++
-		}
-	}
-	return evs, which
-}
-
 func (m *Model) project(vars []int32, t1, t2 int, opts ProjectOptions) (*PairModel, error) {
 	p, err := m.newProjection(vars, t1, t2, opts)
 	if err != nil {
@@ -482,8 +461,10 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 	}
 	tids := p.tids
 	acc, accEv, accVar, src, pin := &p.acc, &p.accEv, &p.accVar, &p.src, &p.pin
-	// Per variable, the last two writes so far, and each thread's last.
-	lastWrite, prevWrite := [2]int32{-1, -1}, [2]int32{-1, -1}
+	// Per variable, the thread and position of the last two writes so far
+	// (thread 0: none), and each thread's last.
+	type write struct{ thread, pos int32 }
+	var lastWrite, prevWrite [2]write
 	var lastBy [2][2]int32
 	// Each thread's accesses are counted first, from the copies (in order,
 	// half the size of the events): the slices are made at their size, not
@@ -508,24 +489,33 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 			pin[x] = make([]int32, 0, n[x])
 		}
 	}
-	evs, which := m.setAccesses(vars)
-	for k, ev := range evs {
+	// The accesses of the variables in trace order, read from their
+	// copies (Access), not the events.
+	var a [2][]Access
+	for i, v := range vars {
+		a[i] = m.Vars[v].access
+	}
+	for k, i, j := 0, 0, 0; i < len(a[0]) || j < len(a[1]); k++ {
 		m.Pace(k)
-		e := &m.Events[ev]
+		var e *Access
 		vi := int8(0)
-		if which != nil {
-			vi = which[k]
+		if j == len(a[1]) || i < len(a[0]) && a[0][i].Ev < a[1][j].Ev {
+			e = &a[0][i]
+			i++
+		} else {
+			e, vi = &a[1][j], 1
+			j++
 		}
 		lw, pw := lastWrite[vi], prevWrite[vi]
 		for x := 0; x < 2; x++ {
 			if int(e.Thread) == tids[x] {
-				acc[x] = append(acc[x], m.Position(ev))
-				accEv[x] = append(accEv[x], ev)
+				acc[x] = append(acc[x], e.Pos)
+				accEv[x] = append(accEv[x], e.Ev)
 				accVar[x] = append(accVar[x], vi)
 				s := int32(0)
-				if opts.ObservedReads && e.Kind == Read && lw >= 0 && int(m.Events[lw].Thread) == tids[1-x] &&
-					(pw < 0 || int(m.Events[pw].Thread) == tids[x]) {
-					s = m.Position(lw)
+				if opts.ObservedReads && e.Kind == Read && int(lw.thread) == tids[1-x] &&
+					(pw.thread == 0 || int(pw.thread) == tids[x]) {
+					s = lw.pos
 				}
 				src[x] = append(src[x], s)
 				if len(vars) == 2 {
@@ -536,12 +526,12 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 					pin[x] = append(pin[x], p)
 				}
 				if e.Kind == Write {
-					lastBy[vi][x] = m.Position(ev)
+					lastBy[vi][x] = e.Pos
 				}
 			}
 		}
 		if e.Kind == Write {
-			lastWrite[vi], prevWrite[vi] = ev, lw
+			lastWrite[vi], prevWrite[vi] = write{e.Thread, e.Pos}, lw
 		}
 	}
 	p.name = m.Vars[vars[0]].Name
