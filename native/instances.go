@@ -56,6 +56,7 @@ func (c *Checker) search(ctx context.Context, pat ltl.Pattern, local, max int) (
 	moved := []int8{-1}
 	seen := newKeySet(1024)
 	seen.add(keys[0])
+	layer := int32(-1) // seen holds the next layer only (checkJoint)
 	for head := 0; head < len(keys); head++ {
 		if head&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -63,6 +64,10 @@ func (c *Checker) search(ctx context.Context, pat ltl.Pattern, local, max int) (
 			}
 		}
 		pc, v, a := unpack(keys[head])
+		if d := pc[0] + pc[1]; d != layer {
+			layer = d
+			seen.reset()
+		}
 		for x := 0; x < 2; x++ {
 			npc, nv, ok := c.successor(x, pc, v, local)
 			if !ok {

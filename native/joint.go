@@ -146,6 +146,12 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 	// the automata run once per (tuple, observation), not once per state.
 	next := newKeyMap(256)
 	seen.add(keys[0])
+	// Each step moves one thread by one statement, so a state's depth is
+	// pc[0]+pc[1] and the breadth-first search meets the states layer by
+	// layer: a state can only be met again while its layer is being made,
+	// and seen holds that layer only (a server part's millions of states
+	// no longer fill a table that every add misses in the cache).
+	layer := int32(-1) // the depth of the states being expanded
 	for head := 0; head < len(keys) && open > 0 && !(c.AnyViolation && open < k); head++ {
 		if head&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -153,6 +159,10 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 			}
 		}
 		pc, v, t := unpackJ(keys[head])
+		if d := pc[0] + pc[1]; d != layer {
+			layer = d
+			seen.reset()
+		}
 		for x := 0; x < 2 && open > 0; x++ {
 			npc, nv, ok := c.successor(x, pc, v, local)
 			if !ok {

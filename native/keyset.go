@@ -6,6 +6,7 @@ package native
 // probing and growing.
 type keySet struct {
 	slots   []uint64 // key+1; 0: empty
+	used    []uint32 // the slots taken, for reset
 	n       int
 	zero    bool // the key ^0 (its slot value would wrap to 0)
 	shift   uint
@@ -31,6 +32,7 @@ func (s *keySet) resize(size int) {
 		s.shift--
 	}
 	s.maxLoad = size * 3 / 4
+	s.used = s.used[:0]
 	for _, v := range old {
 		if v != 0 {
 			s.place(v)
@@ -44,9 +46,23 @@ func (s *keySet) place(v uint64) {
 	for i := (v * 0x9E3779B97F4A7C15) >> s.shift; ; i = (i + 1) & mask {
 		if s.slots[i] == 0 {
 			s.slots[i] = v
+			s.used = append(s.used, uint32(i))
 			return
 		}
 	}
+}
+
+// reset empties the set, keeping its table: a search that only needs to
+// tell apart the states of one layer empties it at each layer.
+func (s *keySet) reset() {
+	if len(s.used) >= len(s.slots)/8 {
+		clear(s.slots)
+	} else {
+		for _, i := range s.used {
+			s.slots[i] = 0
+		}
+	}
+	s.used, s.n, s.zero = s.used[:0], 0, false
 }
 
 // add adds key k and reports whether it was new.
@@ -66,6 +82,7 @@ func (s *keySet) add(k uint64) bool {
 			return false
 		case 0:
 			s.slots[i] = v
+			s.used = append(s.used, uint32(i))
 			if s.n++; s.n > s.maxLoad {
 				s.resize(2 * len(s.slots))
 			}

@@ -49,3 +49,24 @@ func TestKeyMap(t *testing.T) {
 		}
 	}
 }
+
+// TestKeySetReset empties a keySet between rounds of random adds, sparse
+// and dense, and requires the answers of a fresh map each round.
+func TestKeySetReset(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	s := newKeySet(0)
+	for round, n := range []int{10, 5000, 3, 0, 20000, 1, 700} {
+		m := map[uint64]bool{}
+		for range 2 * n {
+			k := uint64(r.Intn(n+1)) << uint(r.Intn(30))
+			if round%2 == 0 && r.Intn(50) == 0 {
+				k = math.MaxUint64
+			}
+			if got, want := s.add(k), !m[k]; got != want {
+				t.Fatalf("round %d: add(%#x) = %v, want %v", round, k, got, want)
+			}
+			m[k] = true
+		}
+		s.reset()
+	}
+}
