@@ -55,6 +55,26 @@ func (o *Order) Clock(tid int, pos int32, other int) int32 {
 	return l.get(i, other-1)
 }
 
+// clockFrom is Clock for a caller that asks of one thread's positions in
+// increasing order: *hint carries the snapshot found last (start with -1).
+func (o *Order) clockFrom(tid int, pos int32, other int, hint *int) int32 {
+	if pos <= 0 || tid-1 >= len(o.clocks) {
+		return 0
+	}
+	if !o.replayed.Load() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.replayTo(tid, pos)
+	}
+	l := &o.clocks[tid-1]
+	i := l.atFrom(pos, *hint)
+	*hint = i
+	if i < 0 {
+		return 0
+	}
+	return l.get(i, other-1)
+}
+
 // firstDependence returns the first position of thread tid before
 // position limit that causally depends on an event of thread other, 0 if
 // none.

@@ -680,10 +680,11 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 		if merged {
 			raw[x], sc.merged[x] = sc.merged[x], raw[x]
 		}
+		hint := -1
 		for i := range raw[x] {
 			r := &raw[x][i]
 			r.first = r.pos
-			r.k = ord.Clock(tid, r.guardPos, tids[1-x])
+			r.k = ord.clockFrom(tid, r.guardPos, tids[1-x], &hint)
 			// In a set model a read that the thread follows, in its region,
 			// with another access of the set stays after the other thread's
 			// last write of its variable before it (the write it observed,

@@ -123,6 +123,22 @@ func (l *snapLog) at(pos int32) int {
 	return sort.Search(l.n, func(i int) bool { return l.pos(i) > pos }) - 1
 }
 
+// atFrom is at, given the index of an earlier query's answer (h; -1:
+// none): the steps of a model ask in the order of their positions, and the
+// answer is then the same snapshot or one of the next few.
+func (l *snapLog) atFrom(pos int32, h int) int {
+	if h < 0 || h >= l.n || l.pos(h) > pos {
+		return l.at(pos)
+	}
+	for range 8 {
+		if h+1 >= l.n || l.pos(h+1) > pos {
+			return h
+		}
+		h++
+	}
+	return h + sort.Search(l.n-h, func(i int) bool { return l.pos(h+i) > pos }) - 1
+}
+
 // get returns component c (0-based) of snapshot i.
 func (l *snapLog) get(i, c int) int32 {
 	if l.width == 0 {

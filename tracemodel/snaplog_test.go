@@ -59,10 +59,26 @@ func TestDenseSnapshots(t *testing.T) {
 					if w, g := want.firstDependence(tid, other, math.MaxInt32), got.firstDependence(tid, other, math.MaxInt32); w != g {
 						t.Fatalf("seed %d, variable %d: thread %d first depends on thread %d at %d, want %d\n%s", seed, v, tid, other, g, w, text)
 					}
-					for pos := int32(0); pos <= int32(len(m.Threads[tid-1].Events))+1; pos++ {
-						if w, g := want.Clock(tid, pos, other), got.Clock(tid, pos, other); w != g {
+					// clockFrom, with its hint carried from one position to
+					// the next, on both kinds of snapshots, then asked at
+					// random positions.
+					hints := [2]int{-1, -1}
+					last := int32(len(m.Threads[tid-1].Events)) + 1
+					r := rand.New(rand.NewSource(seed))
+					for k := int32(0); k <= 2*last; k++ {
+						pos := k
+						if k > last {
+							pos = r.Int31n(last + 1)
+						}
+						w := want.Clock(tid, pos, other)
+						if g := got.Clock(tid, pos, other); w != g {
 							t.Fatalf("seed %d, variable %d: thread %d at %d knows %d events of thread %d, want %d\n%s",
 								seed, v, tid, pos, g, other, w, text)
+						}
+						for i, o := range [2]*Order{want, got} {
+							if g := o.clockFrom(tid, pos, other, &hints[i]); g != w {
+								t.Fatalf("seed %d, variable %d: clockFrom(%d, %d, %d) = %d, want %d", seed, v, tid, pos, other, g, w)
+							}
 						}
 					}
 				}
@@ -316,5 +332,24 @@ func btoi(b bool) int {
 func TestLockOpSize(t *testing.T) {
 	if lockOpSize != 12 || unsafe.Sizeof(lockOp{})%4 != 0 || unsafe.Alignof(lockOp{}) > 4 {
 		t.Errorf("lockOp: %d bytes, aligned on %d", unsafe.Sizeof(lockOp{}), unsafe.Alignof(lockOp{}))
+	}
+}
+
+// TestSnapLogAtFrom checks atFrom against at for every hint, on a log of
+// snapshots with gaps between their positions: hints behind, at and far
+// before the answer (past the short forward scan), and out of range.
+func TestSnapLogAtFrom(t *testing.T) {
+	var l snapLog
+	for p := int32(3); p < 400; p += 1 + p%7 {
+		l.poss = append(l.poss, p)
+	}
+	l.n = len(l.poss)
+	for pos := int32(0); pos < 410; pos++ {
+		want := l.at(pos)
+		for h := -2; h <= l.n+1; h++ {
+			if got := l.atFrom(pos, h); got != want {
+				t.Fatalf("atFrom(%d, hint %d) = %d, want %d", pos, h, got, want)
+			}
+		}
 	}
 }
