@@ -317,7 +317,7 @@ func mergeSteps(steps []rawStep, runs []int, out []rawStep, keys []uint64) (_ []
 type modelScratch struct {
 	raw, steps, merged [2][]rawStep
 	keys               []uint64
-	rank               [2][]int
+	rank, progress     [2][]int
 	runs               []int
 }
 
@@ -337,7 +337,7 @@ func (m *Model) putScratch(sc *modelScratch) {
 				b[i].more = nil
 			}
 		}
-		sc.raw[x], sc.steps[x], sc.merged[x], sc.rank[x] = sc.raw[x][:0], sc.steps[x][:0], sc.merged[x][:0], sc.rank[x][:0]
+		sc.raw[x], sc.steps[x], sc.merged[x], sc.rank[x], sc.progress[x] = sc.raw[x][:0], sc.steps[x][:0], sc.merged[x][:0], sc.rank[x][:0], sc.progress[x][:0]
 	}
 	m.scratch.Put(sc)
 }
@@ -774,30 +774,53 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	for l, i := range lockIndex {
 		pm.Locks[i] = LockRef{Name: m.Objects[l], RW: m.rwObj[l]}
 	}
+	// progress[x][i]: thread x's progress once its step i has run (the
+	// rank of its last marked step up to i; ranks increase).
+	progress := &sc.progress
+	for x := 0; x < 2; x++ {
+		progress[x] = append(progress[x][:0], rank[x]...)
+		for i := 1; i < len(progress[x]); i++ {
+			if progress[x][i] == 0 {
+				progress[x][i] = progress[x][i-1]
+			}
+		}
+	}
 	for x := 0; x < 2; x++ {
 		other := steps[1-x]
 		pm.Steps[x] = make([]Step, 0, len(steps[x]))
 		pm.evPos[x] = make([]int32, 0, len(steps[x]))
 		last := 0
-		rankAt := func(k int32) int { // the other thread's progress once its position k has run
-			g := 0
-			if k > 0 {
-				i := sort.Search(len(other), func(i int) bool { return other[i].pos > k }) - 1
-				for ; i >= 0 && g == 0; i-- {
-					g = rank[1-x][i]
+		// rankAt: the other thread's progress once its position k has run;
+		// *h is the other thread's step found by the last such question
+		// (the steps ask in position order: requirements and sources each
+		// mostly grow).
+		rankAt := func(k int32, h *int) int {
+			if k <= 0 {
+				return 0
+			}
+			i := *h
+			if i < 0 || other[i].pos > k || i+8 < len(other) && other[i+8].pos <= k {
+				i = sort.Search(len(other), func(i int) bool { return other[i].pos > k }) - 1
+			} else {
+				for i+1 < len(other) && other[i+1].pos <= k {
+					i++
 				}
 			}
-			return g
+			if *h = i; i < 0 {
+				return 0
+			}
+			return progress[1-x][i]
 		}
+		hk, hs := -1, -1
 		for _, s := range steps[x] {
-			g := rankAt(s.k)
+			g := rankAt(s.k, &hk)
 			if g > last {
 				s.Guard = g
 				last = g
 			} else {
 				s.Guard = 0
 			}
-			if g := rankAt(s.src); g > last {
+			if g := rankAt(s.src, &hs); g > last {
 				s.Source = g
 			}
 			s.evLo = int32(len(pm.evPos[x]))
