@@ -39,20 +39,8 @@ type Order struct {
 // position pos of thread tid in the order: the position in other of the
 // latest event that is causally before it, 0 if none.
 func (o *Order) Clock(tid int, pos int32, other int) int32 {
-	if pos <= 0 || tid-1 >= len(o.clocks) {
-		return 0
-	}
-	if !o.replayed.Load() {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		o.replayTo(tid, pos)
-	}
-	l := &o.clocks[tid-1]
-	i := l.at(pos)
-	if i < 0 {
-		return 0
-	}
-	return l.get(i, other-1)
+	hint := -1
+	return o.clockFrom(tid, pos, other, &hint)
 }
 
 // clockFrom is Clock for a caller that asks of one thread's positions in
