@@ -40,6 +40,9 @@ test: setup build
 	# on 250 random traces, native vs the brute-force oracle on 5,000
 	# (models of one variable) and 2,000 (models of atomic sets).
 	$(GO) test -count=1 -timeout 20m -run 'TestNativeMatches' ./native
+	# Models without the locks of empty holds against models with every
+	# lock, on 4,000 random traces and generated ones (the same reports).
+	$(GO) test -count=1 -timeout 10m -run 'TestEmptyHoldsLeftOut' ./predict
 	# The hostile-input suite at full size (a million threads), and a trace
 	# of 2 M events spilled to disk against the in-memory path (the same
 	# report, and its peak memory measured in a child process).

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"sync"
 	"syscall"
@@ -74,8 +75,10 @@ func main() {
 
 // startProfile writes a CPU profile of the whole command to the file
 // $MCPREDICT_CPUPROFILE, and a heap profile at the largest heap in use
-// seen (sampled every 2 s) to $MCPREDICT_MEMPROFILE, for `go tool pprof`
-// (developers measuring a long run of a real trace). It returns the function that ends them.
+// seen (sampled every 2 s) to $MCPREDICT_MEMPROFILE, for `go tool pprof`,
+// and an execution trace to $MCPREDICT_EXECTRACE, for `go tool trace`
+// (where the cores wait). For developers measuring a long run of a real
+// trace. It returns the function that ends them.
 func startProfile(stderr io.Writer) func() {
 	var done []func()
 	if path := os.Getenv("MCPREDICT_CPUPROFILE"); path != "" {
@@ -87,6 +90,17 @@ func startProfile(stderr io.Writer) func() {
 			fmt.Fprintf(stderr, "mcpredict: MCPREDICT_CPUPROFILE: %v\n", err)
 		} else {
 			done = append(done, func() { pprof.StopCPUProfile(); f.Close() })
+		}
+	}
+	if path := os.Getenv("MCPREDICT_EXECTRACE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpredict: MCPREDICT_EXECTRACE: %v\n", err)
+		} else {
+			done = append(done, func() { trace.Stop(); f.Close() })
 		}
 	}
 	if path := os.Getenv("MCPREDICT_MEMPROFILE"); path != "" {

@@ -12,22 +12,16 @@
 short v = 0;
 byte prog1 = 0; /* progress of t1 that t2 waits for (causal order) */
 byte prog2 = 0; /* progress of t2 that t1 waits for (causal order) */
-/* lock 0: mutex sum_lock */
-byte owner[1]; /* 0 free, else the thread holding it (writer for a rwlock) */
 
 proctype t1() { /* thread 2, handle 2 */
   v = (v & 1280) | 65; /* Write fft.c:20 (trace line 17) */
   atomic { v = v | 128; prog1 = 1 } /* Boundary fft.c:22 (trace line 19, BarrierWait) */
-  atomic { owner[0] == 0 -> owner[0] = 1 } /* Lock fft.c:26 (trace line 23) */
-  owner[0] = 0; /* Unlock fft.c:28 (trace line 26) */
   atomic { prog2 >= 1 -> v = (v & 1280) | 1 } /* Read fft.c:32 (trace line 33) */
   v = (v & 1280) | 65; /* Write fft.c:32 (trace line 34) */
 }
 
 proctype t2() { /* thread 3, handle 3 */
-  atomic { prog1 >= 1 -> v = (v & 640) | 2 } /* Read fft.c:24 (trace line 21) */
-  atomic { owner[0] == 0 -> owner[0] = 2 } /* Lock fft.c:26 (trace line 27) */
-  atomic { owner[0] = 0; prog2 = 1 } /* Unlock fft.c:28 (trace line 30) */
+  atomic { prog1 >= 1 -> v = (v & 640) | 2; prog2 = 1 } /* Read fft.c:24 (trace line 21) */
 }
 
 init { atomic { run t1(); run t2() } }

@@ -1,0 +1,136 @@
+package tracemodel
+
+import "sort"
+
+// Instant locks.
+//
+// A server's worker takes its allocator's and its queue's mutexes
+// thousands of times between two accesses of one request's object, and
+// each hold is empty: nothing the model shows (an access, a region break)
+// lies between its acquire and its release. Such holds were most of the
+// steps of a server's models (an Apache recording: 61%), and they exclude
+// nothing a pattern can see.
+//
+// keptLocks leaves out of a model every common lock whose every hold, in
+// both threads' windows, contains none of the model's steps but the
+// operations of locks also left out. Leaving them out neither adds nor
+// removes an order of the remaining steps:
+//   - every run of the model with the locks maps to one without them (drop
+//     their steps);
+//   - every run without them maps to one with them that orders the kept
+//     steps alike: a thread's left-out operations between two kept steps
+//     run at once, just before the next kept step (whose causal
+//     requirement is at least theirs: clocks grow with the position), or
+//     just before the other thread's step that waits for one of them (that
+//     step is causally after them, hence after what they wait for).
+//     Inserted at once, a left-out hold is never open while another one
+//     wants its lock, and it contains no step that could see the
+//     difference.
+//
+// A hold that is not whole in the window (it opens before the window or
+// closes after it), or an acquire not followed by its release, keeps the
+// lock: a conservative choice, since keeping a lock is always exact.
+
+// holdsOf returns thread x's holds of lock l that lie in the window
+// [start, end], as (acquire, release) positions; ok is false when one of
+// them is not whole in the window.
+func (p *Projection) holdsOf(x int, l int32, start, end int32) (holds [][2]int32, ok bool) {
+	ops := p.m.lockOps[lockThread{lock: l, thread: int32(p.tids[x])}]
+	i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= start })
+	for ; i < len(ops) && ops[i].Pos <= end; i++ {
+		op := ops[i]
+		if !op.Kind.IsAcquire() || i+1 >= len(ops) || !ops[i+1].Kind.IsRelease() || ops[i+1].Pos > end {
+			return nil, false
+		}
+		holds = append(holds, [2]int32{op.Pos, ops[i+1].Pos})
+		i++
+	}
+	return holds, true
+}
+
+// keptLocks returns the locks of common that the model of part keeps (see
+// above); acc are the part's accesses of each thread, start and end its
+// windows. The result is a new slice when a lock is left out, else common.
+func (p *Projection) keptLocks(common []int32, part Part, acc [2][]int32, start, end [2]int32) []int32 {
+	if len(common) == 0 || p.opts.KeepEmptyHolds {
+		return common
+	}
+	holds := make([][2][][2]int32, len(common)) // by lock, thread
+	kept := make([]bool, len(common))
+	for j, l := range common {
+		for x := 0; x < 2 && !kept[j]; x++ {
+			hs, ok := p.holdsOf(x, l, start[x], end[x])
+			if !ok || p.anyStepIn(x, hs, part, acc[x]) {
+				kept[j] = true
+			}
+			holds[j][x] = hs
+		}
+	}
+	// A left-out lock's holds may contain only left-out locks' operations:
+	// keep, until nothing changes, every lock with a hold around an
+	// operation of a kept one.
+	for changed := true; changed; {
+		changed = false
+		for j := range common {
+			if kept[j] {
+				continue
+			}
+			for k, l := range common {
+				if k == j || !kept[k] {
+					continue
+				}
+				for x := 0; x < 2 && !kept[j]; x++ {
+					ops := p.m.lockOps[lockThread{lock: l, thread: int32(p.tids[x])}]
+					for _, h := range holds[j][x] {
+						q := sort.Search(len(ops), func(q int) bool { return ops[q].Pos > h[0] })
+						if q < len(ops) && ops[q].Pos < h[1] {
+							kept[j], changed = true, true
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	out := common
+	for j := range common {
+		if !kept[j] {
+			out = make([]int32, 0, len(common))
+			for k, l := range common {
+				if kept[k] {
+					out = append(out, l)
+				}
+			}
+			break
+		}
+	}
+	return out
+}
+
+// anyStepIn reports whether one of thread x's holds hs contains, between
+// its acquire and its release (both included, to be safe with the steps
+// that share a position with them), an access of the part (acc) or a
+// region break of the part.
+func (p *Projection) anyStepIn(x int, hs [][2]int32, part Part, acc []int32) bool {
+	var breaks []regionBreak
+	if !p.opts.NoBoundaries {
+		breaks = p.breaksOf(x)
+	}
+	for _, h := range hs {
+		i := sort.Search(len(acc), func(i int) bool { return acc[i] >= h[0] })
+		if i < len(acc) && acc[i] <= h[1] {
+			return true
+		}
+		if i == 0 || i == len(acc) {
+			continue // before the part's first access or after its last: no breaks there
+		}
+		gap := int32(part.From[x] + i - 1) // between accesses i-1 and i of the part
+		b := sort.Search(len(breaks), func(b int) bool { return breaks[b].gap >= gap })
+		for ; b < len(breaks) && breaks[b].gap == gap; b++ {
+			if breaks[b].pos >= h[0] && breaks[b].pos <= h[1] {
+				return true
+			}
+		}
+	}
+	return false
+}
