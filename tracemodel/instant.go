@@ -116,8 +116,9 @@ func (p *Projection) anyStepIn(x int, hs [][2]int32, part Part, acc []int32) boo
 	if !p.opts.NoBoundaries {
 		breaks = p.breaksOf(x)
 	}
+	i, b := 0, 0 // the holds come in position order: each search goes on from the last
 	for _, h := range hs {
-		i := sort.Search(len(acc), func(i int) bool { return acc[i] >= h[0] })
+		i = searchFrom(len(acc), i, func(i int) bool { return acc[i] >= h[0] })
 		if i < len(acc) && acc[i] <= h[1] {
 			return true
 		}
@@ -125,12 +126,23 @@ func (p *Projection) anyStepIn(x int, hs [][2]int32, part Part, acc []int32) boo
 			continue // before the part's first access or after its last: no breaks there
 		}
 		gap := int32(part.From[x] + i - 1) // between accesses i-1 and i of the part
-		b := sort.Search(len(breaks), func(b int) bool { return breaks[b].gap >= gap })
-		for ; b < len(breaks) && breaks[b].gap == gap; b++ {
+		b = searchFrom(len(breaks), b, func(b int) bool { return breaks[b].gap >= gap })
+		for b := b; b < len(breaks) && breaks[b].gap == gap; b++ {
 			if breaks[b].pos >= h[0] && breaks[b].pos <= h[1] {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// searchFrom is sort.Search(n, f) for a caller that knows f false below
+// from: it reads a few indexes from there before it bisects the rest.
+func searchFrom(n, from int, f func(int) bool) int {
+	for end := min(n, from+4); from < end; from++ {
+		if f(from) {
+			return from
+		}
+	}
+	return from + sort.Search(n-from, func(i int) bool { return f(from + i) })
 }
