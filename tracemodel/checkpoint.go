@@ -204,8 +204,8 @@ func (b *orderBuilder) flowAt(v int32) *varFlow {
 		}
 		return &b.flow[v]
 	}
-	f, ok := b.flows[v]
-	if !ok {
+	f := b.flows.get(v)
+	if f == nil {
 		f = &varFlow{}
 		if b.versions != nil {
 			vs := b.versions[v]
@@ -213,7 +213,7 @@ func (b *orderBuilder) flowAt(v int32) *varFlow {
 				*f = vs[i].flow.clone()
 			}
 		}
-		b.flows[v] = f
+		b.flows.put(v, f)
 	}
 	return f
 }
@@ -231,4 +231,38 @@ func (f varFlow) clone() varFlow {
 		f.reads = nil
 	}
 	return f
+}
+
+// flowTable holds a data-flow order's variable states by variable id: a
+// slice when the trace has few enough variables that one per order costs
+// little (its lookups were a tenth of an Apache run, in a map), else a map.
+type flowTable struct {
+	dense  []*varFlow
+	sparse map[int32]*varFlow
+}
+
+// maxDenseFlows is the most variables for which a flowTable is a slice
+// (1 MiB of pointers).
+const maxDenseFlows = 1 << 17
+
+func newFlowTable(vars int) *flowTable {
+	if vars <= maxDenseFlows {
+		return &flowTable{dense: make([]*varFlow, vars)}
+	}
+	return &flowTable{sparse: map[int32]*varFlow{}}
+}
+
+func (t *flowTable) get(v int32) *varFlow {
+	if t.dense != nil {
+		return t.dense[v]
+	}
+	return t.sparse[v]
+}
+
+func (t *flowTable) put(v int32, f *varFlow) {
+	if t.dense != nil {
+		t.dense[v] = f
+		return
+	}
+	t.sparse[v] = f
 }

@@ -118,3 +118,20 @@ func TestCheckpointedDataflowOrder(t *testing.T) {
 	}
 	t.Logf("%d orders replayed from a checkpoint, %d the order of every variable's data flow", restored, shared)
 }
+
+// TestFlowTable checks both forms of a data-flow order's variable table:
+// what is put is got back, and a variable never put is nil.
+func TestFlowTable(t *testing.T) {
+	for _, vars := range []int{10, maxDenseFlows, maxDenseFlows + 1} {
+		tab := newFlowTable(vars)
+		if (tab.dense != nil) != (vars <= maxDenseFlows) {
+			t.Errorf("%d variables: dense %v", vars, tab.dense != nil)
+		}
+		f1, f2 := &varFlow{}, &varFlow{}
+		tab.put(1, f1)
+		tab.put(int32(vars-1), f2)
+		if tab.get(1) != f1 || tab.get(int32(vars-1)) != f2 || tab.get(2) != nil {
+			t.Errorf("%d variables: get gives %p %p %p, want %p %p nil", vars, tab.get(1), tab.get(int32(vars-1)), tab.get(2), f1, f2)
+		}
+	}
+}

@@ -139,7 +139,7 @@ type orderBuilder struct {
 	flow    []varFlow
 	touched []bool
 	changed []int32
-	flows   map[int32]*varFlow
+	flows   *flowTable
 	// ordered, by variable id, in the replay of every variable: its data
 	// flow changed a clock (flowCheckpoints.ordered).
 	ordered []bool
@@ -165,7 +165,7 @@ func (m *Model) order(exclude ...int32) *Order {
 		if o := m.allFlowOrder(ex); o != nil {
 			return o
 		}
-		b.withFlow, b.flows = true, map[int32]*varFlow{}
+		b.withFlow, b.flows = true, newFlowTable(len(m.Vars))
 		first := int32(-1)
 		for _, v := range ex {
 			if acc := m.Vars[v].Accesses; len(acc) > 0 && (first < 0 || acc[0] < first) {
