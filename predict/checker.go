@@ -246,7 +246,7 @@ func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
 			return nil
 		}
 	}
-	nativeV, err := c.native(ctx, pm)
+	nativeV, err := c.native(ctx, pm, nil)
 	if err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ func trimInterleavings(vs []bugs.Violation) {
 // claims with the native enumeration (whatever the engine, so that bug ids
 // do not depend on it).
 func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel, left func(claim string) int) (cache.Entry, error) {
-	e, err := c.verdicts(ctx, pm)
+	e, err := c.verdicts(ctx, pm, left)
 	if err != nil {
 		return e, err
 	}
@@ -399,12 +399,18 @@ func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel, left fun
 	return e, nil
 }
 
-// verdicts decides every claim of pm with the engine.
-func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel) (cache.Entry, error) {
+// verdicts decides every claim of pm with the engine. When the native
+// verdicts are the engine's, a claim of which left (nil: none) says no
+// instance may be listed is not decided, and holds: nothing would list it.
+func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel, left func(claim string) int) (cache.Entry, error) {
 	var nativeV []cache.Verdict
 	if c.opts.Engine != EngineSpin {
+		var skip func(p ltl.Pattern, local int) bool
+		if left != nil && !c.opts.decideListed && (c.opts.Engine == EngineNative || c.opts.Confirm != ConfirmAll) {
+			skip = func(p ltl.Pattern, local int) bool { return left(p.ClaimName(local)) <= 0 }
+		}
 		var err error
-		nativeV, err = c.native(ctx, pm)
+		nativeV, err = c.native(ctx, pm, skip)
 		var tooLarge *native.TooLargeError
 		switch {
 		case errors.As(err, &tooLarge) && c.opts.Engine == EngineAuto:
@@ -436,9 +442,11 @@ func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel) (cache
 }
 
 // native decides all claims with the native search.
-func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel) ([]cache.Verdict, error) {
+func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel, skip func(p ltl.Pattern, local int) bool) ([]cache.Verdict, error) {
 	pats, _ := c.patterns(pm)
-	vs, err := native.New(pm).CheckAll(ctx, reportable(pm, pats))
+	nc := native.New(pm)
+	nc.Skip = skip
+	vs, err := nc.CheckAll(ctx, reportable(pm, pats))
 	if err != nil {
 		return nil, err
 	}

@@ -135,6 +135,9 @@ type Options struct {
 	// model is cut into parts at its next cut (tracemodel.Projection.Parts;
 	// 0: tracemodel.DefaultPartAccesses; negative: never).
 	PartAccesses int
+	// decideListed: a model's later parts decide also the claims whose
+	// instances the earlier parts listed enough of (tests compare).
+	decideListed bool
 	Version      string // tool version written into the report
 	// Progress, if set, is called (serially) after each model.
 	Progress func(Progress)
