@@ -240,3 +240,32 @@ func reproduceJSON(t *testing.T, want int, args ...string) (*bugs.Report, string
 	}
 	return rep, stderr
 }
+
+// TestReproduceHoldNotCancellable checks that a schedule's hold is no
+// cancellation point: a worker with deferred cancellation, held between the
+// read and the write of its update while main writes the counter and then
+// cancels it, goes on to its own next cancellation point, as any run of
+// the program does. Were the hold one, the worker would die inside it and
+// the directed run would fail (testdata/reproduce/cancel_hold.c exits 1)
+// for the schedule's doing, not the program's.
+func TestReproduceHoldNotCancellable(t *testing.T) {
+	trace := recordProgram(t, "cancel_hold", "20000")
+	rep, stderr := reproduceJSON(t, exitViolation, "--relaxed", "none", "--out-dir", filepath.Join(t.TempDir(), "runs"), trace)
+	reproduced := 0
+	for _, b := range rep.Bugs {
+		r := b.Reproduction
+		if r == nil {
+			continue
+		}
+		if r.Failed {
+			t.Errorf("bug %s %s failed: %s", b.ID, b.Pattern, r.Evidence)
+		}
+		if r.Status == bugs.Reproduced {
+			reproduced++
+		}
+	}
+	if reproduced == 0 {
+		js, _ := json.MarshalIndent(rep.Bugs, "", "  ")
+		t.Fatalf("no bug reproduced: the worker was not held across main's write\n%s\n%s", js, stderr)
+	}
+}

@@ -345,6 +345,13 @@ static void hold(const char *where, int want_phase)
 {
 	uint64_t start = now_ms(), deadline = start + g_pause_ms;
 	char name[16];
+	/* A hold is no cancellation point, whatever it sleeps and logs with:
+	 * a thread with deferred cancellation that another thread cancels
+	 * while it is held goes on to the program's own next one, as it
+	 * would unscheduled (aget's workers, cancelled by the SIGINT thread
+	 * while held in their update, died in the hold). */
+	int cancel_state;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	slock();
 	if (g_nholding < MAXHOLDING)
 		g_holding[g_nholding++] = &S;
@@ -395,6 +402,7 @@ static void hold(const char *where, int want_phase)
 	if (want_phase == PH_ARMED)
 		S.armed = 0;
 	logf_("release %s after_ms=%llu why=%s%s", where, (unsigned long long)(now_ms() - start), why, name);
+	pthread_setcancelstate(cancel_state, NULL);
 }
 
 /* tick lets the local thread go once the thread that made the last remote
