@@ -192,7 +192,7 @@ func TestObserveCycle(t *testing.T) {
 			if !reflect.DeepEqual(obs.Lines, tt.want) {
 				t.Errorf("Observe = %v, want %v", obs.Lines, tt.want)
 			}
-			if obs, _ := ObserveLoose(strings.NewReader(tt.trace), tt.steps); obs.Reproduced() {
+			if obs, _ := ObserveLoose(strings.NewReader(tt.trace), tt.steps, 0); obs.Reproduced() {
 				t.Errorf("ObserveLoose = %v: a deadlock is never observed loosely", obs.Lines)
 			}
 		})

@@ -56,6 +56,19 @@ func (st Step) touches(e event, l1Obj string) bool {
 	return generationRE.ReplaceAllString(objectOf(e.Object), "#") == generationRE.ReplaceAllString(objectOf(st.Var), "#")
 }
 
+// atSite reports whether an event is an access of the step's kind at its
+// site, to any variable: what the schedule counts occurrences of.
+func (st Step) atSite(e event) bool {
+	k := e.kind()
+	if k != 'R' && k != 'W' {
+		return false
+	}
+	if sk := st.kind(); sk != 'A' && sk != k {
+		return false
+	}
+	return e.Line == st.Line && e.File == st.File
+}
+
 // matches reports whether an event is an access of the step (or an
 // acquisition, or a blocked one, for the steps of a deadlock).
 func (st Step) matches(e event) bool {
@@ -87,7 +100,7 @@ func Observe(r io.Reader, steps []Step) (Observation, error) {
 	if isCycle(steps) {
 		return observeCycle(r, steps)
 	}
-	return observe(r, steps, func(remote []Step, e event, _ string) bool { return remote[0].matches(e) }, false)
+	return observe(r, steps, func(remote []Step, e event, _ string) bool { return remote[0].matches(e) }, false, 0)
 }
 
 // ObserveLoose is Observe with remote accesses that may be at any site and
@@ -103,8 +116,15 @@ func Observe(r io.Reader, steps []Step) (Observation, error) {
 // match (Apache 21285: a thread's insert of one request, another thread's
 // insert a request later, the first thread's next request).
 //
+// The window must also be the schedule's: the one opened by the
+// occurrence-th execution of L1's site (by any thread, as the schedule
+// counts them; 0: any). An access of the object at another site is loose
+// evidence only next to the hold: elsewhere in a run it is the program's
+// ordinary traffic (aget's workers, each reading the total the others
+// update, matched a save_log pattern 3,000 events before the hold).
+//
 // A deadlock cycle is never observed loosely.
-func ObserveLoose(r io.Reader, steps []Step) (Observation, error) {
+func ObserveLoose(r io.Reader, steps []Step, occurrence int) (Observation, error) {
 	if isCycle(steps) {
 		return Observation{}, nil
 	}
@@ -115,15 +135,16 @@ func ObserveLoose(r io.Reader, steps []Step) (Observation, error) {
 			}
 		}
 		return false
-	}, true)
+	}, true, occurrence)
 	obs.Loose = obs.Lines != nil
 	return obs, err
 }
 
 // observe finds the steps; remoteMatch says whether an event is the next
 // remote step (the rest of the remote steps given), collapse makes one
-// remote access enough.
-func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) bool, collapse bool) (Observation, error) {
+// remote access enough, occurrence (> 0) opens a window at that execution
+// of L1's site only.
+func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) bool, collapse bool, occurrence int) (Observation, error) {
 	l2Match := func(st Step, e event, _ string) bool { return st.matches(e) }
 	if collapse {
 		// The local thread, let go, may have gone another way too: any
@@ -154,6 +175,7 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 	// same name.
 	sameObj := func(st Step, w *window, e event) bool { return !st.Same || e.Object == w.l1Obj }
 	open := map[string]*window{}
+	atL1 := 0 // executions of L1's site so far
 	var obs Observation
 	err := scanEvents(r, func(e event) error {
 		if w := open[e.Thread]; w != nil && len(w.lines) == need && l2Match(*l2, e, w.l1Obj) && sameObj(*l2, w, e) {
@@ -181,7 +203,10 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 				w.remote = append(w.remote, fmt.Sprintf("%s %s %s:%d", e.Action, e.Object, e.File, e.Line))
 			}
 		}
-		if l1.matches(e) {
+		if l1.atSite(e) {
+			atL1++
+		}
+		if l1.matches(e) && (occurrence <= 0 || atL1 == occurrence) {
 			open[e.Thread] = &window{l1: e.TraceLine, l1Obj: e.Object}
 		}
 		return nil

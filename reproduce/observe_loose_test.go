@@ -47,12 +47,44 @@ func TestObserveLooseWindowEndsAtNextSection(t *testing.T) {
 			"2, 5, cache.c-158, DataRead, cache.size\n", []int{2, 4, 5}},
 	}
 	for _, tt := range tests {
-		obs, err := ObserveLoose(strings.NewReader(tt.trace), steps)
+		obs, err := ObserveLoose(strings.NewReader(tt.trace), steps, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		if !reflect.DeepEqual(obs.Lines, tt.want) {
 			t.Errorf("%s: ObserveLoose = %v, want %v", tt.name, obs.Lines, tt.want)
+		}
+	}
+}
+
+// TestObserveLooseAtOccurrence: a loose match must be the schedule's
+// window, opened by the occurrence-th execution of L1's site. The shape of
+// aget-bug2's directed runs: workers each update the offset (L1's site)
+// and read the total, and the schedule was armed at a later update than
+// the first, where no other thread came in.
+func TestObserveLooseAtOccurrence(t *testing.T) {
+	steps := []Step{
+		{Role: "L1", Action: "Write", File: "Download.c", Line: 140, Var: "wthread[1].offset"},
+		{Role: "R1", Action: "Read", File: "Resume.c", Line: 81, Var: "wthread[1].offset"},
+		{Role: "R2", Action: "Read", File: "Resume.c", Line: 83, Var: "bwritten"},
+		{Role: "L2", Action: "Write", File: "Download.c", Line: 143, Var: "bwritten"},
+	}
+	trace := "" +
+		"3, 1, Download.c-140, Write, wthread[1].offset\n" +
+		"4, 2, Download.c-143, DataRead, bwritten\n" + // another worker's ordinary update
+		"3, 3, Download.c-143, Write, bwritten\n" +
+		"3, 4, Download.c-140, Write, wthread[1].offset\n" +
+		"3, 5, Download.c-143, Write, bwritten\n"
+	for _, tt := range []struct {
+		occurrence int
+		want       []int
+	}{{0, []int{1, 2, 3}}, {1, []int{1, 2, 3}}, {2, nil}} {
+		obs, err := ObserveLoose(strings.NewReader(trace), steps, tt.occurrence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(obs.Lines, tt.want) {
+			t.Errorf("occurrence %d: ObserveLoose = %v, want %v", tt.occurrence, obs.Lines, tt.want)
 		}
 	}
 }

@@ -248,7 +248,7 @@ func (o *Outcome) observe(raw, workDir string, keep bool) {
 			o.Err = fmt.Errorf("converting the directed run's log: %w", cerr)
 			return
 		}
-		obs, err := observeFile(path, o.Schedule.Steps)
+		obs, err := observeFile(path, o.Schedule)
 		if err != nil {
 			o.Err = err
 			return
@@ -263,16 +263,17 @@ func (o *Outcome) observe(raw, workDir string, keep bool) {
 	}
 }
 
-// observeFile observes the pattern in a trace file, exactly or else
-// loosely.
-func observeFile(path string, steps []Step) (Observation, error) {
+// observeFile observes the pattern of schedule s in a trace file, exactly
+// or else loosely (at the schedule's occurrence).
+func observeFile(path string, s Schedule) (Observation, error) {
 	var obs Observation
-	for _, fn := range []func(io.Reader, []Step) (Observation, error){Observe, ObserveLoose} {
+	loose := func(r io.Reader, steps []Step) (Observation, error) { return ObserveLoose(r, steps, s.Occurrence) }
+	for _, fn := range []func(io.Reader, []Step) (Observation, error){Observe, loose} {
 		f, err := os.Open(path)
 		if err != nil {
 			return obs, err
 		}
-		obs, err = fn(f, steps)
+		obs, err = fn(f, s.Steps)
 		f.Close()
 		if err != nil || obs.Reproduced() {
 			return obs, err
