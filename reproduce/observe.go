@@ -19,6 +19,12 @@ type Observation struct {
 	// what they were.
 	Loose  bool
 	Remote []string
+	// Ended is set when the run ended after the remote steps with the
+	// local thread still held after L1 (Lines then end at the last remote
+	// step): the remote thread read the state between the local thread's
+	// two accesses, and the program exited before the second (aget's
+	// SIGINT thread saves the torn totals, then exits).
+	Ended bool
 }
 
 // Reproduced reports whether the pattern was observed.
@@ -168,7 +174,8 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 		l1Obj    string // the variable L1 accessed, as this trace names it
 		lines    []int
 		remote   []string
-		releases int // the local thread's releases since L1 (loose only)
+		releases int  // the local thread's releases since L1 (loose only)
+		moved    bool // the local thread did more than access L1's variable since L1
 	}
 	// A step on L1's variable must be on the very variable L1 accessed in
 	// this run (its generation: the same address), not only one of the
@@ -182,6 +189,11 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 			obs.Lines = append(append([]int{w.l1}, w.lines...), e.TraceLine)
 			obs.Remote = w.remote
 			return errFound
+		}
+		if w := open[e.Thread]; w != nil {
+			if k := e.kind(); !((k == 'R' || k == 'W') && e.Object == w.l1Obj) {
+				w.moved = true
+			}
 		}
 		// Loosely, the remote access must come while the local thread could
 		// be held: before it acquires a lock or releases a second one.
@@ -212,9 +224,30 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 		return nil
 	})
 	if errors.Is(err, errFound) {
-		err = nil
+		return obs, nil
+	}
+	if err == nil && readsOnly(remote) {
+		// The run ended with a local thread held after L1 (nothing but
+		// L1's variable accessed since) and every remote step made: the
+		// remote thread read what lies between the local thread's two
+		// accesses, which is the violation when it only reads.
+		for _, w := range open {
+			if len(w.lines) == need && !w.moved && (obs.Lines == nil || w.l1 < obs.Lines[0]) {
+				obs = Observation{Lines: append([]int{w.l1}, w.lines...), Remote: w.remote, Ended: true}
+			}
+		}
 	}
 	return obs, err
+}
+
+// readsOnly reports whether every remote step is a read.
+func readsOnly(remote []Step) bool {
+	for _, st := range remote {
+		if st.kind() != 'R' {
+			return false
+		}
+	}
+	return true
 }
 
 // isCycle reports whether steps are a deadlock cycle's: L1 is an

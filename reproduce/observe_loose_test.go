@@ -88,3 +88,69 @@ func TestObserveLooseAtOccurrence(t *testing.T) {
 		}
 	}
 }
+
+// TestObserveEnded: a run that ends after the remote steps, the local
+// thread still held after L1, has the pattern when the remote steps only
+// read (they saw the state between the local thread's two accesses: aget's
+// save_log saving a torn total, then exiting); not when the local thread
+// went on to other things, nor when a remote step writes (the harm is then
+// at L2, which never ran).
+func TestObserveEnded(t *testing.T) {
+	reads := []Step{
+		{Role: "L1", Action: "Read", File: "Download.c", Line: 140, Var: "wthread[1].offset", Same: true},
+		{Role: "R1", Action: "Read", File: "Resume.c", Line: 81, Var: "wthread[1].offset", Same: true},
+		{Role: "R2", Action: "Read", File: "Resume.c", Line: 83, Var: "bwritten"},
+		{Role: "L2", Action: "Write", File: "Download.c", Line: 143, Var: "bwritten"},
+	}
+	lost := []Step{
+		{Role: "L1", Action: "Read", File: "c.c", Line: 1, Var: "n", Same: true},
+		{Role: "R1", Action: "Write", File: "c.c", Line: 9, Var: "n", Same: true},
+		{Role: "L2", Action: "Write", File: "c.c", Line: 2, Var: "n", Same: true},
+	}
+	const held = "3, 1, Download.c-140, Read, wthread[1].offset\n" +
+		"3, 2, Download.c-140, Write, wthread[1].offset\n"
+	const saved = "2, 3, Resume.c-81, Read, wthread[1].offset\n" +
+		"2, 4, Resume.c-83, Read, bwritten\n" +
+		"2, 5, Resume.c-90, Write, h\n"
+	tests := []struct {
+		name  string
+		steps []Step
+		trace string
+		want  []int
+	}{
+		{"ended while held", reads, held + saved, []int{1, 3, 4}},
+		{"went on", reads, held + saved + "3, 6, Download.c-142, Lock, bwritten_mutex\n", nil},
+		{"a remote step too few", reads, held + "2, 3, Resume.c-81, Read, wthread[1].offset\n", nil},
+		{"a remote write", lost, "1, 1, c.c-1, Read, n\n2, 2, c.c-9, Write, n\n", nil},
+	}
+	for _, tt := range tests {
+		obs, err := Observe(strings.NewReader(tt.trace), tt.steps)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !reflect.DeepEqual(obs.Lines, tt.want) || obs.Ended != (tt.want != nil) {
+			t.Errorf("%s: Observe = %v (ended %v), want %v", tt.name, obs.Lines, obs.Ended, tt.want)
+		}
+	}
+}
+
+// TestNotReproducedEvidence: the evidence of a run without the pattern
+// says what the runtime did: a hold and what ended it, L1 reached and its
+// thread held until the program ended (no release: aget's SIGINT thread
+// exits while the worker is held), or L1 never reached.
+func TestNotReproducedEvidence(t *testing.T) {
+	s := Schedule{Steps: []Step{{Role: "L1", Action: "Read", File: "d.c", Line: 140, Var: "off"}}, Occurrence: 3}
+	for _, tt := range []struct {
+		log  []string
+		want string
+	}{
+		{[]string{"start", "trigger occurrence=3", "hold before-lock phase=2", "release before-lock after_ms=300 why=timeout"}, "runtime: release before-lock after_ms=300 why=timeout"},
+		{[]string{"start", "trigger occurrence=3", "hold before-lock phase=2", "remote step=1"}, "reached at occurrence 3, its thread held until the run ended"},
+		{[]string{"start"}, "never reached at occurrence 3"},
+	} {
+		got := notReproducedEvidence(Outcome{Schedule: s, RuntimeLog: tt.log, Exit: "exit status 0"})
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("runtime log %q: evidence\n%s\nwant it to say %q", tt.log, got, tt.want)
+		}
+	}
+}

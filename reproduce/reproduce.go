@@ -571,6 +571,9 @@ func reproducedEvidence(o Outcome) string {
 			fmt.Fprintf(&b, "schedule: %s\n", l) // which hold, and what ended it
 		}
 	}
+	if o.Observation.Ended {
+		fmt.Fprintf(&b, "the program ended after the remote steps, the local thread still held after L1: its second access never ran\n")
+	}
 	if o.Observation.Loose {
 		fmt.Fprintf(&b, "the other thread came in on the same object at other sites (it read another value and went another way): %s\n", strings.Join(o.Observation.Remote, "; "))
 	}
@@ -588,14 +591,18 @@ func notReproducedEvidence(o Outcome) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "the pattern was not in the directed runs' traces (last run: %s)\n", o.Exit)
-	held := false
+	held, armed := false, false
 	for _, l := range o.RuntimeLog {
 		if strings.HasPrefix(l, "error") || strings.HasPrefix(l, "release") {
 			fmt.Fprintf(&b, "runtime: %s\n", l)
 			held = true
 		}
+		armed = armed || strings.HasPrefix(l, "trigger")
 	}
-	if !held {
+	switch {
+	case !held && armed:
+		fmt.Fprintf(&b, "runtime: %s reached at occurrence %d, its thread held until the run ended\n", o.Schedule.Steps[0], o.Schedule.Occurrence)
+	case !held:
 		fmt.Fprintf(&b, "runtime: %s never reached at occurrence %d\n", o.Schedule.Steps[0], o.Schedule.Occurrence)
 	}
 	if ch, why := o.Changed(); ch {

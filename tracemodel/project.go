@@ -183,6 +183,14 @@ type ProjectOptions struct {
 	// would have seen an older write of the other thread (a counter both
 	// update) stays free: that is the lost update.
 	ObservedReads bool
+	// FreeSetReads lets a set model's read that its thread follows, in its
+	// region, with another access of the set run before the other thread's
+	// last write of its variable before it: see another value, and steer
+	// the thread anywhere. The precise semantics keeps it after that write
+	// (what the thread does with another value is not in the trace); the
+	// relaxed models of mcpredict reproduce drop the rule, as a directed
+	// run decides (aget's save_log checks the total it then saves).
+	FreeSetReads bool
 	// Dataflow orders the model by Model.DataflowOrder of the variable
 	// instead of the synchronization order. Project computes it (one pass
 	// over the trace) unless Order is set.
@@ -704,7 +712,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			// whose operands differ). The thread's last access of the set in
 			// its region may read another value: the pattern has then
 			// happened.
-			if len(vars) == 2 && r.Kind == StepRead && r.pin > 0 && !lastInRegion(raw[x][i+1:], r.update) {
+			if len(vars) == 2 && !opts.FreeSetReads && r.Kind == StepRead && r.pin > 0 && !lastInRegion(raw[x][i+1:], r.update) {
 				r.k, r.src = max(r.k, r.pin), 0
 			}
 		}
@@ -1098,6 +1106,9 @@ func (o ProjectOptions) String() string {
 	}
 	if o.ObservedReads {
 		on = append(on, "observed reads")
+	}
+	if o.FreeSetReads {
+		on = append(on, "free set reads")
 	}
 	if len(on) == 0 {
 		return "custom (none)"

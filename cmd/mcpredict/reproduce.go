@@ -268,9 +268,9 @@ type relaxation struct {
 // well. Each relaxes the ones before it.
 var relaxations = []relaxation{
 	{"dataflow", func(o *tracemodel.ProjectOptions) { o.Dataflow = false }},
-	{"reads", func(o *tracemodel.ProjectOptions) { o.Dataflow, o.ObservedReads = false, false }},
+	{"reads", func(o *tracemodel.ProjectOptions) { o.Dataflow, o.ObservedReads, o.FreeSetReads = false, false, true }},
 	{"boundaries", func(o *tracemodel.ProjectOptions) {
-		o.Dataflow, o.ObservedReads, o.NoBoundaries, o.Handoffs = false, false, true, false
+		o.Dataflow, o.ObservedReads, o.FreeSetReads, o.NoBoundaries, o.Handoffs = false, false, true, true, false
 	}},
 }
 

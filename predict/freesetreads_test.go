@@ -1,0 +1,55 @@
+package predict
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mcpredict/mcpredict/tracemodel"
+)
+
+// TestFreeSetReads: the shape of aget-bug2's save_log. A worker adds to
+// its offset and then to the total; the saver, after the worker's last
+// update, checks the total, then copies the offset and the total. In the
+// precise set model the check is a steering read, kept after the worker's
+// last write of the total: the copy cannot tear. With FreeSetReads (the
+// relaxed models of reproduce) it may see an older total, and the copy can
+// fall between the worker's two writes (M5).
+func TestFreeSetReads(t *testing.T) {
+	const trace = `1, 1, d.c-1, Create, 2
+1, 2, d.c-2, Create, 3
+2, 3, w.c-10, Read, offset
+2, 4, w.c-10, Write, offset
+2, 5, w.c-11, Lock, mu
+2, 6, w.c-12, Read, total
+2, 7, w.c-12, Write, total
+2, 8, w.c-13, Unlock, mu
+3, 9, s.c-20, Read, total
+3, 10, s.c-21, Read, offset
+3, 11, s.c-22, Read, total
+3, 12, s.c-23, Write, saved
+`
+	m, err := tracemodel.Parse(context.Background(), strings.NewReader(trace), "f.csv", tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, free := range []bool{false, true} {
+		po, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
+		po.Dataflow, po.ObservedReads, po.FreeSetReads = false, false, free
+		rep, err := Run(context.Background(), m, Options{Engine: EngineNative, Project: po, MaxModels: -1, Jobs: 1,
+			Models: []Models{{Kind: SetModels, Patterns: SetModels.Builtin()}},
+			Sets:   tracemodel.SetOptions{MaxPartners: -1, Declared: [][]string{{"offset", "total"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		torn := false
+		for _, v := range rep.Violations {
+			if v.Local.Handle == "3" && v.Remote.Handle == "2" {
+				torn = true
+			}
+		}
+		if torn != free {
+			t.Errorf("FreeSetReads %v: the saver's copy tears: %v, want %v (violations %+v)", free, torn, free, rep.Violations)
+		}
+	}
+}
