@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/mcpredict/mcpredict/bugs"
@@ -42,15 +41,7 @@ func TestEmptyHoldsLeftOut(t *testing.T) {
 	var elided [2]int
 	withBugs := 0
 	for _, c := range configs {
-		var buf bytes.Buffer
-		if _, err := gen.Write(context.Background(), &buf, c); err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("%s-%d.csv", c.Kind, c.Seed)
-		m, err := tracemodel.Parse(context.Background(), &buf, name, tracemodel.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		m, name := generated(t, c)
 		for _, sem := range []string{tracemodel.SemanticsPrecise, tracemodel.SemanticsPaper} {
 			po, err := tracemodel.SemanticsOptions(sem)
 			if err != nil {

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/mcpredict/mcpredict/gen"
-	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
 // TestListedClaimsSkipped checks that a model's later parts leaving
@@ -29,15 +27,7 @@ func TestListedClaimsSkipped(t *testing.T) {
 	}
 	cut, listed := 0, 0
 	for _, c := range configs {
-		var buf bytes.Buffer
-		if _, err := gen.Write(context.Background(), &buf, c); err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("%s-%d.csv", c.Kind, c.Seed)
-		m, err := tracemodel.Parse(context.Background(), &buf, name, tracemodel.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		m, name := generated(t, c)
 		for _, maxInst := range []int{1, 3} {
 			var reports [2][]byte
 			for i, decide := range []bool{false, true} {

@@ -40,15 +40,7 @@ func TestOrderedPairsLeftOut(t *testing.T) {
 	var planned [2][2]int
 	withBugs := 0
 	for _, c := range configs {
-		var buf bytes.Buffer
-		if _, err := gen.Write(context.Background(), &buf, c); err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("%s-%d.csv", c.Kind, c.Seed)
-		m, err := tracemodel.Parse(context.Background(), &buf, name, tracemodel.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		m, name := generated(t, c)
 		var all []byte // the report of every pair
 		for _, k := range [][2]bool{{true, true}, {false, false}, {true, false}, {false, true}} {
 			opts := Options{Engine: EngineNative, Models: models, MaxModels: -1, KeepOrderedPairs: k[0], KeepLockedPairs: k[1], Jobs: 1}
@@ -82,4 +74,19 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// generated returns the model of the trace gen writes for c, and its name.
+func generated(t *testing.T, c gen.Config) (*tracemodel.Model, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := gen.Write(context.Background(), &buf, c); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%s-%d.csv", c.Kind, c.Seed)
+	m, err := tracemodel.Parse(context.Background(), &buf, name, tracemodel.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return m, name
 }
