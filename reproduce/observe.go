@@ -168,15 +168,6 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 	if collapse {
 		need = 1
 	}
-	// Per thread, the remote steps made by others since its latest L1.
-	type window struct {
-		l1       int
-		l1Obj    string // the variable L1 accessed, as this trace names it
-		lines    []int
-		remote   []string
-		releases int  // the local thread's releases since L1 (loose only)
-		moved    bool // the local thread did more than access L1's variable since L1
-	}
 	// A step on L1's variable must be on the very variable L1 accessed in
 	// this run (its generation: the same address), not only one of the
 	// same name.
@@ -227,17 +218,35 @@ func observe(r io.Reader, steps []Step, remoteMatch func([]Step, event, string) 
 		return obs, nil
 	}
 	if err == nil && readsOnly(remote) {
-		// The run ended with a local thread held after L1 (nothing but
-		// L1's variable accessed since) and every remote step made: the
-		// remote thread read what lies between the local thread's two
-		// accesses, which is the violation when it only reads.
-		for _, w := range open {
-			if len(w.lines) == need && !w.moved && (obs.Lines == nil || w.l1 < obs.Lines[0]) {
-				obs = Observation{Lines: append([]int{w.l1}, w.lines...), Remote: w.remote, Ended: true}
-			}
-		}
+		obs = endedHeld(open, need)
 	}
 	return obs, err
+}
+
+// window is, for a thread, the remote steps made by others since its
+// latest L1.
+type window struct {
+	l1       int
+	l1Obj    string // the variable L1 accessed, as this trace names it
+	lines    []int
+	remote   []string
+	releases int  // the local thread's releases since L1 (loose only)
+	moved    bool // the local thread did more than access L1's variable since L1
+}
+
+// endedHeld is the observation of a run that ended with a local thread
+// held after L1 (nothing but L1's variable accessed since) and all need
+// remote steps made (the earliest such window), if any: the remote thread
+// read what lies between the local thread's two accesses, which is the
+// violation when it only reads.
+func endedHeld(open map[string]*window, need int) Observation {
+	var obs Observation
+	for _, w := range open {
+		if len(w.lines) == need && !w.moved && (obs.Lines == nil || w.l1 < obs.Lines[0]) {
+			obs = Observation{Lines: append([]int{w.l1}, w.lines...), Remote: w.remote, Ended: true}
+		}
+	}
+	return obs
 }
 
 // readsOnly reports whether every remote step is a read.

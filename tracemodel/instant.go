@@ -1,6 +1,9 @@
 package tracemodel
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Instant locks.
 //
@@ -72,39 +75,36 @@ func (p *Projection) keptLocks(common []int32, part Part, acc [2][]int32, start,
 	for changed := true; changed; {
 		changed = false
 		for j := range common {
-			if kept[j] {
-				continue
-			}
 			for k, l := range common {
-				if k == j || !kept[k] {
-					continue
-				}
-				for x := 0; x < 2 && !kept[j]; x++ {
-					ops := p.m.lockOps[lockThread{lock: l, thread: int32(p.tids[x])}]
-					for _, h := range holds[j][x] {
-						q := sort.Search(len(ops), func(q int) bool { return ops[q].Pos > h[0] })
-						if q < len(ops) && ops[q].Pos < h[1] {
-							kept[j], changed = true, true
-							break
-						}
-					}
+				if !kept[j] && k != j && kept[k] && (p.holdsAround(0, holds[j][0], l) || p.holdsAround(1, holds[j][1], l)) {
+					kept[j], changed = true, true
 				}
 			}
 		}
 	}
-	out := common
-	for j := range common {
-		if !kept[j] {
-			out = make([]int32, 0, len(common))
-			for k, l := range common {
-				if kept[k] {
-					out = append(out, l)
-				}
-			}
-			break
+	if !slices.Contains(kept, false) {
+		return common
+	}
+	out := make([]int32, 0, len(common))
+	for j, l := range common {
+		if kept[j] {
+			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// holdsAround reports whether one of thread x's holds hs contains an
+// operation of lock l.
+func (p *Projection) holdsAround(x int, hs [][2]int32, l int32) bool {
+	ops := p.m.lockOps[lockThread{lock: l, thread: int32(p.tids[x])}]
+	for _, h := range hs {
+		q := sort.Search(len(ops), func(q int) bool { return ops[q].Pos > h[0] })
+		if q < len(ops) && ops[q].Pos < h[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // anyStepIn reports whether one of thread x's holds hs contains, between

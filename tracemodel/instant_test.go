@@ -12,6 +12,18 @@ import (
 // operation, stays; a lock whose holds are all empty goes, in both
 // threads, nested or not.
 func TestKeptLocks(t *testing.T) {
+	// A Signal (a hand-off: a region break with ProjectOptions.Handoffs)
+	// inside thread 1's hold.
+	const signalInHold = `
+1, 1, k.c-1, Read, x
+1, 2, k.c-2, Lock, a
+1, 3, k.c-8, Signal, c
+1, 4, k.c-3, Unlock, a
+1, 5, k.c-4, Write, x
+2, 6, k.c-2, Lock, a
+2, 7, k.c-3, Unlock, a
+2, 8, k.c-5, Write, x
+`
 	tests := []struct {
 		name  string
 		trace string
@@ -77,26 +89,8 @@ func TestKeptLocks(t *testing.T) {
 2, 10, k.c-7, Unlock, b
 2, 11, k.c-5, Write, x
 `, ProjectOptions{}, nil},
-		{"a region break in a hold", `
-1, 1, k.c-1, Read, x
-1, 2, k.c-2, Lock, a
-1, 3, k.c-8, Signal, c
-1, 4, k.c-3, Unlock, a
-1, 5, k.c-4, Write, x
-2, 6, k.c-2, Lock, a
-2, 7, k.c-3, Unlock, a
-2, 8, k.c-5, Write, x
-`, ProjectOptions{Handoffs: true}, []string{"a"}},
-		{"the same break without its rule", `
-1, 1, k.c-1, Read, x
-1, 2, k.c-2, Lock, a
-1, 3, k.c-8, Signal, c
-1, 4, k.c-3, Unlock, a
-1, 5, k.c-4, Write, x
-2, 6, k.c-2, Lock, a
-2, 7, k.c-3, Unlock, a
-2, 8, k.c-5, Write, x
-`, ProjectOptions{}, nil},
+		{"a region break in a hold", signalInHold, ProjectOptions{Handoffs: true}, []string{"a"}},
+		{"the same break without its rule", signalInHold, ProjectOptions{}, nil},
 		{"kept on request", `
 1, 1, k.c-1, Read, x
 1, 2, k.c-2, Lock, a
