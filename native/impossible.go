@@ -171,13 +171,46 @@ func (c *Checker) regionHolds(l int, need [3]int, pub bool) bool {
 }
 
 // gap is a run of remote terms of a pattern between two local terms, with
-// an unstarred remote term in it: in every match, some remote access of
-// kind want (0: any) runs between two consecutive local accesses, the first
-// of a kind in before and the second of a kind in after (indexed by
-// tracemodel.StepRead and StepWrite).
+// an unstarred remote term in it: in every match, remote accesses of the
+// gap's unstarred terms (seq, in order) run between two consecutive local
+// accesses, the first of a kind and variable in before and the second of
+// one in after (indexed by tracemodel.StepRead and StepWrite, then by the
+// variable: x, y).
 type gap struct {
-	before, after [tracemodel.StepWrite + 1]bool
-	want          tracemodel.StepKind
+	before, after [tracemodel.StepWrite + 1][2]bool
+	// seq: the first n unstarred remote terms of the gap (at most
+	// maxGapTerms of them: fewer is a weaker condition, still necessary).
+	seq [maxGapTerms]remoteTerm
+	n   int8
+}
+
+// maxGapTerms bounds the remote terms of a gap that Impossible checks.
+const maxGapTerms = 4
+
+// remoteTerm is what a remote access must be to match an unstarred term.
+type remoteTerm struct {
+	kind tracemodel.StepKind // StepRead, StepWrite; 0: either
+	vars [2]bool             // x, y
+}
+
+func (t remoteTerm) matches(s *tracemodel.Step) bool {
+	return s.Kind.IsAccess() && (t.kind == 0 || s.Kind == t.kind) && t.vars[varIndex(s)]
+}
+
+// termVars returns the variables (x, y) of the accesses that term t
+// matches: a term without a variable matches both in a two-variable
+// pattern, and only x (the model's one variable) in a single-variable one
+// (ltl.Automaton).
+func termVars(t ltl.Term, twoVar bool) [2]bool {
+	switch {
+	case t.Var == ltl.VarX:
+		return [2]bool{true, false}
+	case t.Var == ltl.VarY:
+		return [2]bool{false, true}
+	case twoVar:
+		return [2]bool{true, true}
+	}
+	return [2]bool{true, false}
 }
 
 // gaps lists the gaps of p. The local access just before a gap matches the
@@ -187,12 +220,19 @@ type gap struct {
 // and kind (the formulas are stutter invariant), so these are the kinds of
 // the local accesses around the remote ones.
 func gaps(p ltl.Pattern) []gap {
-	kinds := func(t ltl.Term, k *[tracemodel.StepWrite + 1]bool) {
-		if t.Access == ltl.Read || t.Access == ltl.Any {
-			k[tracemodel.StepRead] = true
-		}
-		if t.Access == ltl.Write || t.Access == ltl.Any {
-			k[tracemodel.StepWrite] = true
+	two := p.TwoVariable()
+	kinds := func(t ltl.Term, k *[tracemodel.StepWrite + 1][2]bool) {
+		vs := termVars(t, two)
+		for v := range vs {
+			if !vs[v] {
+				continue
+			}
+			if t.Access == ltl.Read || t.Access == ltl.Any {
+				k[tracemodel.StepRead][v] = true
+			}
+			if t.Access == ltl.Write || t.Access == ltl.Any {
+				k[tracemodel.StepWrite][v] = true
+			}
 		}
 	}
 	var out []gap
@@ -207,14 +247,21 @@ func gaps(p ltl.Pattern) []gap {
 			j++
 		}
 		var g gap
-		u := slices.IndexFunc(ts[i:j], func(t ltl.Term) bool { return t.Quant != ltl.Star })
-		if u >= 0 && i > 0 && j < len(ts) {
-			switch ts[i+u].Access {
-			case ltl.Read:
-				g.want = tracemodel.StepRead
-			case ltl.Write:
-				g.want = tracemodel.StepWrite
+		for _, t := range ts[i:j] {
+			if t.Quant == ltl.Star || int(g.n) == maxGapTerms {
+				continue
 			}
+			rt := remoteTerm{vars: termVars(t, two)}
+			switch t.Access {
+			case ltl.Read:
+				rt.kind = tracemodel.StepRead
+			case ltl.Write:
+				rt.kind = tracemodel.StepWrite
+			}
+			g.seq[g.n] = rt
+			g.n++
+		}
+		if g.n > 0 && i > 0 && j < len(ts) {
 			// Remote terms before or after starred local ones join the
 			// gap: the starred terms may match nothing. With no unstarred
 			// local term on a side, no local access bounds the gap there.
@@ -240,9 +287,9 @@ func gaps(p ltl.Pattern) []gap {
 	return out
 }
 
-// remoteCanInterleave reports whether a remote access of kind g.want (0:
-// any) can run between two consecutive accesses of thread l of the kinds
-// of g, with no region break between them, as far as causality (guards)
+// remoteCanInterleave reports whether remote accesses of g's terms, in
+// order, can run between two consecutive accesses of thread l of the kinds
+// and variables of g, with no region break between them, as far as causality (guards)
 // and mutual exclusion allow: a remote access inside a critical section of
 // a lock that thread l holds
 // from before the first access to after the second (exclusively, or for
@@ -251,21 +298,22 @@ func gaps(p ltl.Pattern) []gap {
 // code, where every access of both threads is under one lock.
 func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 	reach := c.reachOf(l)
-	// Remote accesses of the wanted kind, in order.
+	// Remote accesses of the first term, in order.
 	var remote []int
 	for j, s := range c.pm.Steps[r] {
-		if s.Kind.IsAccess() && (g.want == 0 || s.Kind == g.want) {
+		if g.seq[0].matches(&s) {
 			remote = append(remote, j)
 		}
 	}
 	ex := &exclusion{c: c, l: l, r: r, remote: remote}
 	prev := -1 // previous local access, -1 if none or a break since
-	for k, s := range c.pm.Steps[l] {
+	steps := c.pm.Steps[l]
+	for k, s := range steps {
 		switch {
 		case s.Kind == tracemodel.StepBoundary, pub && s.Kind == tracemodel.StepPublish:
 			prev = -1
 		case s.Kind.IsAccess():
-			if prev >= 0 && g.before[c.pm.Steps[l][prev].Kind] && g.after[s.Kind] {
+			if prev >= 0 && g.before[steps[prev].Kind][varIndex(&steps[prev])] && g.after[s.Kind][varIndex(&s)] {
 				// Remote step j fits between local steps prev and k if
 				// prev does not need j (reach[l][prev] < j), j does not
 				// need k (reach[r][j] < k) and no lock excludes it. reach
@@ -274,7 +322,8 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 				// need.
 				lo := sort.SearchInts(remote, reach[l][prev]+1)
 				hi := lo + sort.Search(len(remote)-lo, func(i int) bool { return reach[r][remote[lo+i]] >= k })
-				if ex.unexcluded(int32(prev+1), int32(k), lo, hi) {
+				if ex.unexcluded(int32(prev+1), int32(k), lo, hi) &&
+					(g.n == 1 || ex.sequenceFits(&g, int32(prev+1), int32(k), reach[l][prev]+1, reach[r], k)) {
 					return true
 				}
 			}
@@ -282,6 +331,15 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 		}
 	}
 	return false
+}
+
+// varIndex is the index of a step's variable in a gap's variables: 0 for
+// x (and the one variable of a single-variable model), 1 for y.
+func varIndex(s *tracemodel.Step) int {
+	if s.Second {
+		return 1
+	}
+	return 0
 }
 
 // reachOf returns, for the claims whose local thread is l, reach[x][i]:
@@ -379,15 +437,7 @@ func (x *exclusion) unexcluded(from, to int32, lo, hi int) bool {
 	if lo >= hi {
 		return false
 	}
-	var held []exclKey
-	for lk := range x.c.pm.Locks {
-		switch {
-		case spans(x.c.excl[x.l][lk], from, to):
-			held = append(held, exclKey{lock: lk})
-		case spans(x.c.shared[x.l][lk], from, to):
-			held = append(held, exclKey{lock: lk, shared: true})
-		}
-	}
+	held := x.held(from, to)
 	if len(held) == 0 {
 		return true
 	}
@@ -399,6 +449,55 @@ func (x *exclusion) unexcluded(from, to int32, lo, hi int) bool {
 		}
 		j := int32(x.remote[f[i]])
 		if !slices.ContainsFunc(held[1:], func(k exclKey) bool { return x.excludes(k, j) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// held returns the locks thread l holds at every position of [from, to].
+func (x *exclusion) held(from, to int32) []exclKey {
+	var held []exclKey
+	for lk := range x.c.pm.Locks {
+		switch {
+		case spans(x.c.excl[x.l][lk], from, to):
+			held = append(held, exclKey{lock: lk})
+		case spans(x.c.shared[x.l][lk], from, to):
+			held = append(held, exclKey{lock: lk, shared: true})
+		}
+	}
+	return held
+}
+
+// maxSequenceScan bounds the remote steps one sequenceFits looks at; past
+// it the answer is a conservative true.
+const maxSequenceScan = 1 << 12
+
+// sequenceFits reports whether remote steps j1 < j2 < ... matching the
+// terms of g, in order, can all run while thread l's position is anywhere
+// in [from, to], the positions before its step k: each from step jlo on
+// (the first that l's earlier step does not need), none needing l's step
+// k (reachR) or inside a critical section that the locks l holds exclude.
+// The earliest match of each term leaves the most room for the next; one
+// access may match several consecutive terms.
+func (x *exclusion) sequenceFits(g *gap, from, to int32, jlo int, reachR []int, k int) bool {
+	held := x.held(from, to)
+	steps := x.c.pm.Steps[x.r]
+	i := 0
+	for j, n := max(jlo, 0), 0; j < len(steps) && reachR[j] < k; j, n = j+1, n+1 {
+		if n > maxSequenceScan {
+			return true
+		}
+		if !g.seq[i].matches(&steps[j]) ||
+			slices.ContainsFunc(held, func(h exclKey) bool { return x.excludes(h, int32(j)) }) {
+			continue
+		}
+		// One access may match consecutive terms (a remote write of y,
+		// both A2(y)+ and W2): the formulas are stutter invariant.
+		for i < int(g.n) && g.seq[i].matches(&steps[j]) {
+			i++
+		}
+		if i == int(g.n) {
 			return true
 		}
 	}

@@ -166,3 +166,91 @@ func TestImpossibleLockExclusion(t *testing.T) {
 		})
 	}
 }
+
+// TestImpossibleSetGaps checks the parts of the necessary condition that
+// set models need: the variables of the local accesses around a gap, and
+// the order of a gap's remote terms (M3's W2(x) then W2(y)), of which one
+// access may match two in a row (stuttering). Whenever Impossible says so,
+// the search must agree.
+func TestImpossibleSetGaps(t *testing.T) {
+	u3, err := ltl.User("U3", "W1(x) R1* A2(y)+ W2 R1(x)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pats := map[string]ltl.Pattern{u3.ID: u3}
+	for _, p := range ltl.BuiltinSets() {
+		pats[p.ID] = p
+	}
+	tests := []struct {
+		name       string
+		trace      string
+		pattern    string
+		impossible bool // for local thread 1
+		violated   bool
+	}{
+		{"local writes x then y", `
+1, 1, a.c-1, Write, x
+1, 2, a.c-2, Write, y
+2, 3, a.c-3, Write, x
+2, 4, a.c-4, Write, y
+`, "M3", false, true},
+		{"local writes y then x", `
+1, 1, a.c-1, Write, y
+1, 2, a.c-2, Write, x
+2, 3, a.c-3, Write, x
+2, 4, a.c-4, Write, y
+`, "M3", true, false},
+		{"remote writes y then x", `
+1, 1, a.c-1, Write, x
+1, 2, a.c-2, Write, y
+2, 3, a.c-3, Write, y
+2, 4, a.c-4, Write, x
+`, "M4", false, true},
+		{"remote's write of x waits for the local update", `
+1, 1, a.c-1, Write, x
+1, 2, a.c-2, Write, y
+1, 3, a.c-3, SemPost, s
+2, 4, a.c-4, Write, y
+2, 5, a.c-5, SemWait, s
+2, 6, a.c-6, Write, x
+`, "M4", true, false},
+		{"remote's writes in the wrong order", `
+1, 1, a.c-1, Write, x
+1, 2, a.c-2, Write, y
+2, 3, a.c-3, Write, y
+2, 4, a.c-4, Write, x
+`, "M3", true, false},
+		{"one remote write matches two terms", `
+1, 1, a.c-1, Write, x
+2, 2, a.c-2, Write, y
+1, 3, a.c-3, Read, x
+`, "U3", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := tracemodel.Parse(context.Background(), strings.NewReader(tt.trace), "a.csv", tracemodel.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pm, err := m.ProjectSet(m.VarByName("x"), m.VarByName("y"), m.ThreadByHandle("1"), m.ThreadByHandle("2"), tracemodel.ProjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, ok := pats[tt.pattern]
+			if !ok {
+				t.Fatalf("no pattern %s", tt.pattern)
+			}
+			c := native.New(pm)
+			if got := c.Impossible(p, 1); got != tt.impossible {
+				t.Errorf("Impossible(%s, 1) = %v, want %v", p.ID, got, tt.impossible)
+			}
+			v, err := native.New(pm).Check(context.Background(), p, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Violated != tt.violated {
+				t.Errorf("Check(%s, 1): violated %v, want %v", p.ID, v.Violated, tt.violated)
+			}
+		})
+	}
+}
