@@ -279,6 +279,13 @@ func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
 func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, error) {
 	res := PairResult{Claims: len(e.Verdicts), Spin: e.Spin}
 	pats, _ := c.patterns(pm)
+	// witnessOf is what a violation of res was built from.
+	type witnessOf struct {
+		pat   ltl.Pattern
+		local int
+		steps []tracemodel.StepRef
+	}
+	var witnesses []witnessOf
 	for _, v := range e.Verdicts {
 		if !v.Violated {
 			continue
@@ -295,7 +302,7 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 			ws = [][]tracemodel.StepRef{v.Witness} // Spin alone could decide the model
 		}
 		for _, w := range ws {
-			viol, err := FromWitness(pm, pat, local, w, e.Engine)
+			viol, err := fromWitness(pm, pat, local, w, e.Engine, false)
 			if err != nil {
 				return res, err
 			}
@@ -303,9 +310,21 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 				continue
 			}
 			res.Violations = append(res.Violations, viol)
+			witnesses = append(witnesses, witnessOf{pat, local, w})
 		}
 	}
-	trimInterleavings(res.Violations)
+	// The interleavings the report keeps, built now.
+	for i, keep := range keptInterleavings(res.Violations) {
+		if !keep {
+			continue
+		}
+		w := witnesses[i]
+		viol, err := fromWitness(pm, w.pat, w.local, w.steps, e.Engine, true)
+		if err != nil {
+			return res, err
+		}
+		res.Violations[i] = viol
+	}
 	if len(res.Violations) > 0 {
 		var ids []string
 		for _, v := range res.Violations {
@@ -326,8 +345,22 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 // bugs.InterleavingsKept of its bug in the report is among the first of
 // its bug in its model.
 func trimInterleavings(vs []bugs.Violation) {
+	for i, keep := range keptInterleavings(vs) {
+		if !keep {
+			vs[i].OmitInterleaving()
+		}
+	}
+}
+
+// keptInterleavings reports, of each violation of vs, whether its
+// interleaving is kept (trimInterleavings).
+func keptInterleavings(vs []bugs.Violation) []bool {
+	keep := make([]bool, len(vs))
 	if len(vs) <= bugs.InterleavingsKept {
-		return
+		for i := range keep {
+			keep[i] = true
+		}
+		return keep
 	}
 	order := make([]int, len(vs))
 	for i := range order {
@@ -336,13 +369,12 @@ func trimInterleavings(vs []bugs.Violation) {
 	sort.SliceStable(order, func(i, j int) bool { return violationLess(&vs[order[i]], &vs[order[j]]) })
 	kept := map[string]int{}
 	for _, i := range order {
-		v := &vs[i]
-		if kept[v.BugID] < bugs.InterleavingsKept {
-			kept[v.BugID]++
-			continue
+		if kept[vs[i].BugID] < bugs.InterleavingsKept {
+			kept[vs[i].BugID]++
+			keep[i] = true
 		}
-		v.OmitInterleaving()
 	}
+	return keep
 }
 
 // decide runs the engine on pm, then lists the instances of the violated

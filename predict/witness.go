@@ -19,6 +19,14 @@ const WitnessContext = 200
 // accesses marked, and the bug id. The violation names no analysis
 // (Assemble does). It fails when the witness does not show the pattern.
 func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef, engine string) (bugs.Violation, error) {
+	return fromWitness(pm, pat, local, executed, engine, true)
+}
+
+// fromWitness is FromWitness; without interleaving, the violation's
+// interleaving is left out as bugs.Violation.OmitInterleaving leaves it:
+// a server's thousands of instances keep a few (trimInterleavings), and
+// their witnesses' steps were most of the memory a run allocated.
+func fromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef, engine string, interleaving bool) (bugs.Violation, error) {
 	pm.ResolveEvents()
 	cur := ltl.Obs{Brk1: pm.Broken, Brk2: pm.Broken}
 	obs := make([]ltl.Obs, 1, len(executed)+1)
@@ -117,7 +125,9 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine, Source: e.Source, Atomic: e.Atomic,
 				Instance: inInstance, Object: varOf(s),
 			}
-			v.Interleaving = append(v.Interleaving, a)
+			if interleaving {
+				v.Interleaving = append(v.Interleaving, a)
+			}
 			if inInstance {
 				a.Instance = false
 				v.Accesses = append(v.Accesses, a)
@@ -128,6 +138,9 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		v.Accesses[i].Essential = isEssential(pat, v.Accesses[i])
 	}
 	v.BugID = bugID(pat, v.EssentialAccesses())
+	if !interleaving { // as OmitInterleaving leaves it
+		v.Interleaving, v.Elided, v.InterleavingOmitted = []bugs.Access{}, 0, true
+	}
 	return v, nil
 }
 
