@@ -10,6 +10,7 @@ import (
 
 // Stages of a check, as they appear in ToolError.Stage and TimeoutError.Stage.
 const (
+	StageLTL    = "spin -f" // an ltl block's never claim (claims.go)
 	StageSpin   = "spin -a"
 	StageCC     = "gcc"
 	StagePan    = "pan"

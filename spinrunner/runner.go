@@ -2,8 +2,10 @@
 // reports, for each named LTL claim, whether it is violated and, if so, the
 // interleaving (trail) Spin found.
 //
-// For each model it writes the .pml into a fresh work directory, runs
-// `spin -a` once, compiles pan.c once with gcc, runs `./pan -a -N <claim>`
+// For each model it writes the .pml into a fresh work directory, with its
+// ltl blocks as the never claims `spin -f` makes of them (each formula
+// translated once per Runner: the claims are the patterns', not the
+// model's), runs `spin -a` once, compiles pan.c once with gcc, runs `./pan -a -N <claim>`
 // for every claim in turn and replays each counterexample with `spin -t -p`
 // before the next claim overwrites the trail. Many models are checked in
 // parallel on a bounded worker pool (CheckAll), each with its own timeout
@@ -88,11 +90,14 @@ type Result struct {
 type Runner struct {
 	tools Tools
 	opts  Options
+	// never: the never claims of the formulas translated so far.
+	never neverClaims
 
 	// Test hooks, unset in production.
 	onStage   func(model, stage string) // called before each command
 	depth     int                       // if > 0, replaces the computed -m
 	tmpParent string                    // parent of temp work dirs; "" = os.TempDir()
+	ltlBlocks bool                      // leave the ltl blocks to spin -a (no inlineClaims)
 }
 
 // New returns a Runner that uses the given tools and options.
@@ -133,6 +138,7 @@ func searchDepth(steps int) int {
 type check struct {
 	r      *Runner
 	m      Model
+	src    []byte          // m.Source with its ltl blocks as never claims (inlineClaims)
 	parent context.Context // the caller's context
 	ctx    context.Context // parent plus the timeout
 	dir    string
@@ -183,7 +189,11 @@ func (r *Runner) Check(ctx context.Context, m Model) (res Result, err error) {
 	// behind once the dir is removed.
 	c.env = append(os.Environ(), "LC_ALL=C", "TMPDIR="+dir)
 
-	if err := os.WriteFile(filepath.Join(dir, m.File), m.Source, 0o644); err != nil {
+	c.src = m.Source
+	if !r.ltlBlocks {
+		c.src = r.never.inlineClaims(m.Source, r.opts.Jobs, c.translate)
+	}
+	if err := os.WriteFile(filepath.Join(dir, m.File), c.src, 0o644); err != nil {
 		return res, fmt.Errorf("model %q: writing %s: %w", m.Name, m.File, err)
 	}
 	if err := c.generate(); err != nil {
@@ -346,6 +356,15 @@ func (c *check) toolErr(cmdline string, out []byte, err error) *ToolError {
 	return &ToolError{Model: c.m.Name, Stage: c.stage, Claim: c.claim, Cmd: cmdline, Output: trimOutput(out), Err: err}
 }
 
+// translate runs spin -f on an LTL formula: its never claim. It may run
+// in parallel with other translations of the check (on a copy of it: run
+// records the stage).
+func (c *check) translate(formula string) ([]byte, error) {
+	cc := *c
+	out, _, err := cc.run(StageLTL, c.r.tools.Spin, "-f", formula)
+	return out, err
+}
+
 // generate runs spin -a and checks that every requested claim exists.
 func (c *check) generate() error {
 	out, cmdline, err := c.run(StageSpin, c.r.tools.Spin, c.r.cppFlag(), "-a", c.m.File)
@@ -358,7 +377,7 @@ func (c *check) generate() error {
 	if _, statErr := os.Stat(filepath.Join(c.dir, "pan.c")); statErr != nil {
 		return c.toolErr(cmdline, out, fmt.Errorf("spin wrote no pan.c: %w", statErr))
 	}
-	defined := definedClaims(out, c.m.Source)
+	defined := definedClaims(out, c.src)
 	for _, claim := range c.m.Claims {
 		if !defined[claim] {
 			c.claim = claim
