@@ -23,9 +23,11 @@ type Projection struct {
 	// variable, position of a read's observed write in the other thread
 	// (0: none), the other thread's last write of the variable before a
 	// read (set models), and whether it is the read of a read-modify-write
-	// (set models).
+	// (set models); whether it is a write (the events' kinds, read where
+	// the accesses are gathered in trace order rather than looked up).
 	acc, accEv [2][]int32
 	accVar     [2][]int8
+	accWrite   [2][]bool
 	src, pin   [2][]int32
 	rmw        [2][]bool
 
@@ -114,7 +116,7 @@ func (m *Model) NewProjection(v, w, t1, t2 int, opts ProjectOptions) (*Projectio
 // data-flow order of its variable), sharing its accesses.
 func (p *Projection) WithOrder(ord *Order) *Projection {
 	q := &Projection{m: p.m, vars: p.vars, tids: p.tids, opts: p.opts, ord: ord, name: p.name, common: p.common,
-		acc: p.acc, accEv: p.accEv, accVar: p.accVar, src: p.src, pin: p.pin, rmw: p.rmw}
+		acc: p.acc, accEv: p.accEv, accVar: p.accVar, accWrite: p.accWrite, src: p.src, pin: p.pin, rmw: p.rmw}
 	q.steps = p.steps
 	q.opts.Order = ord
 	return q

@@ -497,6 +497,7 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 	for x := range 2 {
 		acc[x], accEv[x], src[x] = make([]int32, 0, n[x]), make([]int32, 0, n[x]), make([]int32, 0, n[x])
 		accVar[x] = make([]int8, 0, n[x])
+		p.accWrite[x] = make([]bool, 0, n[x])
 		if len(vars) == 2 {
 			pin[x] = make([]int32, 0, n[x])
 		}
@@ -524,6 +525,7 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 				acc[x] = append(acc[x], e.Pos)
 				accEv[x] = append(accEv[x], e.Ev)
 				accVar[x] = append(accVar[x], vi)
+				p.accWrite[x] = append(p.accWrite[x], e.Kind == Write)
 				s := int32(0)
 				if opts.ObservedReads && e.Kind == Read && int(lw.thread) == tids[1-x] &&
 					(pw.thread == 0 || int(pw.thread) == tids[x]) {
@@ -579,11 +581,13 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	t1, t2 := tids[0], tids[1]
 	var acc, accEv [2][]int32
 	var accVar [2][]int8
+	var accWrite [2][]bool
 	var src, pin [2][]int32
 	var rmw [2][]bool
 	for x := 0; x < 2; x++ {
 		lo, hi := part.From[x], part.To[x]
 		acc[x], accEv[x], accVar[x], src[x] = p.acc[x][lo:hi], p.accEv[x][lo:hi], p.accVar[x][lo:hi], p.src[x][lo:hi]
+		accWrite[x] = p.accWrite[x][lo:hi]
 		if len(vars) == 2 {
 			pin[x], rmw[x] = p.pin[x][lo:hi], p.rmw[x][lo:hi]
 		}
@@ -646,9 +650,8 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 		for i := 0; i < len(acc[x]); i++ {
 			m.Pace(i)
 			pos := acc[x][i]
-			e := &m.Events[accEv[x][i]]
 			k := StepRead
-			if e.Kind == Write {
+			if accWrite[x][i] {
 				k = StepWrite
 			}
 			if len(vars) == 2 && rmw[x][i] && i+1 < len(acc[x]) && !(stores[1-x][accVar[x][i]] && viewOf(x, i)) {
