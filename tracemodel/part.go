@@ -166,6 +166,7 @@ func (p *Projection) Parts(size int) []Part {
 		return []Part{whole}
 	}
 	m, ord, tids := p.m, p.m.sync, p.tids
+	ops := [2][][]lockOp{m.opsOf(tids[0], p.common), m.opsOf(tids[1], p.common)}
 	var parts []Part
 	cur := Part{}
 	j := 0 // thread 1's accesses whose critical sections end before thread 0's start
@@ -173,21 +174,23 @@ func (p *Projection) Parts(size int) []Part {
 		if i-cur.From[0]+j-cur.From[1] < size {
 			continue
 		}
-		s0 := m.openAt(tids[0], p.common, p.acc[0][i])
+		s0 := openAt(ops[0], p.acc[0][i])
 		c := ord.Clock(tids[0], s0, tids[1])
-		for j < n[1] && m.closeAfter(tids[1], p.common, p.acc[1][j]) <= c {
+		for j < n[1] && closeAfter(ops[1], p.acc[1][j]) <= c {
 			j++
 		}
 		if j <= cur.From[1] || j >= n[1] {
 			continue
 		}
-		e0 := m.closeAfter(tids[0], p.common, p.acc[0][i-1])
-		s1 := m.openAt(tids[1], p.common, p.acc[1][j])
-		e1 := m.closeAfter(tids[1], p.common, p.acc[1][j-1])
-		if e0 >= s0 || e1 >= s1 || ord.Clock(tids[1], s1, tids[0]) < e0 {
+		// The cheapest condition first: a server's racy pair has a cut
+		// at its barriers only.
+		if !p.blockedBetween(0, i) || !p.blockedBetween(1, j) {
 			continue
 		}
-		if !p.blockedBetween(0, i) || !p.blockedBetween(1, j) {
+		e0 := closeAfter(ops[0], p.acc[0][i-1])
+		s1 := openAt(ops[1], p.acc[1][j])
+		e1 := closeAfter(ops[1], p.acc[1][j-1])
+		if e0 >= s0 || e1 >= s1 || ord.Clock(tids[1], s1, tids[0]) < e0 {
 			continue
 		}
 		cur.To = [2]int{i, j}

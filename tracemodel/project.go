@@ -1032,10 +1032,28 @@ func (m *Model) ref(e *Event) EventRef {
 // locks) that is open at c, so that the window never cuts a critical
 // section in two.
 func (m *Model) openAt(tid int, locks []int32, c int32) int32 {
+	return openAt(m.opsOf(tid, locks), c)
+}
+
+// closeAfter moves position e forward to the release of every hold open at e.
+func (m *Model) closeAfter(tid int, locks []int32, e int32) int32 {
+	return closeAfter(m.opsOf(tid, locks), e)
+}
+
+// opsOf returns thread tid's operations of each of the locks.
+func (m *Model) opsOf(tid int, locks []int32) [][]lockOp {
+	ops := make([][]lockOp, len(locks))
+	for k, l := range locks {
+		ops[k] = m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+	}
+	return ops
+}
+
+// openAt is Model.openAt on one thread's operations of the locks.
+func openAt(locks [][]lockOp, c int32) int32 {
 	for moved := true; moved; {
 		moved = false
-		for _, l := range locks {
-			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+		for _, ops := range locks {
 			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= c }) - 1
 			if i >= 0 && ops[i].Kind.IsAcquire() && ops[i].Start < c {
 				c, moved = ops[i].Start, true
@@ -1045,12 +1063,11 @@ func (m *Model) openAt(tid int, locks []int32, c int32) int32 {
 	return c
 }
 
-// closeAfter moves position e forward to the release of every hold open at e.
-func (m *Model) closeAfter(tid int, locks []int32, e int32) int32 {
+// closeAfter is Model.closeAfter on one thread's operations of the locks.
+func closeAfter(locks [][]lockOp, e int32) int32 {
 	for moved := true; moved; {
 		moved = false
-		for _, l := range locks {
-			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+		for _, ops := range locks {
 			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos > e })
 			if i > 0 && ops[i-1].Kind.IsAcquire() && i < len(ops) {
 				// the release that ends this hold is the next op
