@@ -45,6 +45,10 @@ type Model struct {
 	scope       []*scopeIndex           // per thread: region-scope queries (scope.go)
 	waitSites   map[waitSite]bool       // wait-loop conditions (waitcond.go)
 	threadLocks [][]int32               // per thread: sorted lock objects it uses
+	// threadLockOps, per thread, the operations of each lock of
+	// threadLocks (lockOps without a map lookup, for the data-flow
+	// replays' every edge).
+	threadLockOps [][][]lockOp
 	update      []uint64                // bitset by event index: commutative updates (update.go); nil if none
 	atomicLock  []bool                  // by object id: mutexes used only as atomics (atomiclock.go); nil if none
 	spill       *spillStore             // the on-disk store of Events and the indexes (spill.go); nil: in memory

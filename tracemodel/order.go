@@ -391,8 +391,8 @@ func setLatest(refs []eventRef, r eventRef) []eventRef {
 func (b *orderBuilder) flowEdge(t, pos int32, src eventRef, plain bool) bool {
 	m := b.m
 	rel := int32(0)
-	locks := m.threadLocks[src.thread-1]
-	mine := m.threadLocks[t-1]
+	locks, srcOps := m.threadLocks[src.thread-1], m.threadLockOps[src.thread-1]
+	mine, myOps := m.threadLocks[t-1], m.threadLockOps[t-1]
 	for i, j := 0, 0; i < len(locks) && j < len(mine); {
 		switch {
 		case locks[i] < mine[j]:
@@ -400,13 +400,15 @@ func (b *orderBuilder) flowEdge(t, pos int32, src eventRef, plain bool) bool {
 		case locks[i] > mine[j]:
 			j++
 		default:
-			l := locks[i]
 			// A release not yet in the trace is a hold taken over while its
 			// holder was blocked in a cond Wait (recorded when it returns):
 			// the mutex was released at the start of the wait, which the
-			// trace does not show, so that hold orders nothing.
-			if r := m.releaseOfHold(l, src.thread, src.pos); r > 0 && r <= b.n[src.thread-1] && m.holdsAt(l, t, pos) {
-				rel = max(rel, r)
+			// trace does not show, so that hold orders nothing. (Thread t's
+			// hold first: it holds few of the locks at any time.)
+			if holdAt(myOps[j], pos) >= 0 {
+				if r := releaseIn(srcOps[i], src.pos); r > 0 && r <= b.n[src.thread-1] {
+					rel = max(rel, r)
+				}
 			}
 			i++
 			j++
@@ -439,11 +441,10 @@ func (m *Model) holdsAt(l int32, tid, pos int32) bool {
 	return holdAt(m.lockOps[lockThread{lock: l, thread: tid}], pos) >= 0
 }
 
-// releaseOfHold returns the position of the release that ends thread tid's
-// hold of lock l containing pos, 0 if pos is not in a hold or the hold never
-// ends.
-func (m *Model) releaseOfHold(l int32, tid, pos int32) int32 {
-	ops := m.lockOps[lockThread{lock: l, thread: tid}]
+// releaseIn returns the position of the release that ends the hold
+// containing pos among one thread's operations of a lock, 0 if pos is not
+// in a hold or the hold never ends.
+func releaseIn(ops []lockOp, pos int32) int32 {
 	i := holdAt(ops, pos)
 	if i < 0 || i+1 >= len(ops) {
 		return 0

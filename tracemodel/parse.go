@@ -1241,8 +1241,13 @@ func (b *builder) finish() (*Model, error) {
 	for k := range m.lockOps {
 		m.threadLocks[k.thread-1] = append(m.threadLocks[k.thread-1], k.lock)
 	}
-	for _, ls := range m.threadLocks {
+	m.threadLockOps = make([][][]lockOp, len(m.Threads))
+	for t, ls := range m.threadLocks {
 		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
+		m.threadLockOps[t] = make([][]lockOp, len(ls))
+		for k, l := range ls {
+			m.threadLockOps[t][k] = m.lockOps[lockThread{lock: l, thread: int32(t + 1)}]
+		}
 	}
 	if m.Sources != nil {
 		m.locSource = make([]string, len(m.Locs))

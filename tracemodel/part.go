@@ -19,6 +19,8 @@ type Projection struct {
 	ord    *Order
 	name   string
 	common []int32
+	// commonOps, per thread, its operations of each lock of common.
+	commonOps [2][][]lockOp
 	// Per thread, per access: position, event, index in vars of its
 	// variable, position of a read's observed write in the other thread
 	// (0: none), the other thread's last write of the variable before a
@@ -115,7 +117,7 @@ func (m *Model) NewProjection(v, w, t1, t2 int, opts ProjectOptions) (*Projectio
 // WithOrder returns the projection under another causal order (the
 // data-flow order of its variable), sharing its accesses.
 func (p *Projection) WithOrder(ord *Order) *Projection {
-	q := &Projection{m: p.m, vars: p.vars, tids: p.tids, opts: p.opts, ord: ord, name: p.name, common: p.common,
+	q := &Projection{m: p.m, vars: p.vars, tids: p.tids, opts: p.opts, ord: ord, name: p.name, common: p.common, commonOps: p.commonOps,
 		acc: p.acc, accEv: p.accEv, accVar: p.accVar, accWrite: p.accWrite, src: p.src, pin: p.pin, rmw: p.rmw}
 	q.steps = p.steps
 	q.opts.Order = ord
@@ -165,8 +167,8 @@ func (p *Projection) Parts(size int) []Part {
 	if n[0]+n[1] < 2*size {
 		return []Part{whole}
 	}
-	m, ord, tids := p.m, p.m.sync, p.tids
-	ops := [2][][]lockOp{m.opsOf(tids[0], p.common), m.opsOf(tids[1], p.common)}
+	ord, tids := p.m.sync, p.tids
+	ops := p.commonOps
 	var parts []Part
 	cur := Part{}
 	j := 0 // thread 1's accesses whose critical sections end before thread 0's start

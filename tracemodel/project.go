@@ -558,6 +558,7 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 		}
 	}
 	p.common = intersect(m.threadLocks[t1-1], m.threadLocks[t2-1])
+	p.commonOps = [2][][]lockOp{m.opsOf(t1, p.common), m.opsOf(t2, p.common)}
 	// In set models: rmw[x][i], access i of thread x is the read of a
 	// read-modify-write.
 	for x := 0; x < 2 && len(vars) == 2; x++ {
@@ -610,7 +611,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 				c = d
 			}
 		}
-		start[x] = m.openAt(tids[x], common, c)
+		start[x] = openAt(p.commonOps[x], c)
 		end[x] = acc[x][len(acc[x])-1]
 	}
 	for changed := true; changed; {
@@ -620,7 +621,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			if k := ord.Clock(tids[1-x], end[1-x], tids[x]); k > e {
 				e = k
 			}
-			e = m.closeAfter(tids[x], common, e)
+			e = closeAfter(p.commonOps[x], e)
 			if e > end[x] {
 				end[x], changed = e, true
 			}
@@ -1028,18 +1029,6 @@ func (m *Model) ref(e *Event) EventRef {
 	return r
 }
 
-// openAt moves position c back to the start of every hold (of the given
-// locks) that is open at c, so that the window never cuts a critical
-// section in two.
-func (m *Model) openAt(tid int, locks []int32, c int32) int32 {
-	return openAt(m.opsOf(tid, locks), c)
-}
-
-// closeAfter moves position e forward to the release of every hold open at e.
-func (m *Model) closeAfter(tid int, locks []int32, e int32) int32 {
-	return closeAfter(m.opsOf(tid, locks), e)
-}
-
 // opsOf returns thread tid's operations of each of the locks.
 func (m *Model) opsOf(tid int, locks []int32) [][]lockOp {
 	ops := make([][]lockOp, len(locks))
@@ -1049,7 +1038,9 @@ func (m *Model) opsOf(tid int, locks []int32) [][]lockOp {
 	return ops
 }
 
-// openAt is Model.openAt on one thread's operations of the locks.
+// openAt moves position c back to the start of every hold (in one
+// thread's operations of each lock) that is open at c, so that the window
+// never cuts a critical section in two.
 func openAt(locks [][]lockOp, c int32) int32 {
 	for moved := true; moved; {
 		moved = false
@@ -1063,7 +1054,8 @@ func openAt(locks [][]lockOp, c int32) int32 {
 	return c
 }
 
-// closeAfter is Model.closeAfter on one thread's operations of the locks.
+// closeAfter moves position e forward to the release of every hold (in one
+// thread's operations of each lock) open at e.
 func closeAfter(locks [][]lockOp, e int32) int32 {
 	for moved := true; moved; {
 		moved = false
