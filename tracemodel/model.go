@@ -49,12 +49,12 @@ type Model struct {
 	// threadLocks (lockOps without a map lookup, for the data-flow
 	// replays' every edge).
 	threadLockOps [][][]lockOp
-	update      []uint64                // bitset by event index: commutative updates (update.go); nil if none
-	atomicLock  []bool                  // by object id: mutexes used only as atomics (atomiclock.go); nil if none
-	spill       *spillStore             // the on-disk store of Events and the indexes (spill.go); nil: in memory
-	maxShares   int                     // the most shares of the threads' scans (shares.go); 0: GOMAXPROCS
-	share       []int32                 // by thread - 1: its share (threadShares), dealt by the parse
-	shares      int                     // the number of shares
+	update        []uint64    // bitset by event index: commutative updates (update.go); nil if none
+	atomicLock    []bool      // by object id: mutexes used only as atomics (atomiclock.go); nil if none
+	spill         *spillStore // the on-disk store of Events and the indexes (spill.go); nil: in memory
+	maxShares     int         // the most shares of the threads' scans (shares.go); 0: GOMAXPROCS
+	share         []int32     // by thread - 1: its share (threadShares), dealt by the parse
+	shares        int         // the number of shares
 	// scratch holds *modelScratch: the step buffers of Projection.Model,
 	// reused from one model to the next (a server's models are built and
 	// dropped by the thousand, and clearing fresh buffers cost a tenth).
