@@ -17,7 +17,7 @@ import (
 func (c *checkFlags) registerMemory(fs *flag.FlagSet) {
 	fs.StringVar(&c.spill, "spill", string(tracemodel.SpillAuto), "where the trace's events are kept: auto (in memory up to 1 M events, then in a temporary file), always (a temporary file) or never (memory)")
 	fs.StringVar(&c.tempDir, "temp-dir", "", "`DIR` of the temporary file of a spilled trace (default $TMPDIR or /tmp); it is unlinked at once, so nothing is left behind")
-	fs.Var(&c.maxMemory, "max-memory", "memory target of the run, e.g. 1GiB, 512MiB: a quarter of it for the spilled trace's resident pages (default 256MiB), the rest Go's soft heap limit (default none); a model larger than that still gets the memory it needs, at the cost of more garbage collection")
+	fs.Var(&c.maxMemory, "max-memory", "memory target of the run, e.g. 1GiB, 512MiB: a quarter of it for the spilled trace's resident pages (default 512MiB), the rest Go's soft heap limit (default none); a model larger than that still gets the memory it needs, at the cost of more garbage collection")
 }
 
 // applyMemory checks --spill and sets the process's soft heap limit from

@@ -58,7 +58,7 @@ summary. On a terminal, standard error shows a progress bar (--quiet: none).
 
 Large traces: past 1 M events the events and their indexes move to an
 unlinked temporary file in --temp-dir (--spill; 32 to 64 bytes of disk an
-event, said on standard error), of which the process keeps about 256 MiB
+event, said on standard error), of which the process keeps about 512 MiB
 resident (a quarter of --max-memory when it is given; the rest of it is
 then Go's soft heap limit). Memory then grows with the synchronization
 events and the largest model, not with the accesses. A full temporary directory is an
