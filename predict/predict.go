@@ -675,7 +675,9 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		prog = Progress{Total: len(tasks), Started: start}
 	)
 	done := make([]bool, len(tasks))
-	err = forEach(ctx, len(tasks), opts.Jobs, func(ctx context.Context, i int) error {
+	order := startOrder(tasks, opts.Jobs)
+	err = forEach(ctx, len(tasks), opts.Jobs, func(ctx context.Context, k int) error {
+		i := order[k]
 		t := tasks[i]
 		// The parts of the model one at a time, merged as they come.
 		acc := newPartsResult(opts.MaxInstances)
