@@ -133,11 +133,11 @@ func (m *Model) atomicWriteGap(tid int, a, b int32) (lock int32, ok bool) {
 		return 0, false
 	}
 	v := m.EventAt(tid, a).Obj
-	for _, l := range m.threadLocks[tid-1] {
+	for k, l := range m.threadLocks[tid-1] {
 		if !m.atomicLock[l] {
 			continue
 		}
-		ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+		ops := m.threadLockOps[tid-1][k]
 		i := holdAt(ops, a)
 		if i < 0 || i+1 >= len(ops) || ops[i+1].Pos > b || holdAt(ops, b) >= 0 {
 			continue // b in the same or another hold of the atomic: its next operation

@@ -913,13 +913,20 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 	var out []regionBreak
 	bl := m.blocking[tid-1]
 	ho := m.handoffs[tid-1]
-	locks := m.threadLocks[tid-1]
-	first := func(list []int32, a, b int32) int32 { // first position in (a, b), 0 if none
-		if j := sort.Search(len(list), func(j int) bool { return list[j] > a }); j < len(list) && list[j] < b {
-			return list[j]
+	locks, lockOps := m.threadLocks[tid-1], m.threadLockOps[tid-1]
+	// The gaps come in position order: each list is read on from where the
+	// last gap left it.
+	first := func(list []int32, j *int, a, b int32) int32 { // first position in (a, b), 0 if none
+		for *j < len(list) && list[*j] <= a {
+			*j++
+		}
+		if *j < len(list) && list[*j] < b {
+			return list[*j]
 		}
 		return 0
 	}
+	var jb, jh int
+	next := make([]int, len(locks)) // per lock: its first operation after the gap's start
 	lastWrite := int32(0) // the thread's last write of the variables at or before a
 	for i := 0; i+1 < len(acc); i++ {
 		a, b := acc[i], acc[i+1]
@@ -931,11 +938,11 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 			lastWrite = a
 		}
 		at, order := int32(0), int8(0)
-		if p := first(bl, a, b); p > 0 {
+		if p := first(bl, &jb, a, b); p > 0 {
 			at = p
 		}
 		if opts.Handoffs {
-			if p := first(ho, a, b); p > 0 && (at == 0 || p < at) {
+			if p := first(ho, &jh, a, b); p > 0 && (at == 0 || p < at) {
 				at = p
 			}
 		}
@@ -973,12 +980,15 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 			out = append(out, regionBreak{pos: at, shown: shown, gap: int32(i), kind: StepBoundary, order: order})
 		}
 		pub := b
-		for _, l := range locks {
+		for k, l := range locks {
+			ops := lockOps[k]
+			for next[k] < len(ops) && ops[next[k]].Pos <= a {
+				next[k]++
+			}
 			if atomicGap && l == atomicLock {
 				continue
 			}
-			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
-			j := sort.Search(len(ops), func(j int) bool { return ops[j].Pos > a })
+			j := next[k]
 			// The first operation after a hold that contains a is its release.
 			if j < len(ops) && ops[j].Pos < pub && ops[j].Kind.IsRelease() && !ops[j].Wait && ops[j].Start <= a {
 				pub = ops[j].Pos

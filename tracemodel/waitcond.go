@@ -70,8 +70,8 @@ func (m *Model) waitCondRelease(tid int, v int32, a int32) int32 {
 		return 0
 	}
 	best := int32(0)
-	for _, l := range m.threadLocks[tid-1] {
-		ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
+	for k, l := range m.threadLocks[tid-1] {
+		ops := m.threadLockOps[tid-1][k]
 		i := holdAt(ops, a)
 		if i < 0 || i+1 >= len(ops) || ops[i+1].Wait {
 			continue // not held, never released, or a wait: a boundary already
