@@ -927,7 +927,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 	}
 	var jb, jh int
 	next := make([]int, len(locks)) // per lock: its first operation after the gap's start
-	lastWrite := int32(0) // the thread's last write of the variables at or before a
+	lastWrite := int32(0)           // the thread's last write of the variables at or before a
 	for i := 0; i+1 < len(acc); i++ {
 		a, b := acc[i], acc[i+1]
 		v := vars[0]
