@@ -300,8 +300,9 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 	reach := c.reachOf(l)
 	// Remote accesses of the first term, in order.
 	var remote []int
-	for j, s := range c.pm.Steps[r] {
-		if g.seq[0].matches(&s) {
+	rs := c.pm.Steps[r]
+	for j := range rs {
+		if g.seq[0].matches(&rs[j]) {
 			remote = append(remote, j)
 		}
 	}
@@ -354,20 +355,32 @@ func (c *Checker) reachOf(l int) [2][]int {
 	}
 	var reach [2][]int
 	for x := 0; x < 2; x++ {
-		byRank := map[int]int{}
+		// byRank[r]: the other thread's step that sets progress r (ranks
+		// are numbered from 1 along the steps; -1: none).
+		var byRank []int
 		for i, s := range c.pm.Steps[1-x] {
 			if s.Progress > 0 {
+				for len(byRank) <= s.Progress {
+					byRank = append(byRank, -1)
+				}
 				byRank[s.Progress] = i
 			}
+		}
+		rankStep := func(r int) (int, bool) {
+			if r < len(byRank) && byRank[r] >= 0 {
+				return byRank[r], true
+			}
+			return 0, false
 		}
 		need := -1
 		reach[x] = make([]int, 0, len(c.pm.Steps[x]))
 		for _, s := range c.pm.Steps[x] {
 			if s.Guard > 0 {
-				need = max(need, byRank[s.Guard])
+				i, _ := rankStep(s.Guard) // a guard names a rank of the other thread
+				need = max(need, i)
 			}
 			if x == l && s.Source > 0 {
-				if i, ok := byRank[s.Source]; ok {
+				if i, ok := rankStep(s.Source); ok {
 					need = max(need, i)
 				}
 			}
