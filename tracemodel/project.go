@@ -244,7 +244,7 @@ func sortSteps(steps []rawStep, keys []uint64) []uint64 {
 	// A key: the position (positive int32), the order (int8, offset to
 	// sort as unsigned) and the index, which fits 24 bits below 16 M
 	// steps; a larger model is sorted in place.
-	if slices.IsSortedFunc(steps, compare) {
+	if sortedSteps(steps) {
 		return keys
 	}
 	if len(steps) >= 1<<24 {
@@ -280,6 +280,18 @@ func sortSteps(steps []rawStep, keys []uint64) []uint64 {
 	return keys
 }
 
+// sortedSteps reports whether steps are in (pos, order) order; it reads
+// them in place (a rawStep is large).
+func sortedSteps(steps []rawStep) bool {
+	for i := 1; i < len(steps); i++ {
+		a, b := &steps[i-1], &steps[i]
+		if b.pos < a.pos || b.pos == a.pos && b.order < a.order {
+			return false
+		}
+	}
+	return true
+}
+
 // mergeSteps orders the steps by (pos, order): in place (merged false),
 // or into out (merged true). steps is a few runs, starting at the indexes
 // runs (ascending, the first 0), each ordered but for a run of region
@@ -304,12 +316,7 @@ func mergeSteps(steps []rawStep, runs []int, out []rawStep, keys []uint64) (_ []
 		heads[n], ends[n] = lo, hi
 		n++
 	}
-	if n <= 1 || slices.IsSortedFunc(steps, func(a, b rawStep) int {
-		if less(&a, &b) {
-			return -1
-		}
-		return 1
-	}) {
+	if n <= 1 || sortedSteps(steps) {
 		return out, false, keys
 	}
 	for len(out) < len(steps) {
