@@ -733,7 +733,8 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	var needed [2][]int32
 	for x := 0; x < 2; x++ {
 		sources := false
-		for _, s := range raw[1-x] {
+		for i := range raw[1-x] {
+			s := &raw[1-x][i]
 			if s.k > 0 && (len(needed[x]) == 0 || needed[x][len(needed[x])-1] != s.k) {
 				needed[x] = append(needed[x], s.k)
 			}
@@ -754,16 +755,17 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	steps := &sc.steps
 	for x := 0; x < 2; x++ {
 		steps[x] = steps[x][:0]
-		for _, s := range raw[x] {
+		for i := range raw[x] {
+			s := &raw[x][i]
 			if n := len(steps[x]); n > 0 {
 				p := &steps[x][n-1]
-				if mergeable(p, &s) && !anyIn(needed[x], p.pos, s.first) && slot(1-x, p.k) == slot(1-x, s.k) {
+				if mergeable(p, s) && !anyIn(needed[x], p.pos, s.first) && slot(1-x, p.k) == slot(1-x, s.k) {
 					p.more = append(append(p.more, s.ev), s.more...)
 					p.pos = s.pos
 					continue
 				}
 			}
-			steps[x] = append(steps[x], s)
+			steps[x] = append(steps[x], *s)
 		}
 	}
 	// Progress marks and guards.
@@ -839,7 +841,8 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			return progress[1-x][i]
 		}
 		hk, hs := -1, -1
-		for _, s := range steps[x] {
+		for i := range steps[x] {
+			s := &steps[x][i] // the scratch's: its fields are set here for the model's copy
 			g := rankAt(s.k, &hk)
 			if g > last {
 				s.Guard = g
