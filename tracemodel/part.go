@@ -172,13 +172,14 @@ func (p *Projection) Parts(size int) []Part {
 	var parts []Part
 	cur := Part{}
 	j := 0 // thread 1's accesses whose critical sections end before thread 0's start
+	close1 := holdScan{ops: ops[1], from: make([]int, len(ops[1]))}
 	for i := 1; i < n[0]; i++ {
 		if i-cur.From[0]+j-cur.From[1] < size {
 			continue
 		}
 		s0 := openAt(ops[0], p.acc[0][i])
 		c := ord.Clock(tids[0], s0, tids[1])
-		for j < n[1] && closeAfter(ops[1], p.acc[1][j]) <= c {
+		for j < n[1] && close1.closeAfter(p.acc[1][j]) <= c {
 			j++
 		}
 		if j <= cur.From[1] || j >= n[1] {

@@ -1092,6 +1092,32 @@ func closeAfter(locks [][]lockOp, e int32) int32 {
 	return e
 }
 
+// holdScan is closeAfter for a scan that asks of one thread's positions in
+// increasing order: each lock's operations are read on from the last
+// position's.
+type holdScan struct {
+	ops  [][]lockOp
+	from []int // per lock: its first operation after the last position asked
+}
+
+func (h *holdScan) closeAfter(e int32) int32 {
+	for k, ops := range h.ops {
+		for h.from[k] < len(ops) && ops[h.from[k]].Pos <= e {
+			h.from[k]++
+		}
+	}
+	for moved := true; moved; {
+		moved = false
+		for k, ops := range h.ops {
+			i := searchFrom(len(ops), h.from[k], func(i int) bool { return ops[i].Pos > e })
+			if i > 0 && ops[i-1].Kind.IsAcquire() && i < len(ops) && ops[i].Pos > e {
+				e, moved = ops[i].Pos, true
+			}
+		}
+	}
+	return e
+}
+
 // Semantics names a set of ProjectOptions: "precise" (the default of
 // mcpredict) or "paper" (McPatom's literal over-approximation).
 const (
