@@ -31,13 +31,7 @@ func TestImpossibleLockExclusion(t *testing.T) {
 2, 9, a.c-10, Write, x
 2, 10, a.c-11, Unlock, m
 `
-	tests := []struct {
-		name       string
-		trace      string
-		pattern    string
-		impossible bool // for local thread 1
-		violated   bool
-	}{
+	tests := []impossibleCase{
 		{"one critical section", `
 1, 1, a.c-1, Lock, m
 1, 2, a.c-2, Read, x
@@ -125,43 +119,66 @@ func TestImpossibleLockExclusion(t *testing.T) {
 	for _, p := range ltl.Builtin() {
 		pats[p.ID] = p
 	}
+	checkImpossible(t, tests, pats, func(m *tracemodel.Model) (*tracemodel.PairModel, error) {
+		return m.Project(m.VarByName("x"), m.ThreadByHandle("1"), m.ThreadByHandle("2"), tracemodel.ProjectOptions{})
+	}, func(t *testing.T, pm *tracemodel.PairModel) {
+		// The checker keeps what the claims share (access counts,
+		// interleaving answers): asked in turn on one checker, every
+		// claim gets the answer of a fresh one.
+		shared := native.New(pm)
+		for _, q := range ltl.Builtin() {
+			for local := 1; local <= 2; local++ {
+				if got, want := shared.Impossible(q, local), native.New(pm).Impossible(q, local); got != want {
+					t.Errorf("Impossible(%s, %d) after other claims = %v, fresh %v", q.ID, local, got, want)
+				}
+			}
+		}
+	})
+}
+
+// impossibleCase is a trace and a pattern (an id of the table's patterns,
+// else a user pattern's text) with what Impossible and the search say of
+// the claim whose local thread is thread 1.
+type impossibleCase struct {
+	name       string
+	trace      string
+	pattern    string
+	impossible bool // for local thread 1
+	violated   bool
+}
+
+// checkImpossible runs the cases on the models project makes of their
+// traces; more, if not nil, checks each model further.
+func checkImpossible(t *testing.T, tests []impossibleCase, pats map[string]ltl.Pattern, project func(*tracemodel.Model) (*tracemodel.PairModel, error), more func(*testing.T, *tracemodel.PairModel)) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := tracemodel.Parse(context.Background(), strings.NewReader(tt.trace), "a.csv", tracemodel.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			pm, err := m.Project(m.VarByName("x"), m.ThreadByHandle("1"), m.ThreadByHandle("2"), tracemodel.ProjectOptions{})
+			pm, err := project(m)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := native.New(pm)
 			p, ok := pats[tt.pattern]
 			if !ok {
 				if p, err = ltl.User("U", tt.pattern); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if got := c.Impossible(p, 1); got != tt.impossible {
+			if got := native.New(pm).Impossible(p, 1); got != tt.impossible {
 				t.Errorf("Impossible(%s, 1) = %v, want %v", p.ID, got, tt.impossible)
 			}
-			v, err := c.Check(context.Background(), p, 1)
+			v, err := native.New(pm).Check(context.Background(), p, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if v.Violated != tt.violated {
 				t.Errorf("Check(%s, 1): violated %v, want %v", p.ID, v.Violated, tt.violated)
 			}
-			// The checker keeps what the claims share (access counts,
-			// interleaving answers): asked in turn on one checker, every
-			// claim gets the answer of a fresh one.
-			shared := native.New(pm)
-			for _, q := range ltl.Builtin() {
-				for local := 1; local <= 2; local++ {
-					if got, want := shared.Impossible(q, local), native.New(pm).Impossible(q, local); got != want {
-						t.Errorf("Impossible(%s, %d) after other claims = %v, fresh %v", q.ID, local, got, want)
-					}
-				}
+			if more != nil {
+				more(t, pm)
 			}
 		})
 	}
@@ -181,13 +198,7 @@ func TestImpossibleSetGaps(t *testing.T) {
 	for _, p := range ltl.BuiltinSets() {
 		pats[p.ID] = p
 	}
-	tests := []struct {
-		name       string
-		trace      string
-		pattern    string
-		impossible bool // for local thread 1
-		violated   bool
-	}{
+	tests := []impossibleCase{
 		{"local writes x then y", `
 1, 1, a.c-1, Write, x
 1, 2, a.c-2, Write, y
@@ -226,31 +237,7 @@ func TestImpossibleSetGaps(t *testing.T) {
 1, 3, a.c-3, Read, x
 `, "U3", false, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := tracemodel.Parse(context.Background(), strings.NewReader(tt.trace), "a.csv", tracemodel.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pm, err := m.ProjectSet(m.VarByName("x"), m.VarByName("y"), m.ThreadByHandle("1"), m.ThreadByHandle("2"), tracemodel.ProjectOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, ok := pats[tt.pattern]
-			if !ok {
-				t.Fatalf("no pattern %s", tt.pattern)
-			}
-			c := native.New(pm)
-			if got := c.Impossible(p, 1); got != tt.impossible {
-				t.Errorf("Impossible(%s, 1) = %v, want %v", p.ID, got, tt.impossible)
-			}
-			v, err := native.New(pm).Check(context.Background(), p, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.Violated != tt.violated {
-				t.Errorf("Check(%s, 1): violated %v, want %v", p.ID, v.Violated, tt.violated)
-			}
-		})
-	}
+	checkImpossible(t, tests, pats, func(m *tracemodel.Model) (*tracemodel.PairModel, error) {
+		return m.ProjectSet(m.VarByName("x"), m.VarByName("y"), m.ThreadByHandle("1"), m.ThreadByHandle("2"), tracemodel.ProjectOptions{})
+	}, nil)
 }
