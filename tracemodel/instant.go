@@ -1,9 +1,6 @@
 package tracemodel
 
-import (
-	"slices"
-	"sort"
-)
+import "sort"
 
 // Instant locks.
 //
@@ -34,11 +31,11 @@ import (
 // closes after it), or an acquire not followed by its release, keeps the
 // lock: a conservative choice, since keeping a lock is always exact.
 
-// holdsOf returns thread x's holds of lock l that lie in the window
+// holdsOf returns thread x's holds of common lock j that lie in the window
 // [start, end], as (acquire, release) positions; ok is false when one of
 // them is not whole in the window.
-func (p *Projection) holdsOf(x int, l int32, start, end int32) (holds [][2]int32, ok bool) {
-	ops := p.m.lockOps[lockThread{lock: l, thread: int32(p.tids[x])}]
+func (p *Projection) holdsOf(x, j int, start, end int32) (holds [][2]int32, ok bool) {
+	ops := p.commonOps[x][j]
 	i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= start })
 	for ; i < len(ops) && ops[i].Pos <= end; i++ {
 		op := ops[i]
@@ -51,18 +48,21 @@ func (p *Projection) holdsOf(x int, l int32, start, end int32) (holds [][2]int32
 	return holds, true
 }
 
-// keptLocks returns the locks of common that the model of part keeps (see
-// above); acc are the part's accesses of each thread, start and end its
-// windows. The result is a new slice when a lock is left out, else common.
-func (p *Projection) keptLocks(common []int32, part Part, acc [2][]int32, start, end [2]int32) []int32 {
-	if len(common) == 0 || p.opts.KeepEmptyHolds {
-		return common
+// keptLocks returns the common locks that the model of part keeps (see
+// above), as indexes into p.common; acc are the part's accesses of each
+// thread, start and end its windows.
+func (p *Projection) keptLocks(part Part, acc [2][]int32, start, end [2]int32) []int {
+	n := len(p.common)
+	kept := make([]bool, n)
+	if p.opts.KeepEmptyHolds {
+		for j := range kept {
+			kept[j] = true
+		}
 	}
-	holds := make([][2][][2]int32, len(common)) // by lock, thread
-	kept := make([]bool, len(common))
-	for j, l := range common {
+	holds := make([][2][][2]int32, n) // by lock, thread
+	for j := range kept {
 		for x := 0; x < 2 && !kept[j]; x++ {
-			hs, ok := p.holdsOf(x, l, start[x], end[x])
+			hs, ok := p.holdsOf(x, j, start[x], end[x])
 			if !ok || p.anyStepIn(x, hs, part, acc[x]) {
 				kept[j] = true
 			}
@@ -74,30 +74,27 @@ func (p *Projection) keptLocks(common []int32, part Part, acc [2][]int32, start,
 	// operation of a kept one.
 	for changed := true; changed; {
 		changed = false
-		for j := range common {
-			for k, l := range common {
-				if !kept[j] && k != j && kept[k] && (p.holdsAround(0, holds[j][0], l) || p.holdsAround(1, holds[j][1], l)) {
+		for j := range kept {
+			for k := range kept {
+				if !kept[j] && k != j && kept[k] && (p.holdsAround(0, holds[j][0], k) || p.holdsAround(1, holds[j][1], k)) {
 					kept[j], changed = true, true
 				}
 			}
 		}
 	}
-	if !slices.Contains(kept, false) {
-		return common
-	}
-	out := make([]int32, 0, len(common))
-	for j, l := range common {
+	out := make([]int, 0, n)
+	for j := range kept {
 		if kept[j] {
-			out = append(out, l)
+			out = append(out, j)
 		}
 	}
 	return out
 }
 
 // holdsAround reports whether one of thread x's holds hs contains an
-// operation of lock l.
-func (p *Projection) holdsAround(x int, hs [][2]int32, l int32) bool {
-	ops := p.m.lockOps[lockThread{lock: l, thread: int32(p.tids[x])}]
+// operation of common lock k.
+func (p *Projection) holdsAround(x int, hs [][2]int32, k int) bool {
+	ops := p.commonOps[x][k]
 	for _, h := range hs {
 		q := sort.Search(len(ops), func(q int) bool { return ops[q].Pos > h[0] })
 		if q < len(ops) && ops[q].Pos < h[1] {

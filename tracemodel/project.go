@@ -581,7 +581,7 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 // Model builds the PairModel of one part of the projection (Whole: all of
 // it).
 func (p *Projection) Model(part Part) (*PairModel, error) {
-	m, vars, tids, opts, ord, common := p.m, p.vars, p.tids, p.opts, p.ord, p.common
+	m, vars, tids, opts, ord := p.m, p.vars, p.tids, p.opts, p.ord
 	if part.From[0] < 0 || part.From[1] < 0 || part.To[0] > len(p.acc[0]) || part.To[1] > len(p.acc[1]) ||
 		part.From[0] >= part.To[0] || part.From[1] >= part.To[1] {
 		return nil, fmt.Errorf("trace %s: model of %s: bad part %v", m.Name, p.name, part)
@@ -637,7 +637,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 
 	// The locks whose holds are all empty of the model's steps are left
 	// out (instant.go).
-	locks := p.keptLocks(common, part, acc, start, end)
+	locks := p.keptLocks(part, acc, start, end)
 
 	// Raw steps.
 	sc := m.getScratch()
@@ -671,9 +671,9 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1}, pos: pos, guardPos: pos, ev: pos, src: src[x][i], pin: at(pin[x], i),
 				update: len(vars) == 2 && rmw[x][i]})
 		}
-		for _, l := range locks {
+		for _, k := range locks {
+			l, ops := p.common[k], p.commonOps[x][k]
 			runs = append(runs, len(raw[x]))
-			ops := m.lockOps[lockThread{lock: l, thread: int32(tid)}]
 			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= start[x] })
 			for ; i < len(ops) && ops[i].Pos <= end[x]; i++ {
 				op := ops[i]
@@ -1076,16 +1076,23 @@ func openAt(locks [][]lockOp, c int32) int32 {
 
 // closeAfter moves position e forward to the release of every hold (in one
 // thread's operations of each lock) open at e.
-func closeAfter(locks [][]lockOp, e int32) int32 {
+func closeAfter(locks [][]lockOp, e int32) int32 { return closeAfterFrom(locks, nil, e) }
+
+// closeAfterFrom is closeAfter for a caller that knows each lock's
+// operations before from[k] (nil: none) to be at or before e.
+func closeAfterFrom(locks [][]lockOp, from []int, e int32) int32 {
 	for moved := true; moved; {
 		moved = false
-		for _, ops := range locks {
-			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos > e })
+		for k, ops := range locks {
+			lo := 0
+			if from != nil {
+				lo = from[k]
+			}
+			// i: the first operation after e; the one before it opens a
+			// hold that its next one, at i, releases.
+			i := searchFrom(len(ops), lo, func(i int) bool { return ops[i].Pos > e })
 			if i > 0 && ops[i-1].Kind.IsAcquire() && i < len(ops) {
-				// the release that ends this hold is the next op
-				if ops[i].Pos > e {
-					e, moved = ops[i].Pos, true
-				}
+				e, moved = ops[i].Pos, true
 			}
 		}
 	}
@@ -1106,16 +1113,7 @@ func (h *holdScan) closeAfter(e int32) int32 {
 			h.from[k]++
 		}
 	}
-	for moved := true; moved; {
-		moved = false
-		for k, ops := range h.ops {
-			i := searchFrom(len(ops), h.from[k], func(i int) bool { return ops[i].Pos > e })
-			if i > 0 && ops[i-1].Kind.IsAcquire() && i < len(ops) && ops[i].Pos > e {
-				e, moved = ops[i].Pos, true
-			}
-		}
-	}
-	return e
+	return closeAfterFrom(h.ops, h.from, e)
 }
 
 // Semantics names a set of ProjectOptions: "precise" (the default of

@@ -256,8 +256,8 @@ func (m *Model) Close() error {
 	for i := range m.Vars {
 		m.Vars[i].Accesses, m.Vars[i].access = nil, nil
 	}
-	m.scope = nil   // its trees were in the arena
-	m.lockOps = nil // and so were these
+	m.scope = nil                         // its trees were in the arena
+	m.lockOps, m.threadLockOps = nil, nil // and so were these
 	m.sync, m.flowCk = nil, nil
 	s.snapMu.Lock()
 	snaps := slices.Collect(maps.Keys(s.snaps))
