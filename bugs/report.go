@@ -204,8 +204,14 @@ func (r *Report) TrimInterleavings() {
 // (InterleavingOmitted); its accesses stay.
 func (v *Violation) OmitInterleaving() {
 	if len(v.Interleaving) > 0 {
-		v.Interleaving, v.Elided, v.InterleavingOmitted = []Access{}, 0, true
+		v.MarkInterleavingOmitted()
 	}
+}
+
+// MarkInterleavingOmitted records that the violation's interleaving is
+// left out (InterleavingOmitted), for one built without it.
+func (v *Violation) MarkInterleavingOmitted() {
+	v.Interleaving, v.Elided, v.InterleavingOmitted = []Access{}, 0, true
 }
 
 // ReadJSON reads a report written by WriteJSON, checking its schema and that

@@ -381,32 +381,19 @@ func (c *Checker) name() string {
 	return fmt.Sprintf("%s threads %s,%s", c.pm.Var, c.pm.Threads[0].Handle, c.pm.Threads[1].Handle)
 }
 
-// pathTo is the path to state i, gathered backwards and reversed.
-func pathTo(keys []uint64, parents []int32, moved []int8, i int, unpack func(uint64) ([2]int32, int16, uint64)) []tracemodel.StepRef {
-	var rev []tracemodel.StepRef
-	for ; parents[i] >= 0; i = int(parents[i]) {
-		x := int(moved[i])
-		pc, _, _ := unpack(keys[i])
-		rev = append(rev, tracemodel.StepRef{Thread: x, Index: int(pc[x]) - 1})
-	}
-	slices.Reverse(rev)
-	return rev
-}
-
 func witness(keys []uint64, parents []int32, moved []int8, i int, unpack func(uint64) ([2]int32, int16, uint64)) []tracemodel.StepRef {
-	// Each step moves one thread by one statement: the path to a state
-	// is as long as its positions' sum, and is filled from its end.
-	pc, _, _ := unpack(keys[i])
-	out := make([]tracemodel.StepRef, int(pc[0])+int(pc[1]))
-	n := len(out)
+	// Counted first, then filled from its end: a witness of thousands of
+	// steps is made once, at its size.
+	n := 0
+	for j := i; parents[j] >= 0; j = int(parents[j]) {
+		n++
+	}
+	out := make([]tracemodel.StepRef, n)
 	for ; parents[i] >= 0; i = int(parents[i]) {
 		x := int(moved[i])
 		pc, _, _ := unpack(keys[i])
-		if n == 0 { // longer than its positions say (successor moves by one): the rest as it comes
-			return append(pathTo(keys, parents, moved, i, unpack), out...)
-		}
 		n--
 		out[n] = tracemodel.StepRef{Thread: x, Index: int(pc[x]) - 1}
 	}
-	return out[n:]
+	return out
 }

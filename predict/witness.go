@@ -138,8 +138,8 @@ func fromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		v.Accesses[i].Essential = isEssential(pat, v.Accesses[i])
 	}
 	v.BugID = bugID(pat, v.EssentialAccesses())
-	if !interleaving { // as OmitInterleaving leaves it
-		v.Interleaving, v.Elided, v.InterleavingOmitted = []bugs.Access{}, 0, true
+	if !interleaving {
+		v.MarkInterleavingOmitted()
 	}
 	return v, nil
 }
