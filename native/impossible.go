@@ -309,12 +309,13 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 	ex := &exclusion{c: c, l: l, r: r, remote: remote}
 	prev := -1 // previous local access, -1 if none or a break since
 	steps := c.pm.Steps[l]
-	for k, s := range steps {
+	for k := range steps {
+		s := &steps[k]
 		switch {
 		case s.Kind == tracemodel.StepBoundary, pub && s.Kind == tracemodel.StepPublish:
 			prev = -1
 		case s.Kind.IsAccess():
-			if prev >= 0 && g.before[steps[prev].Kind][varIndex(&steps[prev])] && g.after[s.Kind][varIndex(&s)] {
+			if prev >= 0 && g.before[steps[prev].Kind][varIndex(&steps[prev])] && g.after[s.Kind][varIndex(s)] {
 				// Remote step j fits between local steps prev and k if
 				// prev does not need j (reach[l][prev] < j), j does not
 				// need k (reach[r][j] < k) and no lock excludes it. reach
@@ -323,9 +324,11 @@ func (c *Checker) remoteCanInterleave(l, r int, g gap, pub bool) bool {
 				// need.
 				lo := sort.SearchInts(remote, reach[l][prev]+1)
 				hi := lo + sort.Search(len(remote)-lo, func(i int) bool { return reach[r][remote[lo+i]] >= k })
-				if ex.unexcluded(int32(prev+1), int32(k), lo, hi) &&
-					(g.n == 1 || ex.sequenceFits(&g, int32(prev+1), int32(k), reach[l][prev]+1, reach[r], k)) {
-					return true
+				if lo < hi {
+					held := ex.held(int32(prev+1), int32(k))
+					if ex.unexcluded(held, lo, hi) && (g.n == 1 || ex.sequenceFits(&g, held, reach[l][prev]+1, reach[r], k)) {
+						return true
+					}
 				}
 			}
 			prev = k
@@ -442,15 +445,14 @@ func (x *exclusion) freeOf(k exclKey) []int {
 }
 
 // unexcluded reports whether some remote step remote[lo:hi] can run while
-// thread l's position is anywhere in [from, to], the positions between two
-// of its steps: whether it is outside the critical sections of r that
-// conflict with the locks l holds at all those positions. One lock held
-// (the common case) is one binary search.
-func (x *exclusion) unexcluded(from, to int32, lo, hi int) bool {
+// thread l's position is anywhere between two of its steps: whether it is
+// outside the critical sections of r that conflict with the locks l holds
+// at all those positions (held). One lock held (the common case) is one
+// binary search.
+func (x *exclusion) unexcluded(held []exclKey, lo, hi int) bool {
 	if lo >= hi {
 		return false
 	}
-	held := x.held(from, to)
 	if len(held) == 0 {
 		return true
 	}
@@ -488,13 +490,13 @@ const maxSequenceScan = 1 << 12
 
 // sequenceFits reports whether remote steps j1 < j2 < ... matching the
 // terms of g, in order, can all run while thread l's position is anywhere
-// in [from, to], the positions before its step k: each from step jlo on
+// between two of its steps, the second its step k: each from step jlo on
 // (the first that l's earlier step does not need), none needing l's step
-// k (reachR) or inside a critical section that the locks l holds exclude.
+// k (reachR) or inside a critical section that the locks l hold there
+// (held) exclude.
 // The earliest match of each term leaves the most room for the next; one
 // access may match several consecutive terms.
-func (x *exclusion) sequenceFits(g *gap, from, to int32, jlo int, reachR []int, k int) bool {
-	held := x.held(from, to)
+func (x *exclusion) sequenceFits(g *gap, held []exclKey, jlo int, reachR []int, k int) bool {
 	steps := x.c.pm.Steps[x.r]
 	i := 0
 	for j, n := max(jlo, 0), 0; j < len(steps) && reachR[j] < k; j, n = j+1, n+1 {
