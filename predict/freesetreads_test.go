@@ -2,7 +2,6 @@ package predict
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -29,10 +28,7 @@ func TestFreeSetReads(t *testing.T) {
 3, 11, s.c-22, Read, total
 3, 12, s.c-23, Write, saved
 `
-	m, err := tracemodel.Parse(context.Background(), strings.NewReader(trace), "f.csv", tracemodel.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := parseText(t, "f.csv", trace)
 	for _, free := range []bool{false, true} {
 		po, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
 		po.Dataflow, po.ObservedReads, po.FreeSetReads = false, false, free

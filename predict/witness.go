@@ -28,43 +28,9 @@ func FromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 // building the others' was a tenth of a run's time.
 func fromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef, engine string, interleaving bool) (bugs.Violation, error) {
 	pm.ResolveEvents()
-	cur := ltl.Obs{Brk1: pm.Broken, Brk2: pm.Broken}
-	obs := make([]ltl.Obs, 1, len(executed)+1)
-	obs[0] = cur
-	for _, r := range executed {
-		if r.Thread < 0 || r.Thread > 1 || r.Index < 0 || r.Index >= len(pm.Steps[r.Thread]) {
-			return bugs.Violation{}, fmt.Errorf("witness step %d/%d outside the model", r.Thread, r.Index)
-		}
-		s := pm.Steps[r.Thread][r.Index]
-		tid := int16(r.Thread + 1)
-		switch s.Kind {
-		case tracemodel.StepRead, tracemodel.StepWrite:
-			cur.V = tid
-			if s.Kind == tracemodel.StepWrite {
-				cur.V += 64
-			}
-			if s.Second {
-				cur.V += ltl.VarBit
-			}
-			cur = setFlag(cur, r.Thread, false, false)
-			cur = setFlag(cur, r.Thread, true, false)
-		case tracemodel.StepBoundary:
-			cur = setFlag(cur, r.Thread, false, true)
-		case tracemodel.StepPublish:
-			cur = setFlag(cur, r.Thread, true, true)
-		}
-		obs = append(obs, cur)
-	}
-	start, end, ok := pat.Match(local, obs)
-	if !ok {
-		return bugs.Violation{}, fmt.Errorf("model %s threads %s,%s: the witness of claim %s does not contain pattern %s (%s)",
-			pm.Var, pm.Threads[0].Handle, pm.Threads[1].Handle, pat.ClaimName(local), pat.ID, pat.Source)
-	}
-	// The match may start on a state that only repeats the value of the
-	// access that set it (another step ran in between); the instance starts
-	// at that access.
-	for start > 1 && !pm.Steps[executed[start-1].Thread][executed[start-1].Index].Kind.IsAccess() {
-		start--
+	start, end, err := witnessMatch(pm, pat, local, executed)
+	if err != nil {
+		return bugs.Violation{}, err
 	}
 	v := bugs.Violation{
 		Var:         pm.Var,
@@ -142,6 +108,51 @@ func fromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		v.MarkInterleavingOmitted()
 	}
 	return v, nil
+}
+
+// witnessMatch finds the instance of pat (local thread local) in the steps
+// a checker executed: the indexes into them, from 1, of its first and last
+// access (the claims' observations after each step).
+func witnessMatch(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef) (start, end int, err error) {
+	cur := ltl.Obs{Brk1: pm.Broken, Brk2: pm.Broken}
+	obs := make([]ltl.Obs, 1, len(executed)+1)
+	obs[0] = cur
+	for _, r := range executed {
+		if r.Thread < 0 || r.Thread > 1 || r.Index < 0 || r.Index >= len(pm.Steps[r.Thread]) {
+			return 0, 0, fmt.Errorf("witness step %d/%d outside the model", r.Thread, r.Index)
+		}
+		s := pm.Steps[r.Thread][r.Index]
+		tid := int16(r.Thread + 1)
+		switch s.Kind {
+		case tracemodel.StepRead, tracemodel.StepWrite:
+			cur.V = tid
+			if s.Kind == tracemodel.StepWrite {
+				cur.V += 64
+			}
+			if s.Second {
+				cur.V += ltl.VarBit
+			}
+			cur = setFlag(cur, r.Thread, false, false)
+			cur = setFlag(cur, r.Thread, true, false)
+		case tracemodel.StepBoundary:
+			cur = setFlag(cur, r.Thread, false, true)
+		case tracemodel.StepPublish:
+			cur = setFlag(cur, r.Thread, true, true)
+		}
+		obs = append(obs, cur)
+	}
+	start, end, ok := pat.Match(local, obs)
+	if !ok {
+		return 0, 0, fmt.Errorf("model %s threads %s,%s: the witness of claim %s does not contain pattern %s (%s)",
+			pm.Var, pm.Threads[0].Handle, pm.Threads[1].Handle, pat.ClaimName(local), pat.ID, pat.Source)
+	}
+	// The match may start on a state that only repeats the value of the
+	// access that set it (another step ran in between); the instance starts
+	// at that access.
+	for start > 1 && !pm.Steps[executed[start-1].Thread][executed[start-1].Index].Kind.IsAccess() {
+		start--
+	}
+	return start, end, nil
 }
 
 // setFlag sets thread's brk flag, or its pub flag if pub, to b.

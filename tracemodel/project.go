@@ -936,7 +936,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 		return 0
 	}
 	var jb, jh int
-	next := make([]int, len(locks)) // per lock: its first operation after the gap's start
+	next := make([]int, len(locks)) // per lock: its first operation after the gap's start (firstRelease)
 	lastWrite := int32(0)           // the thread's last write of the variables at or before a
 	for i := 0; i+1 < len(acc); i++ {
 		a, b := acc[i], acc[i+1]
@@ -989,26 +989,37 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 			}
 			out = append(out, regionBreak{pos: at, shown: shown, gap: int32(i), kind: StepBoundary, order: order})
 		}
-		pub := b
-		for k, l := range locks {
-			ops := lockOps[k]
-			for next[k] < len(ops) && ops[next[k]].Pos <= a {
-				next[k]++
-			}
-			if atomicGap && l == atomicLock {
-				continue
-			}
-			j := next[k]
-			// The first operation after a hold that contains a is its release.
-			if j < len(ops) && ops[j].Pos < pub && ops[j].Kind.IsRelease() && !ops[j].Wait && ops[j].Start <= a {
-				pub = ops[j].Pos
-			}
+		skip := int32(-1)
+		if atomicGap {
+			skip = atomicLock
 		}
-		if pub < b {
+		if pub := firstRelease(locks, lockOps, next, skip, a, b); pub < b {
 			out = append(out, regionBreak{pos: pub, shown: pub, gap: int32(i), kind: StepPublish, order: 2})
 		}
 	}
 	return out
+}
+
+// firstRelease returns the first release, before b, of a hold (of the
+// locks but skip) that contains position a, b if none. next holds, per
+// lock, its first operation after the previous call's a: the positions a
+// come in increasing order.
+func firstRelease(locks []int32, lockOps [][]lockOp, next []int, skip int32, a, b int32) int32 {
+	pub := b
+	for k, l := range locks {
+		ops := lockOps[k]
+		for next[k] < len(ops) && ops[next[k]].Pos <= a {
+			next[k]++
+		}
+		if l == skip {
+			continue
+		}
+		// The first operation after a hold that contains a is its release.
+		if j := next[k]; j < len(ops) && ops[j].Pos < pub && ops[j].Kind.IsRelease() && !ops[j].Wait && ops[j].Start <= a {
+			pub = ops[j].Pos
+		}
+	}
+	return pub
 }
 
 // anyIn reports whether a sorted list has a value in [lo, hi).
