@@ -123,35 +123,73 @@ func (m *Model) atomicHolds(tid int, ops []lockOp, settled []bool) bool {
 	return true
 }
 
-// atomicWriteGap reports, for consecutive accesses a < b of v by thread
-// tid, whether a is in a hold of an atomic lock (findAtomicLocks) that
-// wrote v by a or before it (the helper's write, or its re-read of the new
-// value) and b is a read outside every hold of that lock, with no access of
-// the thread between the release and b; lock is that lock.
-func (m *Model) atomicWriteGap(tid int, a, b int32) (lock int32, ok bool) {
-	if m.atomicLock == nil || m.EventAt(tid, b).Kind != Read {
+// atomicGaps answers, for the gaps between one thread's consecutive
+// accesses in position order, whether a gap follows a write made under an
+// atomic lock (gap).
+type atomicGaps struct {
+	m     *Model
+	tid   int
+	locks []int32    // the thread's atomic locks
+	ops   [][]lockOp // their operations by the thread
+	next  []int      // per lock: its first operation after the last gap's start
+}
+
+// atomicGapsOf returns the atomicGaps of thread tid.
+func (m *Model) atomicGapsOf(tid int) *atomicGaps {
+	g := &atomicGaps{m: m, tid: tid}
+	if m.atomicLock == nil {
+		return g
+	}
+	for k, l := range m.threadLocks[tid-1] {
+		if m.atomicLock[l] {
+			g.locks = append(g.locks, l)
+			g.ops = append(g.ops, m.threadLockOps[tid-1][k])
+		}
+	}
+	g.next = make([]int, len(g.locks))
+	return g
+}
+
+// gap reports, for consecutive accesses a < b by the thread (a of variable
+// v; bRead: b is a read), whether a is in a hold of an atomic lock
+// (findAtomicLocks) that wrote v by a or before it (the helper's write, or
+// its re-read of the new value) and b is a read outside every hold of that
+// lock, with no access of the thread between the release and b; lock is
+// that lock. The gaps must come in position order.
+func (g *atomicGaps) gap(a, b, v int32, bRead bool) (lock int32, ok bool) {
+	if !bRead {
 		return 0, false
 	}
-	v := m.EventAt(tid, a).Obj
-	for k, l := range m.threadLocks[tid-1] {
-		if !m.atomicLock[l] {
+	acquire := func(op lockOp) bool { return op.Kind == StepLock || op.Kind == StepWrLock }
+	for k, l := range g.locks {
+		ops := g.ops[k]
+		j := g.next[k]
+		for j < len(ops) && ops[j].Pos <= a {
+			j++
+		}
+		g.next[k] = j
+		// ops[j-1]: the last operation at or before a, the acquire of a
+		// hold that contains a (holdAt); ops[j] its release.
+		if j == 0 || !acquire(ops[j-1]) || ops[j-1].Pos >= a || j >= len(ops) || ops[j].Pos > b {
 			continue
 		}
-		ops := m.threadLockOps[tid-1][k]
-		i := holdAt(ops, a)
-		if i < 0 || i+1 >= len(ops) || ops[i+1].Pos > b || holdAt(ops, b) >= 0 {
-			continue // b in the same or another hold of the atomic: its next operation
+		jb := j // b in another hold: its next operation
+		for jb < len(ops) && ops[jb].Pos <= b {
+			jb++
+		}
+		if acquire(ops[jb-1]) && ops[jb-1].Pos < b {
+			continue
 		}
 		wrote := false
-		for p := ops[i].Pos + 1; p <= a && !wrote; p++ {
-			e := m.EventAt(tid, p)
+		for p := ops[j-1].Pos + 1; p <= a && !wrote; p++ {
+			e := g.m.EventAt(g.tid, p)
 			wrote = e.Kind == Write && e.Obj == v
 		}
 		if !wrote {
 			continue
 		}
-		for p := ops[i+1].Pos + 1; p < b; p++ {
-			if m.EventAt(tid, p).Kind.IsAccess() {
+		for p := ops[j].Pos + 1; p < b; p++ {
+			if g.m.EventAt(g.tid, p).Kind.IsAccess() {
 				return 0, false
 			}
 		}

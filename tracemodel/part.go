@@ -62,7 +62,7 @@ func NewStepCache() *StepCache { return &StepCache{breaks: map[int]*threadBreaks
 // its accesses, computed once per thread.
 func (p *Projection) breaksOf(x int) []regionBreak {
 	compute := func() []regionBreak {
-		return p.m.breaks(p.tids[x], p.vars, p.acc[x], p.accVar[x], p.opts)
+		return p.m.breaks(p.tids[x], p.vars, p.acc[x], p.accVar[x], p.accWrite[x], p.opts)
 	}
 	c := p.steps
 	c.mu.Lock()
@@ -231,7 +231,7 @@ func (p *Projection) storesOf() [2][2]bool {
 			first := ord.Clock(tids[1-x], p.acc[1-x][0], tids[x])
 			for i := range p.acc[x] {
 				m.Pace(i)
-				if !p.rmw[x][i] && m.Events[p.accEv[x][i]].Kind == Write && (i == 0 || !p.rmw[x][i-1]) && first < p.acc[x][i] {
+				if !p.rmw[x][i] && p.accWrite[x][i] && (i == 0 || !p.rmw[x][i-1]) && first < p.acc[x][i] {
 					p.stores[x][p.accVar[x][i]] = true
 				}
 			}

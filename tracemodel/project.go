@@ -430,17 +430,14 @@ func lastInRegion(rest []rawStep, update bool) bool {
 	return true
 }
 
-// readModifyWrite reports whether access i of thread tid (evs: the
-// thread's accesses of the model's variables, pos their positions, which
-// their variables) is the read of a read-modify-write: the thread's next
+// readModifyWrite reports whether access i of thread tid (pos: the
+// positions of the thread's accesses of the model's variables, write
+// whether each writes, which their variables) is the read of a read-modify-write: the thread's next
 // access of the model's variables writes the same variable, with no
 // synchronization and no other write of the thread between (x++;
 // tmp = x; x = tmp + 1).
-func (m *Model) readModifyWrite(tid int, evs, pos []int32, which []int8, i int) bool {
-	if i+1 >= len(evs) || which[i] != which[i+1] {
-		return false
-	}
-	if m.Events[evs[i]].Kind != Read || m.Events[evs[i+1]].Kind != Write {
+func (m *Model) readModifyWrite(tid int, write []bool, pos []int32, which []int8, i int) bool {
+	if i+1 >= len(pos) || which[i] != which[i+1] || write[i] || !write[i+1] {
 		return false
 	}
 	for p := pos[i] + 1; p < pos[i+1]; p++ {
@@ -572,7 +569,7 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 		p.rmw[x] = make([]bool, len(acc[x]))
 		for i := range acc[x] {
 			m.Pace(i)
-			p.rmw[x][i] = m.readModifyWrite(tids[x], accEv[x], acc[x], accVar[x], i)
+			p.rmw[x][i] = m.readModifyWrite(tids[x], p.accWrite[x], acc[x], accVar[x], i)
 		}
 	}
 	return p, nil
@@ -912,14 +909,15 @@ type regionBreak struct {
 }
 
 // breaks returns the region breaks of thread tid between consecutive
-// accesses at positions acc, of vars[accVar[i]] (accVar nil: all of vars[0]). In each gap it places at most one Boundary, at
+// accesses at positions acc, of vars[accVar[i]] (accVar nil: all of
+// vars[0]), write[i] when access i writes. In each gap it places at most one Boundary, at
 // the first of: a blocking event, a hand-off (with opts.Handoffs), the end
 // of an operation (with opts.Scope); and at most one Publish, at the first
 // release of a lock held at the earlier access. Later ones in the same gap
 // would only repeat them. Implicit releases of cond waits are boundaries
 // already. They depend on the thread alone, not on the pair: the
 // projections of the thread's pairs share them (StepCache).
-func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts ProjectOptions) []regionBreak {
+func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, write []bool, opts ProjectOptions) []regionBreak {
 	var out []regionBreak
 	bl := m.blocking[tid-1]
 	ho := m.handoffs[tid-1]
@@ -936,6 +934,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 		return 0
 	}
 	var jb, jh int
+	atomics := m.atomicGapsOf(tid)
 	next := make([]int, len(locks)) // per lock: its first operation after the gap's start (firstRelease)
 	lastWrite := int32(0)           // the thread's last write of the variables at or before a
 	for i := 0; i+1 < len(acc); i++ {
@@ -944,7 +943,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 		if accVar != nil {
 			v = vars[accVar[i]]
 		}
-		if opts.Scope && m.EventAt(tid, a).Kind == Write {
+		if opts.Scope && write[i] {
 			lastWrite = a
 		}
 		at, order := int32(0), int8(0)
@@ -964,7 +963,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, opts P
 		}
 		// A write made by a mutex-based atomic and then used outside its
 		// lock: neither the helper's unlock nor its return ends the region.
-		atomicLock, atomicGap := m.atomicWriteGap(tid, a, b)
+		atomicLock, atomicGap := atomics.gap(a, b, v, !write[i+1])
 		if opts.Scope {
 			w := lastWrite
 			if atomicGap {
