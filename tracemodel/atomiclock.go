@@ -129,9 +129,8 @@ func (m *Model) atomicHolds(tid int, ops []lockOp, settled []bool) bool {
 type atomicGaps struct {
 	m     *Model
 	tid   int
-	locks []int32    // the thread's atomic locks
-	ops   [][]lockOp // their operations by the thread
-	next  []int      // per lock: its first operation after the last gap's start
+	locks []int32      // the thread's atomic locks
+	holds []holdCursor // their operations by the thread
 }
 
 // atomicGapsOf returns the atomicGaps of thread tid.
@@ -143,10 +142,9 @@ func (m *Model) atomicGapsOf(tid int) *atomicGaps {
 	for k, l := range m.threadLocks[tid-1] {
 		if m.atomicLock[l] {
 			g.locks = append(g.locks, l)
-			g.ops = append(g.ops, m.threadLockOps[tid-1][k])
+			g.holds = append(g.holds, holdCursor{ops: m.threadLockOps[tid-1][k]})
 		}
 	}
-	g.next = make([]int, len(g.locks))
 	return g
 }
 
@@ -160,35 +158,24 @@ func (g *atomicGaps) gap(a, b, v int32, bRead bool) (lock int32, ok bool) {
 	if !bRead {
 		return 0, false
 	}
-	acquire := func(op lockOp) bool { return op.Kind == StepLock || op.Kind == StepWrLock }
 	for k, l := range g.locks {
-		ops := g.ops[k]
-		j := g.next[k]
-		for j < len(ops) && ops[j].Pos <= a {
-			j++
-		}
-		g.next[k] = j
-		// ops[j-1]: the last operation at or before a, the acquire of a
-		// hold that contains a (holdAt); ops[j] its release.
-		if j == 0 || !acquire(ops[j-1]) || ops[j-1].Pos >= a || j >= len(ops) || ops[j].Pos > b {
+		ops := g.holds[k].ops
+		i := g.holds[k].at(a)
+		if i < 0 || i+1 >= len(ops) || ops[i+1].Pos > b {
 			continue
 		}
-		jb := j // b in another hold: its next operation
-		for jb < len(ops) && ops[jb].Pos <= b {
-			jb++
-		}
-		if acquire(ops[jb-1]) && ops[jb-1].Pos < b {
-			continue
+		if later := g.holds[k]; later.at(b) >= 0 {
+			continue // b in another hold: its next operation
 		}
 		wrote := false
-		for p := ops[j-1].Pos + 1; p <= a && !wrote; p++ {
+		for p := ops[i].Pos + 1; p <= a && !wrote; p++ {
 			e := g.m.EventAt(g.tid, p)
 			wrote = e.Kind == Write && e.Obj == v
 		}
 		if !wrote {
 			continue
 		}
-		for p := ops[j].Pos + 1; p < b; p++ {
+		for p := ops[i+1].Pos + 1; p < b; p++ {
 			if g.m.EventAt(g.tid, p).Kind.IsAccess() {
 				return 0, false
 			}

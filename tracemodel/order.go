@@ -147,6 +147,26 @@ type orderBuilder struct {
 	// states, copied into flows on first use.
 	versions [][]flowVersion
 	at       int32
+	// holds, per thread, its operations of each of its locks
+	// (Model.threadLockOps) with the place of the last question (flowEdge).
+	holds [][]holdCursor
+}
+
+// holdsOf returns the hold cursors of thread t, made on first use.
+func (b *orderBuilder) holdsOf(t int32) []holdCursor {
+	if b.holds == nil {
+		b.holds = make([][]holdCursor, len(b.m.Threads))
+	}
+	hs := b.holds[t-1]
+	if hs == nil {
+		ops := b.m.threadLockOps[t-1]
+		hs = make([]holdCursor, len(ops))
+		for k := range ops {
+			hs[k].ops = ops[k]
+		}
+		b.holds[t-1] = hs
+	}
+	return hs
 }
 
 // order computes the order of the trace. No variables give the
@@ -392,7 +412,7 @@ func (b *orderBuilder) flowEdge(t, pos int32, src eventRef, plain bool) bool {
 	m := b.m
 	rel := int32(0)
 	locks, srcOps := m.threadLocks[src.thread-1], m.threadLockOps[src.thread-1]
-	mine, myOps := m.threadLocks[t-1], m.threadLockOps[t-1]
+	mine := m.threadLocks[t-1]
 	for i, j := 0, 0; i < len(locks) && j < len(mine); {
 		switch {
 		case locks[i] < mine[j]:
@@ -405,9 +425,12 @@ func (b *orderBuilder) flowEdge(t, pos int32, src eventRef, plain bool) bool {
 			// the mutex was released at the start of the wait, which the
 			// trace does not show, so that hold orders nothing. (Thread t's
 			// hold first: it holds few of the locks at any time.)
-			if holdAt(myOps[j], pos) >= 0 {
-				if r := releaseIn(srcOps[i], src.pos); r > 0 && r <= b.n[src.thread-1] {
-					rel = max(rel, r)
+			if b.holdsOf(t)[j].at(pos) >= 0 {
+				sc := &b.holdsOf(src.thread)[i]
+				if h := sc.at(src.pos); h >= 0 && h+1 < len(srcOps[i]) {
+					if r := srcOps[i][h+1].Pos; r <= b.n[src.thread-1] {
+						rel = max(rel, r)
+					}
 				}
 			}
 			i++
@@ -436,18 +459,29 @@ func holdAt(ops []lockOp, pos int32) int {
 	return -1
 }
 
+// holdCursor is holdAt for a caller that asks of positions that mostly
+// grow: it reads on from the last answer instead of bisecting.
+type holdCursor struct {
+	ops  []lockOp
+	next int // the first operation after the last position asked
+}
+
+// at returns holdAt(c.ops, pos). A copy of the cursor answers for another
+// position without moving it.
+func (c *holdCursor) at(pos int32) int {
+	if c.next > 0 && c.ops[c.next-1].Pos > pos || c.next+8 < len(c.ops) && c.ops[c.next+8].Pos <= pos {
+		c.next = sort.Search(len(c.ops), func(i int) bool { return c.ops[i].Pos > pos })
+	}
+	for c.next < len(c.ops) && c.ops[c.next].Pos <= pos {
+		c.next++
+	}
+	if i := c.next - 1; i >= 0 && (c.ops[i].Kind == StepLock || c.ops[i].Kind == StepWrLock) && c.ops[i].Pos < pos {
+		return i
+	}
+	return -1
+}
+
 // holdsAt reports whether thread tid holds lock l at position pos.
 func (m *Model) holdsAt(l int32, tid, pos int32) bool {
 	return holdAt(m.lockOps[lockThread{lock: l, thread: tid}], pos) >= 0
-}
-
-// releaseIn returns the position of the release that ends the hold
-// containing pos among one thread's operations of a lock, 0 if pos is not
-// in a hold or the hold never ends.
-func releaseIn(ops []lockOp, pos int32) int32 {
-	i := holdAt(ops, pos)
-	if i < 0 || i+1 >= len(ops) {
-		return 0
-	}
-	return ops[i+1].Pos
 }

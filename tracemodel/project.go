@@ -934,7 +934,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, write 
 		return 0
 	}
 	var jb, jh int
-	atomics := m.atomicGapsOf(tid)
+	atomics, waits := m.atomicGapsOf(tid), m.waitCondsOf(tid, vars)
 	next := make([]int, len(locks)) // per lock: its first operation after the gap's start (firstRelease)
 	lastWrite := int32(0)           // the thread's last write of the variables at or before a
 	for i := 0; i+1 < len(acc); i++ {
@@ -957,7 +957,7 @@ func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, write 
 		}
 		if opts.WaitConditions {
 			// Before the release's lock step.
-			if p := m.waitCondRelease(tid, v, a); p > 0 && p < b && (at == 0 || p < at) {
+			if p := waits.release(v, a); p > 0 && p < b && (at == 0 || p < at) {
 				at, order = p, -2
 			}
 		}

@@ -1,5 +1,7 @@
 package tracemodel
 
+import "slices"
+
 // Wait conditions (the precise semantics, ProjectOptions.WaitConditions).
 //
 // A variable read in the condition of a cond-wait loop —
@@ -62,23 +64,48 @@ func (m *Model) buildWaitSites() map[waitSite]bool {
 	return sites
 }
 
-// waitCondRelease returns the release of the critical section around the
-// access at position a of thread tid when that critical section accesses
-// variable v at a wait site of its mutex, 0 otherwise.
-func (m *Model) waitCondRelease(tid int, v int32, a int32) int32 {
+// waitConds answers waitCondRelease for the accesses of one thread of
+// the variables vars, in position order.
+type waitConds struct {
+	m     *Model
+	tid   int
+	locks []int32      // the thread's locks with a wait site of one of vars
+	holds []holdCursor // their operations by the thread
+}
+
+// waitCondsOf returns the waitConds of thread tid and variables vars.
+func (m *Model) waitCondsOf(tid int, vars []int32) *waitConds {
+	w := &waitConds{m: m, tid: tid}
 	if len(m.waitSites) == 0 {
-		return 0
+		return w
 	}
-	best := int32(0)
 	for k, l := range m.threadLocks[tid-1] {
-		ops := m.threadLockOps[tid-1][k]
-		i := holdAt(ops, a)
+		for s := range m.waitSites {
+			if s.lock == l && slices.Contains(vars, s.v) {
+				w.locks = append(w.locks, l)
+				w.holds = append(w.holds, holdCursor{ops: m.threadLockOps[tid-1][k]})
+				break
+			}
+		}
+	}
+	return w
+}
+
+// release returns the release of the critical section around the access
+// at position a of the thread when that critical section accesses
+// variable v at a wait site of its mutex, 0 otherwise. The positions a
+// must not decrease from one call to the next.
+func (w *waitConds) release(v int32, a int32) int32 {
+	best := int32(0)
+	for k, l := range w.locks {
+		ops := w.holds[k].ops
+		i := w.holds[k].at(a)
 		if i < 0 || i+1 >= len(ops) || ops[i+1].Wait {
 			continue // not held, never released, or a wait: a boundary already
 		}
 		rel := ops[i+1].Pos
 		for p := ops[i].Pos + 1; p < rel; p++ {
-			if e := m.EventAt(tid, p); e.Kind.IsAccess() && e.Obj == v && m.waitSites[waitSite{v: v, lock: l, loc: e.Loc}] {
+			if e := w.m.EventAt(w.tid, p); e.Kind.IsAccess() && e.Obj == v && w.m.waitSites[waitSite{v: v, lock: l, loc: e.Loc}] {
 				if best == 0 || rel < best {
 					best = rel
 				}
