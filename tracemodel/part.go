@@ -42,12 +42,14 @@ type Projection struct {
 
 // A StepCache holds what the projections of one variable (or atomic set)
 // compute per thread and share across its thread pairs: the thread's
-// region breaks (a server's variable is projected once per pair, and every
-// pair of a thread found the same breaks again). It is safe for concurrent
-// use, and must serve one variable (or set) and one ProjectOptions only.
+// accesses (threadAccesses) and region breaks (a server's variable is
+// projected once per pair, and every pair of a thread found the same ones
+// again). It is safe for concurrent use, and must serve one variable (or
+// set) and one ProjectOptions only.
 type StepCache struct {
-	mu     sync.Mutex
-	breaks map[int]*threadBreaks
+	mu       sync.Mutex
+	breaks   map[int]*threadBreaks
+	accesses sharedAccesses
 }
 
 type threadBreaks struct {

@@ -475,81 +475,24 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 	if p.steps == nil {
 		p.steps = NewStepCache()
 	}
-	tids := p.tids
-	acc, accEv, accVar, src, pin := &p.acc, &p.accEv, &p.accVar, &p.src, &p.pin
-	// Per variable, the thread and position of the last two writes so far
-	// (thread 0: none), and each thread's last.
-	type write struct{ thread, pos int32 }
-	var lastWrite, prevWrite [2]write
-	var lastBy [2][2]int32
-	// Each thread's accesses are counted first, from the copies (in order,
-	// half the size of the events): the slices are made at their size, not
-	// grown by doubling (a server's statistics are tens of millions of
-	// accesses, and a projection of two of its threads held 235 MB).
-	var n [2]int
-	for _, v := range vars {
-		for i := range m.Vars[v].access {
-			m.Pace(i)
-			switch int(m.Vars[v].access[i].Thread) {
-			case t1:
-				n[0]++
-			case t2:
-				n[1]++
-			}
-		}
+	shared := p.steps
+	if opts.Steps == nil {
+		shared = nil // the projection's own cache: gather only its threads'
 	}
+	ta := m.threadAccessesOf(shared, vars, t1, t2, opts)
 	for x := range 2 {
-		acc[x], accEv[x], src[x] = make([]int32, 0, n[x]), make([]int32, 0, n[x]), make([]int32, 0, n[x])
-		accVar[x] = make([]int8, 0, n[x])
-		p.accWrite[x] = make([]bool, 0, n[x])
-		if len(vars) == 2 {
-			pin[x] = make([]int32, 0, n[x])
-		}
-	}
-	// The accesses of the variables in trace order, read from their
-	// copies (Access), not the events.
-	var a [2][]Access
-	for i, v := range vars {
-		a[i] = m.Vars[v].access
-	}
-	for k, i, j := 0, 0, 0; i < len(a[0]) || j < len(a[1]); k++ {
-		m.Pace(k)
-		var e *Access
-		vi := int8(0)
-		if j == len(a[1]) || i < len(a[0]) && a[0][i].Ev < a[1][j].Ev {
-			e = &a[0][i]
-			i++
-		} else {
-			e, vi = &a[1][j], 1
-			j++
-		}
-		lw, pw := lastWrite[vi], prevWrite[vi]
-		for x := 0; x < 2; x++ {
-			if int(e.Thread) == tids[x] {
-				acc[x] = append(acc[x], e.Pos)
-				accEv[x] = append(accEv[x], e.Ev)
-				accVar[x] = append(accVar[x], vi)
-				p.accWrite[x] = append(p.accWrite[x], e.Kind == Write)
-				s := int32(0)
-				if opts.ObservedReads && e.Kind == Read && int(lw.thread) == tids[1-x] &&
-					(pw.thread == 0 || int(pw.thread) == tids[x]) {
-					s = lw.pos
-				}
-				src[x] = append(src[x], s)
-				if len(vars) == 2 {
-					p := int32(0)
-					if e.Kind == Read {
-						p = lastBy[vi][1-x]
-					}
-					pin[x] = append(pin[x], p)
-				}
-				if e.Kind == Write {
-					lastBy[vi][x] = e.Pos
+		a := ta[x]
+		p.acc[x], p.accEv[x], p.accVar[x], p.accWrite[x], p.rmw[x] = a.pos, a.ev, a.varOf, a.write, a.rmw
+		p.src[x] = make([]int32, len(a.pos))
+		if opts.ObservedReads {
+			for i, t := range a.srcThread {
+				if int(t) == p.tids[1-x] {
+					p.src[x][i] = a.srcPos[i]
 				}
 			}
 		}
-		if e.Kind == Write {
-			lastWrite[vi], prevWrite[vi] = write{e.Thread, e.Pos}, lw
+		if len(vars) == 2 {
+			p.pin[x] = pinsOf(a, ta[1-x])
 		}
 	}
 	p.name = m.Vars[vars[0]].Name
@@ -557,21 +500,12 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 		p.name += " and " + m.Vars[vars[1]].Name
 	}
 	for x := 0; x < 2; x++ {
-		if len(acc[x]) == 0 {
-			return nil, fmt.Errorf("trace %s: thread %s does not access %s", m.Name, m.Threads[tids[x]-1].Handle, p.name)
+		if len(p.acc[x]) == 0 {
+			return nil, fmt.Errorf("trace %s: thread %s does not access %s", m.Name, m.Threads[p.tids[x]-1].Handle, p.name)
 		}
 	}
 	p.common = intersect(m.threadLocks[t1-1], m.threadLocks[t2-1])
 	p.commonOps = [2][][]lockOp{m.opsOf(t1, p.common), m.opsOf(t2, p.common)}
-	// In set models: rmw[x][i], access i of thread x is the read of a
-	// read-modify-write.
-	for x := 0; x < 2 && len(vars) == 2; x++ {
-		p.rmw[x] = make([]bool, len(acc[x]))
-		for i := range acc[x] {
-			m.Pace(i)
-			p.rmw[x][i] = m.readModifyWrite(tids[x], p.accWrite[x], acc[x], accVar[x], i)
-		}
-	}
 	return p, nil
 }
 
