@@ -25,6 +25,11 @@ var reLTLBlock = regexp.MustCompile(`^ltl ([A-Za-z_][A-Za-z0-9_]*) \{(.*)\}\s*$`
 type neverClaims struct {
 	mu     sync.Mutex
 	claims map[string]*neverClaim
+	// builtin returns the claims made ahead (builtin.go), asked once,
+	// before the first translation; nil: none.
+	builtin     func() map[string]string
+	builtinOnce sync.Once
+	made        map[string]string
 }
 
 // neverClaim is the never claim of one formula; ok is false when spin could
@@ -79,6 +84,10 @@ func (n *neverClaims) inlineClaims(src []byte, jobs int, translate func(formula 
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			b.e.once.Do(func() {
+				if body, ok := n.madeAhead()[strings.TrimSpace(b.e.formula)]; ok {
+					b.e.body, b.e.ok = body, true
+					return
+				}
 				out, err := translate("!(" + b.e.formula + ")")
 				if err == nil {
 					b.e.body, b.e.ok = neverBody(out)
@@ -116,4 +125,14 @@ func neverBody(out []byte) (string, bool) {
 		return "", false
 	}
 	return strings.Join(strings.Fields(body), " "), true
+}
+
+// madeAhead returns the claims made ahead, asking for them on first use.
+func (n *neverClaims) madeAhead() map[string]string {
+	n.builtinOnce.Do(func() {
+		if n.builtin != nil {
+			n.made = n.builtin()
+		}
+	})
+	return n.made
 }

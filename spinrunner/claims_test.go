@@ -4,28 +4,53 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 // TestNeverClaimsAsLTL checks that the never claims the runner translates
-// once give the verdicts and trails of spin's own translation of the ltl
-// blocks, and that a second model with the same formulas translates none.
+// once, or takes from a table made ahead, give the verdicts and trails of
+// spin's own translation of the ltl blocks, and that a second model with
+// the same formulas translates none.
 func TestNeverClaimsAsLTL(t *testing.T) {
 	t.Parallel()
 	for _, file := range []string{"lost_update.pml", "locked.pml"} {
 		m := readModel(t, file)
-		var claims []string
+		var claims, formulas []string
 		for _, line := range bytes.Split(m.Source, []byte("\n")) {
 			if g := reLTLBlock.FindSubmatch(line); g != nil {
 				claims = append(claims, string(g[1]))
+				formulas = append(formulas, string(g[2]))
 			}
 		}
 		m.Claims = claims
-		var results [2][]ClaimResult
-		for i, blocks := range []bool{true, false} {
+		// The table of this model's formulas, as the built-in one is made.
+		table := map[string]string{}
+		for _, f := range formulas {
+			out, err := exec.Command(tools(t).Spin, "-f", "!("+f+")").CombinedOutput()
+			body, ok := neverBody(out)
+			if err != nil || !ok {
+				t.Fatalf("spin -f %q: %v\n%s", f, err, out)
+			}
+			table[strings.TrimSpace(f)] = body
+		}
+		modes := []struct {
+			name      string
+			blocks    bool
+			table     map[string]string
+			translate int // spin -f runs of the first check
+		}{
+			{"ltl blocks", true, nil, 0},
+			{"spin -f", false, nil, len(claims)}, // the formulas are distinct
+			{"table", false, table, 0},
+		}
+		results := make([][]ClaimResult, len(modes))
+		for i, mode := range modes {
 			r, _ := newTestRunner(t, Options{})
-			r.ltlBlocks = blocks
+			r.ltlBlocks = mode.blocks
+			r.never.builtin = func() map[string]string { return mode.table }
 			var stages stageCounter
 			r.onStage = stages.hook
 			for run := 0; run < 2; run++ {
@@ -35,17 +60,19 @@ func TestNeverClaimsAsLTL(t *testing.T) {
 				}
 				results[i] = res.Claims
 				want := 0
-				if !blocks && run == 0 {
-					want = len(claims) // the formulas are distinct
+				if run == 0 {
+					want = mode.translate
 				}
 				if got := stages.get(StageLTL); got != want {
-					t.Errorf("%s, ltl blocks %v, check %d: spin -f ran %d times, want %d", file, blocks, run+1, got, want)
+					t.Errorf("%s, %s, check %d: spin -f ran %d times, want %d", file, mode.name, run+1, got, want)
 				}
 				stages = stageCounter{}
 			}
 		}
-		if !reflect.DeepEqual(results[0], results[1]) {
-			t.Errorf("%s: spin's ltl blocks give\n%+v\nthe runner's never claims\n%+v", file, results[0], results[1])
+		for i := range modes[1:] {
+			if !reflect.DeepEqual(results[0], results[i+1]) {
+				t.Errorf("%s: spin's ltl blocks give\n%+v\nthe runner's never claims (%s)\n%+v", file, results[0], modes[i+1].name, results[i+1])
+			}
 		}
 	}
 }

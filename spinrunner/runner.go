@@ -108,7 +108,9 @@ func New(t Tools, o Options) *Runner {
 	if o.MemoryMB <= 0 {
 		o.MemoryMB = 1024
 	}
-	return &Runner{tools: t, opts: o}
+	r := &Runner{tools: t, opts: o}
+	r.never.builtin = func() map[string]string { return builtinClaimsFor(t.Spin) }
+	return r
 }
 
 const (
