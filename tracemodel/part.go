@@ -88,7 +88,7 @@ func (p *Projection) appendBreaks(raw []rawStep, x int, part Part) []rawStep {
 	i := sort.Search(len(all), func(i int) bool { return all[i].gap >= lo })
 	for ; i < len(all) && all[i].gap < hi; i++ {
 		b := &all[i]
-		rs := rawStep{Step: Step{Kind: b.kind}, pos: b.pos, guardPos: b.pos, order: b.order, ev: b.shown}
+		rs := rawStep{Kind: b.kind, pos: b.pos, guardPos: b.pos, order: b.order, ev: b.shown}
 		if b.kind == StepBoundary {
 			rs.guardPos = b.pos - 1
 		}

@@ -213,19 +213,27 @@ type ProjectOptions struct {
 	KeepEmptyHolds bool `json:"-"`
 }
 
-// rawStep is a step before merging, with its positions in the thread.
+// rawStep is a step before merging, with its positions in the thread. It
+// holds no pointer (its further events are a range of a buffer), so that
+// the few million a server's model moves are copied and swept cheaply.
 type rawStep struct {
-	Step
-	pos      int32   // position of the (last) event
-	first    int32   // position of the first event (merged steps)
-	guardPos int32   // position whose clock gives the guard
-	order    int8    // tie-break at equal positions (Wait: unlock, boundary, lock)
-	k        int32   // causal requirement: position in the other thread
-	src      int32   // a read's observed write: position in the other thread (0: none)
-	pin      int32   // set models: the other thread's last write of a read's variable before it (0: none)
-	update   bool    // set models: the read of a read-modify-write kept as a read
-	ev       int32   // position of the event the step stands for
-	more     []int32 // positions of its further events (an update's write, merged steps)
+	Kind     StepKind
+	Second   bool
+	order    int8  // tie-break at equal positions (Wait: unlock, boundary, lock)
+	update   bool  // set models: the read of a read-modify-write kept as a read
+	Lock     int32 // as Step.Lock
+	Progress int32 // as Step.Progress
+	pos      int32 // position of the (last) event
+	first    int32 // position of the first event (merged steps)
+	guardPos int32 // position whose clock gives the guard
+	k        int32 // causal requirement: position in the other thread
+	src      int32 // a read's observed write: position in the other thread (0: none)
+	pin      int32 // set models: the other thread's last write of a read's variable before it (0: none)
+	ev       int32 // position of the event the step stands for
+	ev2      int32 // position of an update's write, which it stands for too (0: none)
+	// moreLo, moreHi: a merged step's further events, after ev, in
+	// modelScratch.more of its thread.
+	moreLo, moreHi int32
 }
 
 // sortSteps orders steps by (pos, order), in place; keys is a buffer it
@@ -335,6 +343,7 @@ func mergeSteps(steps []rawStep, runs []int, out []rawStep, keys []uint64) (_ []
 // modelScratch holds the buffers of one Projection.Model call.
 type modelScratch struct {
 	raw, steps, merged [2][]rawStep
+	more               [2][]int32 // the merged steps' further events
 	keys               []uint64
 	rank, progress     [2][]int
 	runs               []int
@@ -347,16 +356,11 @@ func (m *Model) getScratch() *modelScratch {
 	return &modelScratch{}
 }
 
-// putScratch keeps the buffers for the next model, without the slices of
-// further events the steps point to.
+// putScratch keeps the buffers for the next model.
 func (m *Model) putScratch(sc *modelScratch) {
 	for x := range 2 {
-		for _, b := range [][]rawStep{sc.raw[x], sc.steps[x], sc.merged[x]} {
-			for i := range b {
-				b[i].more = nil
-			}
-		}
 		sc.raw[x], sc.steps[x], sc.merged[x], sc.rank[x], sc.progress[x] = sc.raw[x][:0], sc.steps[x][:0], sc.merged[x][:0], sc.rank[x][:0], sc.progress[x][:0]
+		sc.more[x] = sc.more[x][:0]
 	}
 	m.scratch.Put(sc)
 }
@@ -594,12 +598,12 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 				k = StepWrite
 			}
 			if len(vars) == 2 && rmw[x][i] && i+1 < len(acc[x]) && !(stores[1-x][accVar[x][i]] && viewOf(x, i)) {
-				raw[x] = append(raw[x], rawStep{Step: Step{Kind: StepWrite, Second: accVar[x][i] == 1},
-					pos: acc[x][i+1], guardPos: acc[x][i+1], ev: pos, more: []int32{acc[x][i+1]}})
+				raw[x] = append(raw[x], rawStep{Kind: StepWrite, Second: accVar[x][i] == 1,
+					pos: acc[x][i+1], guardPos: acc[x][i+1], ev: pos, ev2: acc[x][i+1]})
 				i++
 				continue
 			}
-			raw[x] = append(raw[x], rawStep{Step: Step{Kind: k, Second: accVar[x][i] == 1}, pos: pos, guardPos: pos, ev: pos, src: src[x][i], pin: at(pin[x], i),
+			raw[x] = append(raw[x], rawStep{Kind: k, Second: accVar[x][i] == 1, pos: pos, guardPos: pos, ev: pos, src: src[x][i], pin: at(pin[x], i),
 				update: len(vars) == 2 && rmw[x][i]})
 		}
 		for _, k := range locks {
@@ -608,7 +612,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= start[x] })
 			for ; i < len(ops) && ops[i].Pos <= end[x]; i++ {
 				op := ops[i]
-				rs := rawStep{Step: Step{Kind: op.Kind}, pos: op.Pos, guardPos: op.Pos, ev: op.Pos}
+				rs := rawStep{Kind: op.Kind, pos: op.Pos, guardPos: op.Pos, ev: op.Pos}
 				if op.Wait {
 					if op.Kind.IsRelease() {
 						rs.guardPos, rs.order = op.Pos-1, -1
@@ -621,7 +625,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 					idx = len(lockIndex)
 					lockIndex[l] = idx
 				}
-				rs.Lock = idx
+				rs.Lock = int32(idx)
 				raw[x] = append(raw[x], rs)
 			}
 		}
@@ -683,20 +687,28 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	slot := func(x int, k int32) int {
 		return sort.Search(len(raw[x]), func(i int) bool { return raw[x][i].pos > k })
 	}
-	steps := &sc.steps
+	// A step's further events: its update's write, then those of the
+	// steps merged into it (each step is the last while they merge).
+	steps, more := &sc.steps, &sc.more
 	for x := 0; x < 2; x++ {
-		steps[x] = steps[x][:0]
+		steps[x], more[x] = steps[x][:0], more[x][:0]
 		for i := range raw[x] {
 			s := &raw[x][i]
 			if n := len(steps[x]); n > 0 {
 				p := &steps[x][n-1]
 				if mergeable(p, s) && !anyIn(needed[x], p.pos, s.first) && slot(1-x, p.k) == slot(1-x, s.k) {
-					p.more = append(append(p.more, s.ev), s.more...)
-					p.pos = s.pos
+					more[x] = appendEvents(more[x], s)
+					p.pos, p.moreHi = s.pos, int32(len(more[x]))
 					continue
 				}
 			}
 			steps[x] = append(steps[x], *s)
+			p := &steps[x][len(steps[x])-1]
+			p.moreLo = int32(len(more[x]))
+			if s.ev2 > 0 {
+				more[x] = append(more[x], s.ev2)
+			}
+			p.moreHi = int32(len(more[x]))
 		}
 	}
 	// Progress marks and guards.
@@ -714,7 +726,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			if rank[x][i] != 0 {
 				r++
 				rank[x][i] = r
-				steps[x][i].Progress = r
+				steps[x][i].Progress = int32(r)
 			}
 		}
 	}
@@ -773,21 +785,19 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 		}
 		hk, hs := -1, -1
 		for i := range steps[x] {
-			s := &steps[x][i] // the scratch's: its fields are set here for the model's copy
-			g := rankAt(s.k, &hk)
-			if g > last {
-				s.Guard = g
+			s := &steps[x][i]
+			st := Step{Kind: s.Kind, Second: s.Second, Lock: int(s.Lock), Progress: int(s.Progress)}
+			if g := rankAt(s.k, &hk); g > last {
+				st.Guard = g
 				last = g
-			} else {
-				s.Guard = 0
 			}
 			if g := rankAt(s.src, &hs); g > last {
-				s.Source = g
+				st.Source = g
 			}
-			s.evLo = int32(len(pm.evPos[x]))
-			pm.evPos[x] = append(append(pm.evPos[x], s.ev), s.more...)
-			s.evHi = int32(len(pm.evPos[x]))
-			pm.Steps[x] = append(pm.Steps[x], s.Step)
+			st.evLo = int32(len(pm.evPos[x]))
+			pm.evPos[x] = append(append(pm.evPos[x], s.ev), more[x][s.moreLo:s.moreHi]...)
+			st.evHi = int32(len(pm.evPos[x]))
+			pm.Steps[x] = append(pm.Steps[x], st)
 		}
 	}
 	pm.src = m
@@ -828,6 +838,16 @@ func (pm *PairModel) ResolveEvents() {
 // kind, must stay separate statements, since the other thread may run
 // between them (R1 W2 R1 between two reads is P1, W1 W2 W1 between two
 // writes is P5).
+// appendEvents appends the events that step s stands for to a merged
+// step's further events: its own, its update's write.
+func appendEvents(more []int32, s *rawStep) []int32 {
+	more = append(more, s.ev)
+	if s.ev2 > 0 {
+		more = append(more, s.ev2)
+	}
+	return more
+}
+
 func mergeable(a, b *rawStep) bool {
 	return a.Kind == b.Kind && (a.Kind == StepBoundary || a.Kind == StepPublish)
 }
