@@ -334,7 +334,7 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 		// access between two local ones of one region (boundaries on).
 		ordered := !opts.Project.NoBoundaries && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
 		locked := !opts.KeepLockedPairs && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
-		sets, err = planSets(ctx, m, conc, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered, locked, !opts.Project.NoBoundaries)
+		sets, err = planSets(ctx, m, conc, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered, locked, !opts.Project.NoBoundaries, opts.Jobs)
 		if err != nil {
 			return nil, err
 		}
@@ -362,25 +362,32 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 	// updated under one lock, are most of its accesses.
 	skipLocked := !opts.KeepLockedPairs && interleaved
 	tasks := make([]Task, 0, min(total, 1<<16))
-	for _, sv := range selected {
-		if !variables {
-			break
-		}
-		if err := ctx.Err(); err != nil {
+	if variables {
+		// Each variable's pairs on its own, the variables on --jobs
+		// goroutines: indexing a server's variables took seconds.
+		byVar := make([][]Task, len(selected))
+		err := forEach(ctx, len(selected), opts.Jobs, func(ctx context.Context, i int) error {
+			sv := selected[i]
+			var index *tracemodel.AccessIndex
+			for t1, t2 := range sv.Pairs() {
+				if !selects(want, t1, t2) {
+					continue
+				}
+				if (skipOrdered || skipLocked) && index == nil {
+					index = conc.Index([]int{sv.Var})
+				}
+				if skipOrdered && !index.Concurrent(t1, t2) || skipLocked && index.Locked(t1, t2, !opts.Project.NoBoundaries) {
+					continue
+				}
+				byVar[i] = append(byVar[i], Task{Var: sv.Var, VarName: sv.Name, T1: t1, T2: t2})
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
-		var index *tracemodel.AccessIndex
-		for t1, t2 := range sv.Pairs() {
-			if !selects(want, t1, t2) {
-				continue
-			}
-			if (skipOrdered || skipLocked) && index == nil {
-				index = conc.Index([]int{sv.Var})
-			}
-			if skipOrdered && !index.Concurrent(t1, t2) || skipLocked && index.Locked(t1, t2, !opts.Project.NoBoundaries) {
-				continue
-			}
-			tasks = append(tasks, Task{Var: sv.Var, VarName: sv.Name, T1: t1, T2: t2})
+		for _, ts := range byVar {
+			tasks = append(tasks, ts...)
 		}
 	}
 	for _, sp := range sets {
@@ -402,7 +409,7 @@ type setPlan struct {
 // can be the local thread (it accessed both in one region). Only sets of
 // selected variables are kept; the thread selection applies as for
 // single-variable models.
-func planSets(ctx context.Context, m *tracemodel.Model, conc *tracemodel.Concurrency, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered, skipLocked, regions bool) ([]setPlan, error) {
+func planSets(ctx context.Context, m *tracemodel.Model, conc *tracemodel.Concurrency, shared, selected []tracemodel.SharedVar, want map[int]bool, so tracemodel.SetOptions, pats []ltl.Pattern, skipOrdered, skipLocked, regions bool, jobs int) ([]setPlan, error) {
 	sets, err := m.AtomicSets(shared, so)
 	if err != nil {
 		return nil, &UsageError{Msg: err.Error()}
@@ -411,15 +418,14 @@ func planSets(ctx context.Context, m *tracemodel.Model, conc *tracemodel.Concurr
 	for _, sv := range selected {
 		byVar[sv.Var] = sv
 	}
-	var out []setPlan
-	for _, s := range sets {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	// Each set's pairs on its own, the sets on jobs goroutines.
+	plans := make([]setPlan, len(sets))
+	err = forEach(ctx, len(sets), jobs, func(ctx context.Context, k int) error {
+		s := sets[k]
 		a, okA := byVar[s.Vars[0]]
 		b, okB := byVar[s.Vars[1]]
 		if !okA || !okB {
-			continue
+			return nil
 		}
 		// Threads that access both, increasing.
 		var both []int
@@ -451,6 +457,14 @@ func planSets(ctx context.Context, m *tracemodel.Model, conc *tracemodel.Concurr
 				}
 			}
 		}
+		plans[k] = sp
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []setPlan
+	for _, sp := range plans {
 		if len(sp.pairs) > 0 {
 			out = append(out, sp)
 		}
@@ -663,6 +677,14 @@ func (o *Options) defaults() {
 func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, error) {
 	start := time.Now()
 	opts.defaults()
+	if opts.Project.Dataflow && opts.Project.Order == nil {
+		// The replay the data-flow orders start from, while Plan runs:
+		// at 10 M events, a second and a half that the first models
+		// would wait for.
+		var prepared sync.WaitGroup
+		prepared.Go(m.PrepareDataflow)
+		defer prepared.Wait() // the model must outlive the replay
+	}
 	tasks, err := Plan(ctx, m, opts)
 	if err != nil {
 		return nil, err

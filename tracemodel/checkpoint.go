@@ -71,6 +71,14 @@ const (
 	checkpointBudget = 1 << 21
 )
 
+// PrepareDataflow replays the trace with every variable's data flow now,
+// if no data-flow order has yet: the checkpoints that the data-flow orders
+// of the variables start from (and the order of those whose data flow
+// orders nothing). It is one pass over the trace that the first data-flow
+// order would otherwise make while the others wait; a caller calls it
+// where it can overlap other work. Safe for concurrent use.
+func (m *Model) PrepareDataflow() { m.checkpoints() }
+
 // checkpoints returns the checkpoints of the all-data-flow replay, nil when
 // the trace is too short for them to save anything.
 func (m *Model) checkpoints() []*flowCheckpoint {
