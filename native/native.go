@@ -96,8 +96,10 @@ func New(pm *tracemodel.PairModel) *Checker {
 		c.pubAt[x] = make([]bool, len(steps)+1)
 		c.excl[x] = make([][]interval, len(pm.Locks))
 		c.shared[x] = make([][]interval, len(pm.Locks))
-		open := map[int]int32{}
-		reading := map[int]bool{}
+		// open[l]: the step after the acquire of lock l's open hold, 0 if
+		// none; reading[l]: it is held for reading.
+		open := make([]int32, len(pm.Locks))
+		reading := make([]bool, len(pm.Locks))
 		for i, s := range steps {
 			c.sources = c.sources || s.Source > 0
 			c.progAt[x][i+1] = c.progAt[x][i]
@@ -124,10 +126,13 @@ func New(pm *tracemodel.PairModel) *Checker {
 				} else {
 					c.excl[x][s.Lock] = append(c.excl[x][s.Lock], iv)
 				}
-				delete(open, s.Lock)
+				open[s.Lock] = 0
 			}
 		}
 		for l, from := range open { // held to the end
+			if from == 0 {
+				continue
+			}
 			iv := interval{from, int32(len(steps) + 1)}
 			if reading[l] {
 				c.shared[x][l] = append(c.shared[x][l], iv)

@@ -367,20 +367,7 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 		// goroutines: indexing a server's variables took seconds.
 		byVar := make([][]Task, len(selected))
 		err := forEach(ctx, len(selected), opts.Jobs, func(ctx context.Context, i int) error {
-			sv := selected[i]
-			var index *tracemodel.AccessIndex
-			for t1, t2 := range sv.Pairs() {
-				if !selects(want, t1, t2) {
-					continue
-				}
-				if (skipOrdered || skipLocked) && index == nil {
-					index = conc.Index([]int{sv.Var})
-				}
-				if skipOrdered && !index.Concurrent(t1, t2) || skipLocked && index.Locked(t1, t2, !opts.Project.NoBoundaries) {
-					continue
-				}
-				byVar[i] = append(byVar[i], Task{Var: sv.Var, VarName: sv.Name, T1: t1, T2: t2})
-			}
+			byVar[i] = varTasks(conc, selected[i], want, skipOrdered, skipLocked, !opts.Project.NoBoundaries)
 			return nil
 		})
 		if err != nil {
@@ -396,6 +383,28 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 		}
 	}
 	return tasks, nil
+}
+
+// varTasks lists the tasks of variable sv: its thread pairs that want
+// selects, but for those that the synchronization order orders completely
+// (with skipOrdered) or its locks keep apart (with skipLocked; regions:
+// region boundaries are on).
+func varTasks(conc *tracemodel.Concurrency, sv tracemodel.SharedVar, want map[int]bool, skipOrdered, skipLocked, regions bool) []Task {
+	var tasks []Task
+	var index *tracemodel.AccessIndex
+	for t1, t2 := range sv.Pairs() {
+		if !selects(want, t1, t2) {
+			continue
+		}
+		if (skipOrdered || skipLocked) && index == nil {
+			index = conc.Index([]int{sv.Var})
+		}
+		if skipOrdered && !index.Concurrent(t1, t2) || skipLocked && index.Locked(t1, t2, regions) {
+			continue
+		}
+		tasks = append(tasks, Task{Var: sv.Var, VarName: sv.Name, T1: t1, T2: t2})
+	}
+	return tasks
 }
 
 // setPlan is an atomic set with the thread pairs of its models.
@@ -677,14 +686,7 @@ func (o *Options) defaults() {
 func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, error) {
 	start := time.Now()
 	opts.defaults()
-	if opts.Project.Dataflow && opts.Project.Order == nil {
-		// The replay the data-flow orders start from, while Plan runs:
-		// at 10 M events, a second and a half that the first models
-		// would wait for.
-		var prepared sync.WaitGroup
-		prepared.Go(m.PrepareDataflow)
-		defer prepared.Wait() // the model must outlive the replay
-	}
+	defer prepareDataflow(m, opts)()
 	tasks, err := Plan(ctx, m, opts)
 	if err != nil {
 		return nil, err
@@ -768,6 +770,20 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 	rep := Assemble(m, opts, tasks, results)
 	rep.Stats.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// prepareDataflow starts, under the data-flow semantics, the replay that
+// the data-flow orders start from (Model.PrepareDataflow), to run while
+// Plan does: at 10 M events, a second and a half that the first models
+// would wait for. The function it returns waits for the replay (the model
+// must outlive it).
+func prepareDataflow(m *tracemodel.Model, opts Options) (wait func()) {
+	if !opts.Project.Dataflow || opts.Project.Order != nil {
+		return func() {}
+	}
+	var prepared sync.WaitGroup
+	prepared.Go(m.PrepareDataflow)
+	return prepared.Wait
 }
 
 // ModelChecker returns the function that checks the given models of a

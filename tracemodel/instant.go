@@ -31,21 +31,26 @@ import "sort"
 // closes after it), or an acquire not followed by its release, keeps the
 // lock: a conservative choice, since keeping a lock is always exact.
 
+// holds are the consecutive (acquire, release) pairs ops[lo], ops[lo+1],
+// ops[lo+2], ... before ops[hi] of one thread's operations of one lock.
+type holds struct {
+	ops    []lockOp
+	lo, hi int
+}
+
 // holdsOf returns thread x's holds of common lock j that lie in the window
-// [start, end], as (acquire, release) positions; ok is false when one of
-// them is not whole in the window.
-func (p *Projection) holdsOf(x, j int, start, end int32) (holds [][2]int32, ok bool) {
+// [start, end]; ok is false when one of them is not whole in the window.
+func (p *Projection) holdsOf(x, j int, start, end int32) (hs holds, ok bool) {
 	ops := p.commonOps[x][j]
 	i := sort.Search(len(ops), func(i int) bool { return ops[i].Pos >= start })
-	for ; i < len(ops) && ops[i].Pos <= end; i++ {
-		op := ops[i]
-		if !op.Kind.IsAcquire() || i+1 >= len(ops) || !ops[i+1].Kind.IsRelease() || ops[i+1].Pos > end {
-			return nil, false
+	hs = holds{ops: ops, lo: i}
+	for ; i < len(ops) && ops[i].Pos <= end; i += 2 {
+		if !ops[i].Kind.IsAcquire() || i+1 >= len(ops) || !ops[i+1].Kind.IsRelease() || ops[i+1].Pos > end {
+			return holds{}, false
 		}
-		holds = append(holds, [2]int32{op.Pos, ops[i+1].Pos})
-		i++
 	}
-	return holds, true
+	hs.hi = i
+	return hs, true
 }
 
 // keptLocks returns the common locks that the model of part keeps (see
@@ -59,14 +64,14 @@ func (p *Projection) keptLocks(part Part, acc [2][]int32, start, end [2]int32) [
 			kept[j] = true
 		}
 	}
-	holds := make([][2][][2]int32, n) // by lock, thread
+	held := make([][2]holds, n) // by lock, thread
 	for j := range kept {
 		for x := 0; x < 2 && !kept[j]; x++ {
 			hs, ok := p.holdsOf(x, j, start[x], end[x])
 			if !ok || p.anyStepIn(x, hs, part, acc[x]) {
 				kept[j] = true
 			}
-			holds[j][x] = hs
+			held[j][x] = hs
 		}
 	}
 	// A left-out lock's holds may contain only left-out locks' operations:
@@ -76,7 +81,7 @@ func (p *Projection) keptLocks(part Part, acc [2][]int32, start, end [2]int32) [
 		changed = false
 		for j := range kept {
 			for k := range kept {
-				if !kept[j] && k != j && kept[k] && (p.holdsAround(0, holds[j][0], k) || p.holdsAround(1, holds[j][1], k)) {
+				if !kept[j] && k != j && kept[k] && (p.holdsAround(0, held[j][0], k) || p.holdsAround(1, held[j][1], k)) {
 					kept[j], changed = true, true
 				}
 			}
@@ -93,11 +98,13 @@ func (p *Projection) keptLocks(part Part, acc [2][]int32, start, end [2]int32) [
 
 // holdsAround reports whether one of thread x's holds hs contains an
 // operation of common lock k.
-func (p *Projection) holdsAround(x int, hs [][2]int32, k int) bool {
+func (p *Projection) holdsAround(x int, hs holds, k int) bool {
 	ops := p.commonOps[x][k]
-	for _, h := range hs {
-		q := sort.Search(len(ops), func(q int) bool { return ops[q].Pos > h[0] })
-		if q < len(ops) && ops[q].Pos < h[1] {
+	q := 0 // the holds come in position order: each search goes on from the last
+	for h := hs.lo; h < hs.hi; h += 2 {
+		acquire, release := hs.ops[h].Pos, hs.ops[h+1].Pos
+		q = searchFrom(len(ops), q, func(q int) bool { return ops[q].Pos > acquire })
+		if q < len(ops) && ops[q].Pos < release {
 			return true
 		}
 	}
@@ -108,13 +115,14 @@ func (p *Projection) holdsAround(x int, hs [][2]int32, k int) bool {
 // its acquire and its release (both included, to be safe with the steps
 // that share a position with them), an access of the part (acc) or a
 // region break of the part.
-func (p *Projection) anyStepIn(x int, hs [][2]int32, part Part, acc []int32) bool {
+func (p *Projection) anyStepIn(x int, hs holds, part Part, acc []int32) bool {
 	var breaks []regionBreak
 	if !p.opts.NoBoundaries {
 		breaks = p.breaksOf(x)
 	}
 	i, b := 0, 0 // the holds come in position order: each search goes on from the last
-	for _, h := range hs {
+	for k := hs.lo; k < hs.hi; k += 2 {
+		h := [2]int32{hs.ops[k].Pos, hs.ops[k+1].Pos}
 		i = searchFrom(len(acc), i, func(i int) bool { return acc[i] >= h[0] })
 		if i < len(acc) && acc[i] <= h[1] {
 			return true

@@ -27,6 +27,8 @@ type Projection struct {
 	// read (set models), and whether it is the read of a read-modify-write
 	// (set models); whether it is a write (the events' kinds, read where
 	// the accesses are gathered in trace order rather than looked up).
+	// acc, accEv, accVar, accWrite and rmw may be shared with the
+	// thread's other pairs (threadAccesses): read only.
 	acc, accEv [2][]int32
 	accVar     [2][]int8
 	accWrite   [2][]bool

@@ -436,8 +436,9 @@ func lastInRegion(rest []rawStep, update bool) bool {
 
 // readModifyWrite reports whether access i of thread tid (pos: the
 // positions of the thread's accesses of the model's variables, write
-// whether each writes, which their variables) is the read of a read-modify-write: the thread's next
-// access of the model's variables writes the same variable, with no
+// whether each writes, which their variables) is the read of a
+// read-modify-write: the thread's next access of the model's variables
+// writes the same variable, with no
 // synchronization and no other write of the thread between (x++;
 // tmp = x; x = tmp + 1).
 func (m *Model) readModifyWrite(tid int, write []bool, pos []int32, which []int8, i int) bool {
@@ -683,33 +684,9 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			needed[x] = slices.Compact(needed[x])
 		}
 	}
-	// slot(x, k): number of raw steps of thread x at or before position k.
-	slot := func(x int, k int32) int {
-		return sort.Search(len(raw[x]), func(i int) bool { return raw[x][i].pos > k })
-	}
-	// A step's further events: its update's write, then those of the
-	// steps merged into it (each step is the last while they merge).
 	steps, more := &sc.steps, &sc.more
 	for x := 0; x < 2; x++ {
-		steps[x], more[x] = steps[x][:0], more[x][:0]
-		for i := range raw[x] {
-			s := &raw[x][i]
-			if n := len(steps[x]); n > 0 {
-				p := &steps[x][n-1]
-				if mergeable(p, s) && !anyIn(needed[x], p.pos, s.first) && slot(1-x, p.k) == slot(1-x, s.k) {
-					more[x] = appendEvents(more[x], s)
-					p.pos, p.moreHi = s.pos, int32(len(more[x]))
-					continue
-				}
-			}
-			steps[x] = append(steps[x], *s)
-			p := &steps[x][len(steps[x])-1]
-			p.moreLo = int32(len(more[x]))
-			if s.ev2 > 0 {
-				more[x] = append(more[x], s.ev2)
-			}
-			p.moreHi = int32(len(more[x]))
-		}
+		steps[x], more[x] = mergeBreaks(raw[x], raw[1-x], needed[x], steps[x][:0], more[x][:0])
 	}
 	// Progress marks and guards.
 	rank := &sc.rank // per step: its progress value, 0 if unmarked
@@ -833,11 +810,39 @@ func (pm *PairModel) ResolveEvents() {
 	pm.src = nil
 }
 
-// mergeable reports whether two consecutive steps can be one statement.
-// Only region boundaries merge: two accesses of a thread, even of the same
-// kind, must stay separate statements, since the other thread may run
-// between them (R1 W2 R1 between two reads is P1, W1 W2 W1 between two
-// writes is P5).
+// mergeBreaks appends to steps the raw steps of a thread, merging each
+// run of mergeable steps (region breaks) that no position of needed (that
+// the other thread waits for) separates and whose requirements fall
+// between the same two raw steps of the other thread (other); more gets
+// each step's further events: its update's write, then those of the steps
+// merged into it (a step is the last one while they merge).
+func mergeBreaks(raw, other []rawStep, needed []int32, steps []rawStep, more []int32) ([]rawStep, []int32) {
+	// slot(k): number of raw steps of the other thread at or before
+	// position k.
+	slot := func(k int32) int {
+		return sort.Search(len(other), func(i int) bool { return other[i].pos > k })
+	}
+	for i := range raw {
+		s := &raw[i]
+		if n := len(steps); n > 0 {
+			p := &steps[n-1]
+			if mergeable(p, s) && !anyIn(needed, p.pos, s.first) && slot(p.k) == slot(s.k) {
+				more = appendEvents(more, s)
+				p.pos, p.moreHi = s.pos, int32(len(more))
+				continue
+			}
+		}
+		steps = append(steps, *s)
+		p := &steps[len(steps)-1]
+		p.moreLo = int32(len(more))
+		if s.ev2 > 0 {
+			more = append(more, s.ev2)
+		}
+		p.moreHi = int32(len(more))
+	}
+	return steps, more
+}
+
 // appendEvents appends the events that step s stands for to a merged
 // step's further events: its own, its update's write.
 func appendEvents(more []int32, s *rawStep) []int32 {
@@ -848,6 +853,11 @@ func appendEvents(more []int32, s *rawStep) []int32 {
 	return more
 }
 
+// mergeable reports whether two consecutive steps can be one statement.
+// Only region boundaries merge: two accesses of a thread, even of the same
+// kind, must stay separate statements, since the other thread may run
+// between them (R1 W2 R1 between two reads is P1, W1 W2 W1 between two
+// writes is P5).
 func mergeable(a, b *rawStep) bool {
 	return a.Kind == b.Kind && (a.Kind == StepBoundary || a.Kind == StepPublish)
 }
