@@ -1,13 +1,9 @@
 package tracemodel_test
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"reflect"
 	"testing"
 
-	"github.com/mcpredict/mcpredict/gen"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -17,26 +13,9 @@ import (
 // gather their own two threads', for every thread pair, under both
 // semantics, on random, barrier- and server-like traces.
 func TestSharedAccessesSameModels(t *testing.T) {
-	var configs []gen.Config
-	for seed := int64(0); seed < 150; seed++ {
-		configs = append(configs, gen.Config{Kind: gen.KindRandom, Seed: seed, Events: 20 + seed%60})
-	}
-	for seed := int64(0); seed < 6; seed++ {
-		configs = append(configs,
-			gen.Config{Kind: gen.KindFFT, Seed: seed, Threads: 2 + int(seed%3), Vars: 4, Phases: 3, Bugs: int(seed % 2)},
-			gen.Config{Kind: gen.KindServer, Seed: seed, Threads: 3, Phases: 3, Bugs: 4})
-	}
 	models, withReads := 0, 0
-	for _, c := range configs {
-		var buf bytes.Buffer
-		if _, err := gen.Write(context.Background(), &buf, c); err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("%s-%d", c.Kind, c.Seed)
-		m, err := tracemodel.Parse(context.Background(), &buf, name, tracemodel.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+	for _, c := range mixedConfigs(150, 60, 6, 3) {
+		m, name := genModel(t, c)
 		shared := m.SharedVars()
 		var sets [][2]int // one-variable models as {v, 0}, and pairs of variables
 		for i, a := range shared {
