@@ -686,10 +686,12 @@ func (o *Options) defaults() {
 func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, error) {
 	start := time.Now()
 	opts.defaults()
-	defer prepareDataflow(m, opts)()
 	tasks, err := Plan(ctx, m, opts)
 	if err != nil {
 		return nil, err
+	}
+	if len(tasks) > 0 {
+		defer prepareDataflow(m, opts)()
 	}
 	checker := NewChecker(opts)
 	proj := newProjector(m, opts, tasks)
@@ -774,9 +776,11 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 
 // prepareDataflow starts, under the data-flow semantics, the replay that
 // the data-flow orders start from (Model.PrepareDataflow), to run while
-// Plan does: at 10 M events, a second and a half that the first models
-// would wait for. The function it returns waits for the replay (the model
-// must outlive it).
+// the first models are built under the synchronization order: at 10 M
+// events, a second and a half that every worker would wait for at its
+// first data-flow order. (Not before Plan: a trace of a million threads
+// that Plan refuses, or that has no task, must not pay for it.) The
+// function it returns waits for the replay (the model must outlive it).
 func prepareDataflow(m *tracemodel.Model, opts Options) (wait func()) {
 	if !opts.Project.Dataflow || opts.Project.Order != nil {
 		return func() {}

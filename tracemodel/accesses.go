@@ -1,6 +1,9 @@
 package tracemodel
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // threadAccesses are one thread's accesses of a projection's variables (one,
 // or the two of an atomic set), in trace order: what every pair of the
@@ -27,10 +30,11 @@ type threadAccesses struct {
 const maxSharedAccesses = 1 << 22
 
 // sharedAccesses is the part of a StepCache that holds the accesses of
-// every thread (nil: over maxSharedAccesses).
+// every thread of its variables (none when they are over
+// maxSharedAccesses).
 type sharedAccesses struct {
 	once    sync.Once
-	threads []*threadAccesses // by thread id - 1
+	threads map[int32]*threadAccesses
 }
 
 // threadAccessesOf returns the accesses of vars of threads t1 and t2: from
@@ -41,47 +45,65 @@ func (m *Model) threadAccessesOf(c *StepCache, vars []int32, t1, t2 int, opts Pr
 	for _, v := range vars {
 		n += len(m.Vars[v].access)
 	}
+	var got map[int32]*threadAccesses
 	if c != nil && n <= maxSharedAccesses {
 		c.accesses.once.Do(func() {
-			all := make([]bool, len(m.Threads)+1)
-			for t := range all {
-				all[t] = t > 0
-			}
-			c.accesses.threads = m.gatherAccesses(vars, all, opts)
+			c.accesses.threads = m.gatherAccesses(vars, nil, opts)
 		})
-		return [2]*threadAccesses{c.accesses.threads[t1-1], c.accesses.threads[t2-1]}
+		got = c.accesses.threads
+	} else {
+		got = m.gatherAccesses(vars, []int32{int32(t1), int32(t2)}, opts)
 	}
-	want := make([]bool, len(m.Threads)+1)
-	want[t1], want[t2] = true, true
-	got := m.gatherAccesses(vars, want, opts)
-	return [2]*threadAccesses{got[t1-1], got[t2-1]}
+	out := [2]*threadAccesses{got[int32(t1)], got[int32(t2)]}
+	for x := range out {
+		if out[x] == nil {
+			out[x] = &threadAccesses{}
+		}
+	}
+	return out
 }
 
-// gatherAccesses returns, by thread id - 1, the accesses of vars of the
-// threads marked in want (by thread id; nil for the others), in one pass
-// over the variables' accesses in trace order (Model.Vars' copies, half the
+// gatherAccesses returns, by thread id, the accesses of vars of the
+// threads want (nil: every thread that accesses them), in one pass over
+// the variables' accesses in trace order (Model.Vars' copies, half the
 // size of the events). Each thread's accesses are counted first and the
 // slices made at their size, not grown by doubling: a server's statistics
-// are tens of millions of accesses.
-func (m *Model) gatherAccesses(vars []int32, want []bool, opts ProjectOptions) []*threadAccesses {
-	out := make([]*threadAccesses, len(m.Threads))
-	count := make([]int, len(m.Threads)+1)
+// are tens of millions of accesses. Its memory grows with the accesses,
+// not with the trace's threads (a million of them, in hostile traces).
+func (m *Model) gatherAccesses(vars []int32, want []int32, opts ProjectOptions) map[int32]*threadAccesses {
+	// slot(t): t's index in want, or in the threads found so far (want
+	// nil); -1 for a thread not wanted. A pair compares, not hashes: a
+	// variable of a spilled trace has tens of millions of accesses.
+	slots := map[int32]int{}
+	slot := func(t int32) int {
+		if want != nil {
+			return slices.Index(want, t)
+		}
+		k, ok := slots[t]
+		if !ok {
+			k = len(slots)
+			slots[t] = k
+		}
+		return k
+	}
+	count := make([]int, len(want))
 	for _, v := range vars {
 		for i := range m.Vars[v].access {
 			m.Pace(i)
-			count[m.Vars[v].access[i].Thread]++
+			if k := slot(m.Vars[v].access[i].Thread); k >= len(count) {
+				count = append(count, 1)
+			} else if k >= 0 {
+				count[k]++
+			}
 		}
 	}
-	for t := 1; t < len(want); t++ {
-		if !want[t] {
-			continue
-		}
-		n := count[t]
+	list := make([]*threadAccesses, len(count))
+	for k, n := range count {
 		ta := &threadAccesses{pos: make([]int32, 0, n), ev: make([]int32, 0, n), varOf: make([]int8, 0, n), write: make([]bool, 0, n)}
 		if opts.ObservedReads {
 			ta.srcThread, ta.srcPos = make([]int32, 0, n), make([]int32, 0, n)
 		}
-		out[t-1] = ta
+		list[k] = ta
 	}
 	// Per variable, the thread and position of its last two writes so far
 	// (thread 0: none).
@@ -106,10 +128,11 @@ func (m *Model) gatherAccesses(vars []int32, want []bool, opts ProjectOptions) [
 		if e.Kind == Write {
 			lastWrite[vi], prevWrite[vi] = write{e.Thread, e.Pos}, lw
 		}
-		if !want[e.Thread] {
+		k := slot(e.Thread)
+		if k < 0 {
 			continue
 		}
-		ta := out[e.Thread-1]
+		ta := list[k]
 		ta.pos = append(ta.pos, e.Pos)
 		ta.ev = append(ta.ev, e.Ev)
 		ta.varOf = append(ta.varOf, vi)
@@ -123,15 +146,19 @@ func (m *Model) gatherAccesses(vars []int32, want []bool, opts ProjectOptions) [
 			ta.srcPos = append(ta.srcPos, sp)
 		}
 	}
+	out := make(map[int32]*threadAccesses, len(list))
+	for t, k := range slots {
+		out[t] = list[k]
+	}
+	for k, t := range want {
+		out[t] = list[k]
+	}
 	if len(vars) == 2 {
 		for t, ta := range out {
-			if ta == nil {
-				continue
-			}
 			ta.rmw = make([]bool, len(ta.pos))
 			for i := range ta.pos {
 				m.Pace(i)
-				ta.rmw[i] = m.readModifyWrite(t+1, ta.write, ta.pos, ta.varOf, i)
+				ta.rmw[i] = m.readModifyWrite(int(t), ta.write, ta.pos, ta.varOf, i)
 			}
 		}
 	}
