@@ -63,48 +63,48 @@ func (m *Model) threadAccessesOf(c *StepCache, vars []int32, t1, t2 int, opts Pr
 	return out
 }
 
+// threadSlots numbers the threads whose accesses are gathered: those of
+// want, in its order, or (want nil) every thread, in the order met. A pair
+// compares, not hashes: a variable of a spilled trace has tens of millions
+// of accesses.
+type threadSlots struct {
+	want  []int32
+	found map[int32]int
+}
+
+// of returns t's number, -1 for a thread not wanted.
+func (s *threadSlots) of(t int32) int {
+	if s.want != nil {
+		return slices.Index(s.want, t)
+	}
+	k, ok := s.found[t]
+	if !ok {
+		k = len(s.found)
+		s.found[t] = k
+	}
+	return k
+}
+
+// byThread returns the lists by thread id.
+func (s *threadSlots) byThread(list []*threadAccesses) map[int32]*threadAccesses {
+	out := make(map[int32]*threadAccesses, len(list))
+	for k, t := range s.want {
+		out[t] = list[k]
+	}
+	for t, k := range s.found { // when want is nil
+		out[t] = list[k]
+	}
+	return out
+}
+
 // gatherAccesses returns, by thread id, the accesses of vars of the
 // threads want (nil: every thread that accesses them), in one pass over
 // the variables' accesses in trace order (Model.Vars' copies, half the
-// size of the events). Each thread's accesses are counted first and the
-// slices made at their size, not grown by doubling: a server's statistics
-// are tens of millions of accesses. Its memory grows with the accesses,
-// not with the trace's threads (a million of them, in hostile traces).
+// size of the events). Its memory grows with the accesses, not with the
+// trace's threads (a million of them, in hostile traces).
 func (m *Model) gatherAccesses(vars []int32, want []int32, opts ProjectOptions) map[int32]*threadAccesses {
-	// slot(t): t's index in want, or in the threads found so far (want
-	// nil); -1 for a thread not wanted. A pair compares, not hashes: a
-	// variable of a spilled trace has tens of millions of accesses.
-	slots := map[int32]int{}
-	slot := func(t int32) int {
-		if want != nil {
-			return slices.Index(want, t)
-		}
-		k, ok := slots[t]
-		if !ok {
-			k = len(slots)
-			slots[t] = k
-		}
-		return k
-	}
-	count := make([]int, len(want))
-	for _, v := range vars {
-		for i := range m.Vars[v].access {
-			m.Pace(i)
-			if k := slot(m.Vars[v].access[i].Thread); k >= len(count) {
-				count = append(count, 1)
-			} else if k >= 0 {
-				count[k]++
-			}
-		}
-	}
-	list := make([]*threadAccesses, len(count))
-	for k, n := range count {
-		ta := &threadAccesses{pos: make([]int32, 0, n), ev: make([]int32, 0, n), varOf: make([]int8, 0, n), write: make([]bool, 0, n)}
-		if opts.ObservedReads {
-			ta.srcThread, ta.srcPos = make([]int32, 0, n), make([]int32, 0, n)
-		}
-		list[k] = ta
-	}
+	slots := &threadSlots{want: want, found: map[int32]int{}}
+	list := m.sizedAccesses(vars, slots, opts)
 	// Per variable, the thread and position of its last two writes so far
 	// (thread 0: none).
 	type write struct{ thread, pos int32 }
@@ -128,7 +128,7 @@ func (m *Model) gatherAccesses(vars []int32, want []int32, opts ProjectOptions) 
 		if e.Kind == Write {
 			lastWrite[vi], prevWrite[vi] = write{e.Thread, e.Pos}, lw
 		}
-		k := slot(e.Thread)
+		k := slots.of(e.Thread)
 		if k < 0 {
 			continue
 		}
@@ -146,13 +146,7 @@ func (m *Model) gatherAccesses(vars []int32, want []int32, opts ProjectOptions) 
 			ta.srcPos = append(ta.srcPos, sp)
 		}
 	}
-	out := make(map[int32]*threadAccesses, len(list))
-	for t, k := range slots {
-		out[t] = list[k]
-	}
-	for k, t := range want {
-		out[t] = list[k]
-	}
+	out := slots.byThread(list)
 	if len(vars) == 2 {
 		for t, ta := range out {
 			ta.rmw = make([]bool, len(ta.pos))
@@ -163,6 +157,33 @@ func (m *Model) gatherAccesses(vars []int32, want []int32, opts ProjectOptions) 
 		}
 	}
 	return out
+}
+
+// sizedAccesses returns the empty lists of the threads of slots, by
+// number, each made at the size of the thread's accesses of vars: counted
+// first, not grown by doubling, since a server's statistics are tens of
+// millions of accesses.
+func (m *Model) sizedAccesses(vars []int32, slots *threadSlots, opts ProjectOptions) []*threadAccesses {
+	count := make([]int, len(slots.want))
+	for _, v := range vars {
+		for i := range m.Vars[v].access {
+			m.Pace(i)
+			if k := slots.of(m.Vars[v].access[i].Thread); k >= len(count) {
+				count = append(count, 1)
+			} else if k >= 0 {
+				count[k]++
+			}
+		}
+	}
+	list := make([]*threadAccesses, len(count))
+	for k, n := range count {
+		ta := &threadAccesses{pos: make([]int32, 0, n), ev: make([]int32, 0, n), varOf: make([]int8, 0, n), write: make([]bool, 0, n)}
+		if opts.ObservedReads {
+			ta.srcThread, ta.srcPos = make([]int32, 0, n), make([]int32, 0, n)
+		}
+		list[k] = ta
+	}
+	return list
 }
 
 // pinsOf returns, for each read of mine, the position of the last write of

@@ -152,8 +152,9 @@ type orderBuilder struct {
 	holds [][]holdCursor
 }
 
-// holdsOf returns the hold cursors of thread t, made on first use.
-func (b *orderBuilder) holdsOf(t int32) []holdCursor {
+// cursorsOf returns the hold cursors of thread t, one per lock of
+// Model.threadLocks, made on first use.
+func (b *orderBuilder) cursorsOf(t int32) []holdCursor {
 	if b.holds == nil {
 		b.holds = make([][]holdCursor, len(b.m.Threads))
 	}
@@ -425,9 +426,9 @@ func (b *orderBuilder) flowEdge(t, pos int32, src eventRef, plain bool) bool {
 			// the mutex was released at the start of the wait, which the
 			// trace does not show, so that hold orders nothing. (Thread t's
 			// hold first: it holds few of the locks at any time.)
-			if b.holdsOf(t)[j].at(pos) >= 0 {
-				sc := &b.holdsOf(src.thread)[i]
-				if h := sc.at(src.pos); h >= 0 && h+1 < len(srcOps[i]) {
+			if b.cursorsOf(t)[j].at(pos) >= 0 {
+				srcHolds := &b.cursorsOf(src.thread)[i]
+				if h := srcHolds.at(src.pos); h >= 0 && h+1 < len(srcOps[i]) {
 					if r := srcOps[i][h+1].Pos; r <= b.n[src.thread-1] {
 						rel = max(rel, r)
 					}

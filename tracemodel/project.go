@@ -438,9 +438,8 @@ func lastInRegion(rest []rawStep, update bool) bool {
 // positions of the thread's accesses of the model's variables, write
 // whether each writes, which their variables) is the read of a
 // read-modify-write: the thread's next access of the model's variables
-// writes the same variable, with no
-// synchronization and no other write of the thread between (x++;
-// tmp = x; x = tmp + 1).
+// writes the same variable, with no synchronization and no other write of
+// the thread between (x++; tmp = x; x = tmp + 1).
 func (m *Model) readModifyWrite(tid int, write []bool, pos []int32, which []int8, i int) bool {
 	if i+1 >= len(pos) || which[i] != which[i+1] || write[i] || !write[i+1] {
 		return false
@@ -874,11 +873,11 @@ type regionBreak struct {
 
 // breaks returns the region breaks of thread tid between consecutive
 // accesses at positions acc, of vars[accVar[i]] (accVar nil: all of
-// vars[0]), write[i] when access i writes. In each gap it places at most one Boundary, at
-// the first of: a blocking event, a hand-off (with opts.Handoffs), the end
-// of an operation (with opts.Scope); and at most one Publish, at the first
-// release of a lock held at the earlier access. Later ones in the same gap
-// would only repeat them. Implicit releases of cond waits are boundaries
+// vars[0]), write[i] when access i writes. In each gap it places at most
+// one Boundary, at the first of: a blocking event, a hand-off (with
+// opts.Handoffs), the end of an operation (with opts.Scope); and at most
+// one Publish, at the first release of a lock held at the earlier access.
+// Later ones in the same gap would only repeat them. Implicit releases of cond waits are boundaries
 // already. They depend on the thread alone, not on the pair: the
 // projections of the thread's pairs share them (StepCache).
 func (m *Model) breaks(tid int, vars []int32, acc []int32, accVar []int8, write []bool, opts ProjectOptions) []regionBreak {
