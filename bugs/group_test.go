@@ -3,6 +3,7 @@ package bugs
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -169,5 +170,44 @@ func TestWriteJSONGroups(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `"groups": []`) {
 		t.Errorf("a report without bugs has no empty groups:\n%s", buf.String())
+	}
+}
+
+// TestWriteJSONAsEncoder checks that WriteJSON, which encodes the
+// violations in chunks on the cores, writes what an indenting Encoder
+// writes: no violations (null and empty), fewer than a chunk, several
+// chunks with a part one, and text that looks like the field it replaces.
+func TestWriteJSONAsEncoder(t *testing.T) {
+	many := func(n int) *Report {
+		r := &Report{Schema: SchemaVersion, Warnings: []string{`"violations": null`}}
+		r.Violations = []Violation{}
+		for i := range n {
+			v := Violation{Var: fmt.Sprintf("v%d <&>", i), BugID: fmt.Sprint(i % 7), Pattern: "P1",
+				Accesses:     []Access{{Thread: 1, Action: "Read", File: "a.c", Line: i}},
+				Interleaving: []Access{{Thread: 2, Action: "Write", Source: "x = \"violations\": null;"}}}
+			r.Violations = append(r.Violations, v)
+		}
+		return r
+	}
+	for _, r := range []*Report{{Schema: SchemaVersion}, many(0), many(1), many(255), many(256), many(1000)} {
+		var got, want bytes.Buffer
+		if err := WriteJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		groups := Groups(r.Bugs)
+		if groups == nil {
+			groups = []Group{}
+		}
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			*Report
+			Groups []Group `json:"groups"`
+		}{r, groups}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%d violations: WriteJSON differs from the Encoder:\n%s\nwant\n%s", len(r.Violations), got.String(), want.String())
+		}
 	}
 }

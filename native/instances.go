@@ -76,7 +76,7 @@ func (c *Checker) search(ctx context.Context, pat ltl.Pattern, local, max int) (
 			ns, acc := aut.StepPending(as.sets[a], c.obs(npc, nv))
 			if ref := (tracemodel.StepRef{Thread: x, Index: int(npc[x]) - 1}); acc && !done[ref] {
 				done[ref] = true
-				w := witness(keys, parents, moved, head, unpack)
+				w := witness(keys, parents, moved, head, 1, unpack)
 				out = append(out, append(w, ref))
 				if len(out) >= max {
 					return out, len(keys), nil

@@ -109,7 +109,7 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 			s := auts[i].Step(sets[i][t[i]], o)
 			if auts[i].Accepts(s) {
 				claims[i].Violated = true
-				claims[i].Witness = witness(keys, parents, moved, n, unpackJ)
+				claims[i].Witness = witness(keys, parents, moved, n, 0, unpackJ)
 				claims[i].States = n + 1
 				open--
 				nt[i] = 255

@@ -382,18 +382,23 @@ func (c *Checker) CheckAll(ctx context.Context, pats []ltl.Pattern) ([]Verdict, 
 	return out, nil
 }
 
+// Model returns the model the checker decides.
+func (c *Checker) Model() *tracemodel.PairModel { return c.pm }
+
 func (c *Checker) name() string {
 	return fmt.Sprintf("%s threads %s,%s", c.pm.Var, c.pm.Threads[0].Handle, c.pm.Threads[1].Handle)
 }
 
-func witness(keys []uint64, parents []int32, moved []int8, i int, unpack func(uint64) ([2]int32, int16, uint64)) []tracemodel.StepRef {
+// witness returns the steps from the initial state to state i, with room
+// for extra more (the step an instance completes on).
+func witness(keys []uint64, parents []int32, moved []int8, i, extra int, unpack func(uint64) ([2]int32, int16, uint64)) []tracemodel.StepRef {
 	// Counted first, then filled from its end: a witness of thousands of
 	// steps is made once, at its size.
 	n := 0
 	for j := i; parents[j] >= 0; j = int(parents[j]) {
 		n++
 	}
-	out := make([]tracemodel.StepRef, n)
+	out := make([]tracemodel.StepRef, n, n+extra)
 	for ; parents[i] >= 0; i = int(parents[i]) {
 		x := int(moved[i])
 		pc, _, _ := unpack(keys[i])

@@ -246,7 +246,7 @@ func (c *Checker) Confirm(ctx context.Context, pm *tracemodel.PairModel) error {
 			return nil
 		}
 	}
-	nativeV, err := c.native(ctx, pm, nil)
+	nativeV, err := c.native(ctx, native.New(pm), nil)
 	if err != nil {
 		return err
 	}
@@ -381,11 +381,11 @@ func keptInterleavings(vs []bugs.Violation) []bool {
 // claims with the native enumeration (whatever the engine, so that bug ids
 // do not depend on it).
 func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel, left func(claim string) int) (cache.Entry, error) {
-	e, err := c.verdicts(ctx, pm, left)
+	nc := native.New(pm) // the verdicts' search, and the instances'
+	e, err := c.verdicts(ctx, nc, left)
 	if err != nil {
 		return e, err
 	}
-	nc := native.New(pm)
 	pats, _ := c.patterns(pm)
 	for i := range e.Verdicts {
 		v := &e.Verdicts[i]
@@ -434,7 +434,8 @@ func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel, left fun
 // verdicts decides every claim of pm with the engine. When the native
 // verdicts are the engine's, a claim of which left (nil: none) says no
 // instance may be listed is not decided, and holds: nothing would list it.
-func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel, left func(claim string) int) (cache.Entry, error) {
+func (c *Checker) verdicts(ctx context.Context, nc *native.Checker, left func(claim string) int) (cache.Entry, error) {
+	pm := nc.Model()
 	var nativeV []cache.Verdict
 	if c.opts.Engine != EngineSpin {
 		var skip func(p ltl.Pattern, local int) bool
@@ -442,7 +443,7 @@ func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel, left f
 			skip = func(p ltl.Pattern, local int) bool { return left(p.ClaimName(local)) <= 0 }
 		}
 		var err error
-		nativeV, err = c.native(ctx, pm, skip)
+		nativeV, err = c.native(ctx, nc, skip)
 		var tooLarge *native.TooLargeError
 		switch {
 		case errors.As(err, &tooLarge) && c.opts.Engine == EngineAuto:
@@ -473,10 +474,10 @@ func (c *Checker) verdicts(ctx context.Context, pm *tracemodel.PairModel, left f
 	return cache.Entry{Engine: "spin", Spin: true, Verdicts: spinV}, nil
 }
 
-// native decides all claims with the native search.
-func (c *Checker) native(ctx context.Context, pm *tracemodel.PairModel, skip func(p ltl.Pattern, local int) bool) ([]cache.Verdict, error) {
+// native decides all claims of nc's model with the native search nc.
+func (c *Checker) native(ctx context.Context, nc *native.Checker, skip func(p ltl.Pattern, local int) bool) ([]cache.Verdict, error) {
+	pm := nc.Model()
 	pats, _ := c.patterns(pm)
-	nc := native.New(pm)
 	nc.Skip = skip
 	vs, err := nc.CheckAll(ctx, reportable(pm, pats))
 	if err != nil {

@@ -43,14 +43,14 @@ func fromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 	}
 	// The violation of a set model lists both variables, x of the pattern
 	// first; each access names its variable.
-	varOf := func(s tracemodel.Step) string { return "" }
+	varOf := func(s *tracemodel.Step) string { return "" }
 	if pm.Var2 != "" {
 		v.Objects = []string{pm.Var, pm.Var2}
 		if pat.Swapped {
 			v.Objects = []string{pm.Var2, pm.Var}
 		}
 		v.Var = v.Objects[0] + ", " + v.Objects[1]
-		varOf = func(s tracemodel.Step) string {
+		varOf = func(s *tracemodel.Step) string {
 			if !s.Kind.IsAccess() {
 				return ""
 			}
@@ -73,7 +73,7 @@ func fromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 		if i < from {
 			continue
 		}
-		s := pm.Steps[r.Thread][r.Index]
+		s := &pm.Steps[r.Thread][r.Index]
 		if len(s.Events) == 1 && s.Events[0].TraceLine == lastLine[r.Thread] {
 			continue
 		}
@@ -121,7 +121,7 @@ func witnessMatch(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed
 		if r.Thread < 0 || r.Thread > 1 || r.Index < 0 || r.Index >= len(pm.Steps[r.Thread]) {
 			return 0, 0, fmt.Errorf("witness step %d/%d outside the model", r.Thread, r.Index)
 		}
-		s := pm.Steps[r.Thread][r.Index]
+		s := &pm.Steps[r.Thread][r.Index]
 		tid := int16(r.Thread + 1)
 		switch s.Kind {
 		case tracemodel.StepRead, tracemodel.StepWrite:
