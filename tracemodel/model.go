@@ -59,6 +59,9 @@ type Model struct {
 	// reused from one model to the next (a server's models are built and
 	// dropped by the thousand, and clearing fresh buffers cost a tenth).
 	scratch sync.Pool
+	// lists holds *stepLists: the lists of released models
+	// (PairModel.Release), for the next models.
+	lists sync.Pool
 }
 
 // Thread is one thread of the trace.

@@ -92,6 +92,49 @@ type PairModel struct {
 	// events of the steps, until ResolveEvents.
 	src   *Model
 	evPos [2][]int32
+	// lists are where Steps, evPos and the resolved events are, when
+	// they come from the trace's model (owner), which Release gives them
+	// back to; nil otherwise.
+	lists *stepLists
+	owner *Model
+}
+
+// stepLists are the lists of one PairModel, kept for the next models
+// once it is released (PairModel.Release): a server's models are built,
+// checked and dropped by the thousand, and their lists were a third of
+// what a run allocated.
+type stepLists struct {
+	steps  [2][]Step
+	evPos  [2][]int32
+	events [2][]EventRef
+}
+
+// getLists returns the lists of a released model, or new ones.
+func (m *Model) getLists() *stepLists {
+	if l, ok := m.lists.Get().(*stepLists); ok {
+		return l
+	}
+	return &stepLists{}
+}
+
+// Release gives the model's lists (its steps and their events) to the
+// next models of its trace: pm must not be used after, nor anything that
+// holds its Steps or their Events (the strings of the events stay valid).
+// Releasing is optional: an unreleased model is collected as any value.
+func (pm *PairModel) Release() {
+	l := pm.lists
+	if l == nil {
+		return
+	}
+	for x := range 2 {
+		// (The steps' Events are in l.events, which it keeps anyway.)
+		l.steps[x] = pm.Steps[x][:0]
+		if pm.evPos[x] != nil { // else ResolveEvents kept it in l
+			l.evPos[x] = pm.evPos[x][:0]
+		}
+	}
+	pm.Steps, pm.evPos, pm.lists = [2][]Step{}, [2][]int32{}, nil
+	pm.owner.lists.Put(l)
 }
 
 // StepRef identifies a step of a PairModel: Thread is 0 or 1 (model thread 1
@@ -733,10 +776,11 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			}
 		}
 	}
+	pm.lists, pm.owner = m.getLists(), m
 	for x := 0; x < 2; x++ {
 		other := steps[1-x]
-		pm.Steps[x] = make([]Step, 0, len(steps[x]))
-		pm.evPos[x] = make([]int32, 0, len(steps[x]))
+		pm.Steps[x] = slices.Grow(pm.lists.steps[x][:0], len(steps[x]))
+		pm.evPos[x] = slices.Grow(pm.lists.evPos[x][:0], len(steps[x]))
 		last := 0
 		// rankAt: the other thread's progress once its position k has run;
 		// *h is the other thread's step found by the last such question
@@ -795,7 +839,13 @@ func (pm *PairModel) ResolveEvents() {
 	}
 	for x := range 2 {
 		tid := pm.Threads[x].ID
-		refs := make([]EventRef, len(pm.evPos[x]))
+		var refs []EventRef
+		if pm.lists != nil {
+			refs = slices.Grow(pm.lists.events[x][:0], len(pm.evPos[x]))[:len(pm.evPos[x])]
+			pm.lists.events[x], pm.lists.evPos[x] = refs, pm.evPos[x]
+		} else {
+			refs = make([]EventRef, len(pm.evPos[x]))
+		}
 		for i, pos := range pm.evPos[x] {
 			refs[i] = m.ref(m.EventAt(tid, pos))
 		}
