@@ -708,7 +708,7 @@ func Run(ctx context.Context, m *tracemodel.Model, opts Options) (*bugs.Report, 
 		// The parts of the model one at a time, merged as they come.
 		acc := newPartsResult(opts.MaxInstances)
 		err := proj.each(ctx, t, func(pm *tracemodel.PairModel, holds bool) error {
-			defer pm.Release() // its violations hold none of it
+			defer m.Release(pm) // its violations hold none of it
 			acc.cutInto(pm.Parts)
 			if holds && opts.Engine != EngineSpin {
 				// Decided by the projector's native search: no claim

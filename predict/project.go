@@ -205,7 +205,7 @@ func (tm *taskModels) modelOf(ctx context.Context, part tracemodel.Part) (pm *tr
 			return pm, true, nil
 		}
 	}
-	pm.Release() // replaced by its model under the data-flow order
+	p.m.Release(pm) // replaced by its model under the data-flow order
 	if tm.df == nil {
 		vo := tm.vo
 		vo.once.Do(func() {

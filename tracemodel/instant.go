@@ -142,12 +142,16 @@ func (p *Projection) anyStepIn(x int, hs holds, part Part, acc []int32) bool {
 }
 
 // searchFrom is sort.Search(n, f) for a caller that knows f false below
-// from: it reads a few indexes from there before it bisects the rest.
+// from: it reads indexes 1, 2, 4, ... past from until f holds, then bisects
+// the last stride, so that an answer d indexes away costs about 2 log d
+// reads, however large n.
 func searchFrom(n, from int, f func(int) bool) int {
-	for end := min(n, from+4); from < end; from++ {
-		if f(from) {
-			return from
+	for lo, step := from, 1; lo < n; step *= 2 {
+		hi := min(n, lo+step) // f is false below lo; read hi-1
+		if f(hi - 1) {
+			return lo + sort.Search(hi-1-lo, func(i int) bool { return f(lo + i) })
 		}
+		lo = hi
 	}
-	return from + sort.Search(n-from, func(i int) bool { return f(from + i) })
+	return n
 }

@@ -2,6 +2,7 @@ package tracemodel
 
 import (
 	"context"
+	"math/bits"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +128,30 @@ func TestKeptLocks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSearchFrom checks searchFrom against sort.Search for every length,
+// answer and starting point at or below the answer, near and far.
+func TestSearchFrom(t *testing.T) {
+	for n := 0; n <= 70; n++ {
+		for want := 0; want <= n; want++ {
+			for from := 0; from <= want; from++ {
+				reads := 0
+				got := searchFrom(n, from, func(i int) bool {
+					if i < from || i >= n {
+						t.Fatalf("n %d from %d: read index %d", n, from, i)
+					}
+					reads++
+					return i >= want
+				})
+				if got != want {
+					t.Fatalf("n %d from %d: got %d, want %d", n, from, got, want)
+				}
+				if d := want - from + 1; reads > 2*bits.Len(uint(d))+1 {
+					t.Errorf("n %d from %d want %d: %d reads", n, from, want, reads)
+				}
+			}
+		}
 	}
 }

@@ -59,8 +59,8 @@ type Model struct {
 	// reused from one model to the next (a server's models are built and
 	// dropped by the thousand, and clearing fresh buffers cost a tenth).
 	scratch sync.Pool
-	// lists holds *stepLists: the lists of released models
-	// (PairModel.Release), for the next models.
+	// lists holds *modelLists: the lists of released models
+	// (Model.Release), for the next models.
 	lists sync.Pool
 }
 

@@ -92,49 +92,38 @@ type PairModel struct {
 	// events of the steps, until ResolveEvents.
 	src   *Model
 	evPos [2][]int32
-	// lists are where Steps, evPos and the resolved events are, when
-	// they come from the trace's model (owner), which Release gives them
-	// back to; nil otherwise.
-	lists *stepLists
-	owner *Model
-}
-
-// stepLists are the lists of one PairModel, kept for the next models
-// once it is released (PairModel.Release): a server's models are built,
-// checked and dropped by the thousand, and their lists were a third of
-// what a run allocated.
-type stepLists struct {
-	steps  [2][]Step
-	evPos  [2][]int32
+	// events holds, per thread, the resolved events of all its steps,
+	// which the steps' Events are parts of (ResolveEvents).
 	events [2][]EventRef
 }
 
-// getLists returns the lists of a released model, or new ones.
-func (m *Model) getLists() *stepLists {
-	if l, ok := m.lists.Get().(*stepLists); ok {
-		return l
-	}
-	return &stepLists{}
+// modelLists are the lists of a released model (Model.Release), kept for
+// the next models: a server's models are built, checked and dropped by the
+// thousand, and their lists were a third of what a run allocated.
+type modelLists struct {
+	steps  [2][]Step
+	events [2][]EventRef
 }
 
-// Release gives the model's lists (its steps and their events) to the
-// next models of its trace: pm must not be used after, nor anything that
-// holds its Steps or their Events (the strings of the events stay valid).
-// Releasing is optional: an unreleased model is collected as any value.
-func (pm *PairModel) Release() {
-	l := pm.lists
-	if l == nil {
-		return
+// getLists returns the lists of a released model, or none.
+func (m *Model) getLists() *modelLists {
+	if l, ok := m.lists.Get().(*modelLists); ok {
+		return l
 	}
+	return &modelLists{}
+}
+
+// Release gives the lists of pm, a model of the trace, to its next models:
+// pm must not be used after, nor its steps' Events (the strings of the
+// events stay valid). Releasing is optional: an unreleased model is
+// collected as any value.
+func (m *Model) Release(pm *PairModel) {
+	l := &modelLists{steps: pm.Steps, events: pm.events}
 	for x := range 2 {
-		// (The steps' Events are in l.events, which it keeps anyway.)
-		l.steps[x] = pm.Steps[x][:0]
-		if pm.evPos[x] != nil { // else ResolveEvents kept it in l
-			l.evPos[x] = pm.evPos[x][:0]
-		}
+		l.steps[x], l.events[x] = l.steps[x][:0], l.events[x][:0]
 	}
-	pm.Steps, pm.evPos, pm.lists = [2][]Step{}, [2][]int32{}, nil
-	pm.owner.lists.Put(l)
+	pm.Steps, pm.events = [2][]Step{}, [2][]EventRef{}
+	m.lists.Put(l)
 }
 
 // StepRef identifies a step of a PairModel: Thread is 0 or 1 (model thread 1
@@ -734,10 +723,14 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	rank := &sc.rank // per step: its progress value, 0 if unmarked
 	for x := 0; x < 2; x++ {
 		rank[x] = append(rank[x][:0], make([]int, len(steps[x]))...)
+		i := 0 // the first step past the last position asked (they mostly grow)
 		for _, k := range needed[x] {
-			i := sort.Search(len(steps[x]), func(i int) bool { return steps[x][i].pos > k }) - 1
-			if i >= 0 {
-				rank[x][i] = 1
+			if i > 0 && steps[x][i-1].pos > k {
+				i = 0
+			}
+			i = searchFrom(len(steps[x]), i, func(j int) bool { return steps[x][j].pos > k })
+			if i > 0 {
+				rank[x][i-1] = 1
 			}
 		}
 		r := 0
@@ -776,34 +769,32 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			}
 		}
 	}
-	pm.lists, pm.owner = m.getLists(), m
+	lists := m.getLists()
+	pm.events = lists.events // room for ResolveEvents
 	for x := 0; x < 2; x++ {
 		other := steps[1-x]
-		pm.Steps[x] = slices.Grow(pm.lists.steps[x][:0], len(steps[x]))
-		pm.evPos[x] = slices.Grow(pm.lists.evPos[x][:0], len(steps[x]))
+		pm.Steps[x] = slices.Grow(lists.steps[x][:0], len(steps[x]))
+		pm.evPos[x] = make([]int32, 0, len(steps[x]))
 		last := 0
 		// rankAt: the other thread's progress once its position k has run;
-		// *h is the other thread's step found by the last such question
-		// (the steps ask in position order: requirements and sources each
-		// mostly grow).
+		// *h is the other thread's first step past the position of the
+		// last such question (the steps ask in position order:
+		// requirements and sources each mostly grow).
 		rankAt := func(k int32, h *int) int {
 			if k <= 0 {
 				return 0
 			}
 			i := *h
-			if i < 0 || other[i].pos > k || i+8 < len(other) && other[i+8].pos <= k {
-				i = sort.Search(len(other), func(i int) bool { return other[i].pos > k }) - 1
-			} else {
-				for i+1 < len(other) && other[i+1].pos <= k {
-					i++
-				}
+			if i > 0 && other[i-1].pos > k {
+				i = 0
 			}
-			if *h = i; i < 0 {
+			i = searchFrom(len(other), i, func(j int) bool { return other[j].pos > k })
+			if *h = i; i == 0 {
 				return 0
 			}
-			return progress[1-x][i]
+			return progress[1-x][i-1]
 		}
-		hk, hs := -1, -1
+		hk, hs := 0, 0
 		for i := range steps[x] {
 			s := &steps[x][i]
 			st := Step{Kind: s.Kind, Second: s.Second, Lock: int(s.Lock), Progress: int(s.Progress)}
@@ -839,13 +830,8 @@ func (pm *PairModel) ResolveEvents() {
 	}
 	for x := range 2 {
 		tid := pm.Threads[x].ID
-		var refs []EventRef
-		if pm.lists != nil {
-			refs = slices.Grow(pm.lists.events[x][:0], len(pm.evPos[x]))[:len(pm.evPos[x])]
-			pm.lists.events[x], pm.lists.evPos[x] = refs, pm.evPos[x]
-		} else {
-			refs = make([]EventRef, len(pm.evPos[x]))
-		}
+		refs := slices.Grow(pm.events[x][:0], len(pm.evPos[x]))[:len(pm.evPos[x])]
+		pm.events[x] = refs
 		for i, pos := range pm.evPos[x] {
 			refs[i] = m.ref(m.EventAt(tid, pos))
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // TestReleasedListsSameModels checks that models built on the lists of
-// released models (PairModel.Release) are those built on new lists: every
+// released models (Model.Release) are those built on new lists: every
 // model of the generated traces, its events resolved at once or lazily, is
 // built twice, and the second build, made after many releases, must
 // encode as the first did before any.
@@ -57,7 +57,7 @@ func TestReleasedListsSameModels(t *testing.T) {
 				if !bytes.Equal(got, want[i]) {
 					t.Fatalf("%s var %d threads %d,%d (lazy %v): the model on released lists differs:\n%s\nwant\n%s", name, k.v, k.t1, k.t2, lazy, got, want[i])
 				}
-				pm.Release()
+				m.Release(pm)
 				if pm.Steps[0] != nil || pm.Steps[1] != nil {
 					t.Fatalf("%s: a released model keeps its steps", name)
 				}
