@@ -360,9 +360,9 @@ func (c *Checker) reachOf(l int) [2][]int {
 	for x := 0; x < 2; x++ {
 		// byRank[r]: the other thread's step that sets progress r (ranks
 		// are numbered from 1 along the steps; -1: none).
-		var byRank []int
-		for i, s := range c.pm.Steps[1-x] {
-			if s.Progress > 0 {
+		byRank := c.sc.byRank[:0]
+		for i := range c.pm.Steps[1-x] {
+			if s := &c.pm.Steps[1-x][i]; s.Progress > 0 {
 				for len(byRank) <= s.Progress {
 					byRank = append(byRank, -1)
 				}
@@ -375,9 +375,11 @@ func (c *Checker) reachOf(l int) [2][]int {
 			}
 			return 0, false
 		}
+		c.sc.byRank = byRank
 		need := -1
-		reach[x] = make([]int, 0, len(c.pm.Steps[x]))
-		for _, s := range c.pm.Steps[x] {
+		reach[x] = grow(c.sc.reach[l][x], len(c.pm.Steps[x]))
+		for i := range c.pm.Steps[x] {
+			s := &c.pm.Steps[x][i]
 			if s.Guard > 0 {
 				i, _ := rankStep(s.Guard) // a guard names a rank of the other thread
 				need = max(need, i)

@@ -51,10 +51,10 @@ func (c *Checker) search(ctx context.Context, pat ltl.Pattern, local, max int) (
 		return nil, 1, nil // an instance before any step: not a model instance
 	}
 	a0, _ := as.id(s0)
-	keys := []uint64{pack([2]int32{}, 0, a0)}
-	parents := []int32{-1}
-	moved := []int8{-1}
-	seen := newKeySet(1024)
+	keys, parents, moved := c.sc.nodes(1024)
+	defer func() { c.sc.keepNodes(keys, parents, moved) }()
+	keys, parents, moved = append(keys, pack([2]int32{}, 0, a0)), append(parents, -1), append(moved, -1)
+	seen := c.sc.seenSet(1024)
 	seen.add(keys[0])
 	layer := int32(-1) // seen holds the next layer only (checkJoint)
 	for head := 0; head < len(keys); head++ {

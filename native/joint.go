@@ -130,8 +130,9 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 	// Sized for a search that visits each step about twice (a model
 	// that causality mostly orders), as a server's parts are.
 	hint := min(2*(c.n[0]+c.n[1])+16, 1<<18)
-	keys, parents, moved = make([]uint64, 1, hint), make([]int32, 1, hint), make([]int8, 1, hint)
-	parents[0], moved[0] = -1, -1
+	keys, parents, moved = c.sc.nodes(hint)
+	defer func() { c.sc.keepNodes(keys, parents, moved) }()
+	keys, parents, moved = append(keys, 0), append(parents, -1), append(moved, -1)
 	t0, ok := step(t0, c.obs([2]int32{}, 0), 0)
 	if !ok {
 		return errJointTooBig{}
@@ -141,10 +142,10 @@ func (c *Checker) checkJoint(ctx context.Context, claims []Verdict, local int) e
 		return errJointTooBig{}
 	}
 	keys[0] = packJ([2]int32{}, 0, tid)
-	seen := newKeySet(hint)
+	seen := c.sc.seenSet(hint)
 	// next: the tuple that a tuple and an observation step to, so that
 	// the automata run once per (tuple, observation), not once per state.
-	next := newKeyMap(256)
+	next := c.sc.stepMap()
 	seen.add(keys[0])
 	// Each step moves one thread by one statement, so a state's depth is
 	// pc[0]+pc[1] and the breadth-first search meets the states layer by

@@ -114,6 +114,12 @@ func newKeyMap(hint int) *keyMap {
 	return m
 }
 
+// reset empties the map, keeping its table.
+func (m *keyMap) reset() {
+	clear(m.keys)
+	m.n, m.zero, m.zeroVal = 0, false, 0
+}
+
 func (m *keyMap) resize(size int) {
 	oldK, oldV := m.keys, m.vals
 	m.keys, m.vals = make([]uint64, size), make([]uint64, size)

@@ -80,27 +80,33 @@ type Checker struct {
 	// sources: some read step has a Source, so the model differs between
 	// the claims of the two local threads.
 	sources bool
+	// sc is where the tables above and the searches' nodes are.
+	sc *Scratch
 }
 
 type interval struct{ from, to int32 }
 
 // New prepares the search structures of pm.
-func New(pm *tracemodel.PairModel) *Checker {
-	c := &Checker{pm: pm}
+func New(pm *tracemodel.PairModel) *Checker { return NewWith(pm, nil) }
+
+func newChecker(pm *tracemodel.PairModel, sc *Scratch) *Checker {
+	c := &Checker{pm: pm, sc: sc}
 	for x := 0; x < 2; x++ {
 		steps := pm.Steps[x]
 		c.n[x] = len(steps)
-		c.progAt[x] = make([]int32, len(steps)+1)
-		c.brkAt[x] = make([]bool, len(steps)+1)
-		c.brkAt[x][0] = pm.Broken
-		c.pubAt[x] = make([]bool, len(steps)+1)
+		c.progAt[x] = grow(sc.progAt[x], len(steps)+1)[:len(steps)+1]
+		c.brkAt[x] = grow(sc.brkAt[x], len(steps)+1)[:len(steps)+1]
+		c.pubAt[x] = grow(sc.pubAt[x], len(steps)+1)[:len(steps)+1]
+		sc.progAt[x], sc.brkAt[x], sc.pubAt[x] = c.progAt[x], c.brkAt[x], c.pubAt[x]
+		c.progAt[x][0], c.brkAt[x][0], c.pubAt[x][0] = 0, pm.Broken, false
 		c.excl[x] = make([][]interval, len(pm.Locks))
 		c.shared[x] = make([][]interval, len(pm.Locks))
 		// open[l]: the step after the acquire of lock l's open hold, 0 if
 		// none; reading[l]: it is held for reading.
 		open := make([]int32, len(pm.Locks))
 		reading := make([]bool, len(pm.Locks))
-		for i, s := range steps {
+		for i := range steps {
+			s := &steps[i]
 			c.sources = c.sources || s.Source > 0
 			c.progAt[x][i+1] = c.progAt[x][i]
 			if s.Progress > 0 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sourcegraph/conc/pool"
 
@@ -148,7 +149,24 @@ type Checker struct {
 	// The patterns and claims of each kind of models.
 	pats   map[TaskKind][]ltl.Pattern
 	claims map[TaskKind][]promela.Claim
+	// scratch is the memory of the native searches of one model for
+	// the next.
+	scratch scratchPool
 }
+
+// scratchPool hands the memory of native checkers (native.Scratch) from
+// one model to the next.
+type scratchPool struct{ pool sync.Pool }
+
+// checker returns the native checker of pm, on the memory of a checker
+// done with.
+func (p *scratchPool) checker(pm *tracemodel.PairModel) *native.Checker {
+	s, _ := p.pool.Get().(*native.Scratch)
+	return native.NewWith(pm, s)
+}
+
+// done takes back the memory of nc, which must not be used after.
+func (p *scratchPool) done(nc *native.Checker) { p.pool.Put(nc.Scratch()) }
 
 // NewChecker returns a Checker for the options (defaults applied).
 func NewChecker(opts Options) *Checker {
@@ -381,7 +399,8 @@ func keptInterleavings(vs []bugs.Violation) []bool {
 // claims with the native enumeration (whatever the engine, so that bug ids
 // do not depend on it).
 func (c *Checker) decide(ctx context.Context, pm *tracemodel.PairModel, left func(claim string) int) (cache.Entry, error) {
-	nc := native.New(pm) // the verdicts' search, and the instances'
+	nc := c.scratch.checker(pm) // the verdicts' search, and the instances'
+	defer c.scratch.done(nc)
 	e, err := c.verdicts(ctx, nc, left)
 	if err != nil {
 		return e, err

@@ -26,6 +26,8 @@ type projector struct {
 	orders map[[2]int]*varOrder // by variable, or set: (Var, Var2)
 	// partAccesses is the size of the parts (tracemodel.Projection.Parts).
 	partAccesses int
+	// scratch is the memory of the prefilter's native searches.
+	scratch scratchPool
 }
 
 // setPrefilterStates bounds the search of a set model under the
@@ -181,7 +183,8 @@ func (tm *taskModels) modelOf(ctx context.Context, part tracemodel.Part) (pm *tr
 	if err != nil || !tm.dataflow {
 		return pm, false, err
 	}
-	pre := native.New(pm)
+	pre := p.scratch.checker(pm)
+	defer p.scratch.done(pre)
 	pre.AnyViolation = true // only "every claim holds" skips the data-flow order
 	if t.Var2 != 0 {
 		// A set model under the synchronization order interleaves the
