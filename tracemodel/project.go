@@ -788,7 +788,9 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 			if i > 0 && other[i-1].pos > k {
 				i = 0
 			}
-			i = searchFrom(len(other), i, func(j int) bool { return other[j].pos > k })
+			if i < len(other) && other[i].pos <= k { // else the same step as last
+				i = searchFrom(len(other), i+1, func(j int) bool { return other[j].pos > k })
+			}
 			if *h = i; i == 0 {
 				return 0
 			}
