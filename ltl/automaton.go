@@ -211,36 +211,64 @@ func (a *Automaton) StepPending(s StateSet, o Obs) (StateSet, bool) {
 // holds at seq[j] with its witness inside seq[j..end]. ok is false when the
 // sequence contains no instance.
 func (p Pattern) Match(local int, seq []Obs) (start, end int, ok bool) {
-	a := p.Automaton(local)
-	// best[i] is the latest start index among the runs that carry U_{i+1}
-	// into the next state, or -1. Keeping only the latest is exact: what a run
-	// can do next depends on its automaton state alone, not on where it
-	// started. This is Step with the start index carried along.
-	best := make([]int, a.n)
-	next := make([]int, a.n)
-	for i := range best {
-		best[i] = -1
-	}
-	last := a.n - 1
+	m := p.Matcher(local)
 	for k, o := range seq {
-		sat := a.sat[a.class(o)]
-		t := k // T_1 entered here; k is the latest start there can be
-		for i := 0; i < last; i++ {
-			hold := sat>>i&1 != 0
-			u := best[i]
-			if t >= 0 && (hold || a.star>>i&1 != 0) {
-				u = max(u, t)
-			}
-			next[i] = -1
-			if u >= 0 && hold {
-				next[i] = u
-			}
-			t = u
+		if start, ok := m.Next(o); ok {
+			return start, k, true
 		}
-		if t >= 0 && sat>>last&1 != 0 {
-			return t, k, true
-		}
-		best, next = next, best
 	}
 	return 0, 0, false
+}
+
+// A Matcher is Match fed one state at a time, for a caller that makes the
+// states as it goes (a witness of hundreds of steps per instance, of
+// thousands of instances).
+type Matcher struct {
+	a *Automaton
+	k int // the index of the next state
+	// best[i] is the latest start index among the runs that carry U_{i+1}
+	// into the next state, or -1. Keeping only the latest is exact: what a
+	// run can do next depends on its automaton state alone, not on where it
+	// started. This is Step with the start index carried along.
+	best, next []int
+}
+
+// Matcher returns the matcher of the pattern's claim with local thread
+// local, before the first state.
+func (p Pattern) Matcher(local int) *Matcher {
+	a := p.Automaton(local)
+	m := &Matcher{a: a, best: make([]int, a.n), next: make([]int, a.n)}
+	for i := range m.best {
+		m.best[i] = -1
+	}
+	return m
+}
+
+// Next takes the next state: ok when the first instance completes there,
+// start its first state (see Match). Once it has, Next must not be called
+// again.
+func (m *Matcher) Next(o Obs) (start int, ok bool) {
+	a, best, next := m.a, m.best, m.next
+	k := m.k
+	m.k++
+	last := a.n - 1
+	sat := a.sat[a.class(o)]
+	t := k // T_1 entered here; k is the latest start there can be
+	for i := 0; i < last; i++ {
+		hold := sat>>i&1 != 0
+		u := best[i]
+		if t >= 0 && (hold || a.star>>i&1 != 0) {
+			u = max(u, t)
+		}
+		next[i] = -1
+		if u >= 0 && hold {
+			next[i] = u
+		}
+		t = u
+	}
+	if t >= 0 && sat>>last&1 != 0 {
+		return t, true
+	}
+	m.best, m.next = next, best
+	return 0, false
 }

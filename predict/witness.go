@@ -114,13 +114,18 @@ func fromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 // a checker executed: the indexes into them, from 1, of its first and last
 // access (the claims' observations after each step).
 func witnessMatch(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed []tracemodel.StepRef) (start, end int, err error) {
-	cur := ltl.Obs{Brk1: pm.Broken, Brk2: pm.Broken}
-	obs := make([]ltl.Obs, 1, len(executed)+1)
-	obs[0] = cur
 	for _, r := range executed {
 		if r.Thread < 0 || r.Thread > 1 || r.Index < 0 || r.Index >= len(pm.Steps[r.Thread]) {
 			return 0, 0, fmt.Errorf("witness step %d/%d outside the model", r.Thread, r.Index)
 		}
+	}
+	// The claims' observations after each step, matched as they come:
+	// state k is the one after executed[k-1].
+	cur := ltl.Obs{Brk1: pm.Broken, Brk2: pm.Broken}
+	m := pat.Matcher(local)
+	start, ok := m.Next(cur)
+	for k := 0; !ok && k < len(executed); k++ {
+		r := executed[k]
 		s := &pm.Steps[r.Thread][r.Index]
 		tid := int16(r.Thread + 1)
 		switch s.Kind {
@@ -139,9 +144,10 @@ func witnessMatch(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed
 		case tracemodel.StepPublish:
 			cur = setFlag(cur, r.Thread, true, true)
 		}
-		obs = append(obs, cur)
+		if start, ok = m.Next(cur); ok {
+			end = k + 1
+		}
 	}
-	start, end, ok := pat.Match(local, obs)
 	if !ok {
 		return 0, 0, fmt.Errorf("model %s threads %s,%s: the witness of claim %s does not contain pattern %s (%s)",
 			pm.Var, pm.Threads[0].Handle, pm.Threads[1].Handle, pat.ClaimName(local), pat.ID, pat.Source)
