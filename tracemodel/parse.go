@@ -228,13 +228,15 @@ func decompress(br *bufio.Reader, name string) (io.Reader, func(), error) {
 		if err != nil {
 			return nil, nil, &ParseError{File: name, Line: 1, Msg: "reading gzip: " + readErrText(err)}
 		}
-		return zr, func() { zr.Close() }, nil
+		ar := newAheadReader(zr)
+		return ar, func() { ar.Close(); zr.Close() }, nil
 	case bytes.HasPrefix(head, zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			return nil, nil, &ParseError{File: name, Line: 1, Msg: "reading zstd: " + err.Error()}
 		}
-		return zr, zr.Close, nil
+		ar := newAheadReader(zr)
+		return ar, func() { ar.Close(); zr.Close() }, nil
 	}
 	return br, func() {}, nil
 }
