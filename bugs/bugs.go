@@ -149,6 +149,26 @@ func (l Location) String() string {
 	return tracemodel.Loc{File: l.File, Line: l.Line}.String()
 }
 
+// locKey is what tells two locations of a bug apart: key's fields.
+type locKey struct {
+	role, action, file string
+	line               int
+}
+
+func (l Location) dedupKey() locKey { return locKey{l.Role, l.Action, l.File, l.Line} }
+
+// addLocations is locations(append(have, more...)) for have made by
+// locations: have itself when it has every location of more already (a
+// bug's thousands of instances at its few sites).
+func addLocations(have, more []Location) []Location {
+	for _, l := range more {
+		if !slices.ContainsFunc(have, func(h Location) bool { return h.dedupKey() == l.dedupKey() }) {
+			return locations(append(have, more...))
+		}
+	}
+	return have
+}
+
 func (l Location) key() string {
 	return fmt.Sprintf("%s|%s|%s|%d", l.Role, l.Action, l.File, l.Line)
 }
@@ -200,11 +220,11 @@ func locationAccesses(as []Access) []Location {
 
 // locations returns the distinct locations, sorted: local ones first.
 func locations(ls []Location) []Location {
-	seen := map[string]bool{}
+	seen := make(map[locKey]bool, len(ls))
 	var out []Location
 	for _, l := range ls {
-		if !seen[l.key()] {
-			seen[l.key()] = true
+		if k := l.dedupKey(); !seen[k] {
+			seen[k] = true
 			out = append(out, l)
 		}
 	}
@@ -398,7 +418,7 @@ func Dedupe(vs []Violation) []Bug {
 		b.Instances = append(b.Instances, i)
 		b.Occurred = b.Occurred || v.Occurred
 		if b.Count > 1 {
-			b.Locations = locations(append(b.Locations, locationAccesses(v.EssentialAccesses())...))
+			b.Locations = addLocations(b.Locations, locationAccesses(v.EssentialAccesses()))
 		}
 		for _, o := range v.ObjectNames() {
 			if !slices.Contains(b.Vars, o) {

@@ -1,6 +1,10 @@
 package bugs
 
-import "testing"
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
 
 func TestPatternIDFromSource(t *testing.T) {
 	acc := func(line int, fn, src, file string) []Access {
@@ -44,6 +48,29 @@ func TestNormalizeSource(t *testing.T) {
 	} {
 		if got := normalizeSource(in); got != want {
 			t.Errorf("normalizeSource(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestAddLocations checks that addLocations gives what locations gives on
+// the locations added to a bug's: the same when every one is there already
+// (other text or function included: the first stays), sorted and without
+// repeats otherwise.
+func TestAddLocations(t *testing.T) {
+	loc := func(role, action, file string, line int, fn string) Location {
+		return Location{Role: role, Action: action, File: file, Line: line, Func: fn}
+	}
+	have := locations([]Location{loc("remote", "Write", "b.c", 3, "g"), loc("local", "Read", "a.c", 9, "f"), loc("local", "Write", "a.c", 9, "f")})
+	for _, more := range [][]Location{
+		nil,
+		{loc("local", "Read", "a.c", 9, "other")},
+		{loc("remote", "Write", "b.c", 3, "g"), loc("local", "Write", "a.c", 9, "f")},
+		{loc("remote", "Read", "b.c", 3, "g")},
+		{loc("local", "Read", "a.c", 2, "f"), loc("local", "Read", "a.c", 9, "f")},
+	} {
+		want := locations(append(slices.Clone(have), more...))
+		if got := addLocations(slices.Clone(have), more); !reflect.DeepEqual(got, want) {
+			t.Errorf("adding %v to %v:\n got %v\nwant %v", more, have, got, want)
 		}
 	}
 }
