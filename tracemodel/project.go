@@ -722,25 +722,7 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	// Progress marks and guards.
 	rank := &sc.rank // per step: its progress value, 0 if unmarked
 	for x := 0; x < 2; x++ {
-		rank[x] = append(rank[x][:0], make([]int, len(steps[x]))...)
-		i := 0 // the first step past the last position asked (they mostly grow)
-		for _, k := range needed[x] {
-			if i > 0 && steps[x][i-1].pos > k {
-				i = 0
-			}
-			i = searchFrom(len(steps[x]), i, func(j int) bool { return steps[x][j].pos > k })
-			if i > 0 {
-				rank[x][i-1] = 1
-			}
-		}
-		r := 0
-		for i := range rank[x] {
-			if rank[x][i] != 0 {
-				r++
-				rank[x][i] = r
-				steps[x][i].Progress = int32(r)
-			}
-		}
+		rank[x] = markProgress(steps[x], needed[x], rank[x])
 	}
 	pm := &PairModel{
 		Trace:   m.Name,
@@ -772,52 +754,86 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 	lists := m.getLists()
 	pm.events = lists.events // room for ResolveEvents
 	for x := 0; x < 2; x++ {
-		other := steps[1-x]
-		pm.Steps[x] = slices.Grow(lists.steps[x][:0], len(steps[x]))
-		pm.evPos[x] = make([]int32, 0, len(steps[x]))
-		last := 0
-		// rankAt: the other thread's progress once its position k has run;
-		// *h is the other thread's first step past the position of the
-		// last such question (the steps ask in position order:
-		// requirements and sources each mostly grow).
-		rankAt := func(k int32, h *int) int {
-			if k <= 0 {
-				return 0
-			}
-			i := *h
-			if i > 0 && other[i-1].pos > k {
-				i = 0
-			}
-			if i < len(other) && other[i].pos <= k { // else the same step as last
-				i = searchFrom(len(other), i+1, func(j int) bool { return other[j].pos > k })
-			}
-			if *h = i; i == 0 {
-				return 0
-			}
-			return progress[1-x][i-1]
-		}
-		hk, hs := 0, 0
-		for i := range steps[x] {
-			s := &steps[x][i]
-			st := Step{Kind: s.Kind, Second: s.Second, Lock: int(s.Lock), Progress: int(s.Progress)}
-			if g := rankAt(s.k, &hk); g > last {
-				st.Guard = g
-				last = g
-			}
-			if g := rankAt(s.src, &hs); g > last {
-				st.Source = g
-			}
-			st.evLo = int32(len(pm.evPos[x]))
-			pm.evPos[x] = append(append(pm.evPos[x], s.ev), more[x][s.moreLo:s.moreHi]...)
-			st.evHi = int32(len(pm.evPos[x]))
-			pm.Steps[x] = append(pm.Steps[x], st)
-		}
+		pm.Steps[x], pm.evPos[x] = appendSteps(slices.Grow(lists.steps[x][:0], len(steps[x])), make([]int32, 0, len(steps[x])),
+			steps[x], more[x], steps[1-x], progress[1-x])
 	}
 	pm.src = m
 	if !opts.LazyEvents {
 		pm.ResolveEvents()
 	}
 	return pm, nil
+}
+
+// markProgress returns, per step of a thread (steps, in position order),
+// its progress value, 0 if unmarked (rank, emptied, is its room): the steps
+// at or before which a position of needed (that the other thread waits
+// for) falls are marked, numbered from 1 in order, and given their
+// Progress.
+func markProgress(steps []rawStep, needed []int32, rank []int) []int {
+	rank = append(rank[:0], make([]int, len(steps))...)
+	i := 0 // the first step past the last position asked (they mostly grow)
+	for _, k := range needed {
+		if i > 0 && steps[i-1].pos > k {
+			i = 0
+		}
+		i = searchFrom(len(steps), i, func(j int) bool { return steps[j].pos > k })
+		if i > 0 {
+			rank[i-1] = 1
+		}
+	}
+	r := 0
+	for i := range rank {
+		if rank[i] != 0 {
+			r++
+			rank[i] = r
+			steps[i].Progress = int32(r)
+		}
+	}
+	return rank
+}
+
+// appendSteps appends to out the model steps of a thread's raw steps
+// (steps, with more: their further events) and to evPos their events,
+// each step guarded by the progress (otherProgress, per step of other)
+// that the other thread's steps other must have made before it.
+func appendSteps(out []Step, evPos []int32, steps []rawStep, more []int32, other []rawStep, otherProgress []int) ([]Step, []int32) {
+	// rankAt: the other thread's progress once its position k has run; *h
+	// is the other thread's first step past the position of the last such
+	// question (the steps ask in position order: requirements and sources
+	// each mostly grow).
+	rankAt := func(k int32, h *int) int {
+		if k <= 0 {
+			return 0
+		}
+		i := *h
+		if i > 0 && other[i-1].pos > k {
+			i = 0
+		}
+		if i < len(other) && other[i].pos <= k { // else the same step as last
+			i = searchFrom(len(other), i+1, func(j int) bool { return other[j].pos > k })
+		}
+		if *h = i; i == 0 {
+			return 0
+		}
+		return otherProgress[i-1]
+	}
+	last, hk, hs := 0, 0, 0
+	for i := range steps {
+		s := &steps[i]
+		st := Step{Kind: s.Kind, Second: s.Second, Lock: int(s.Lock), Progress: int(s.Progress)}
+		if g := rankAt(s.k, &hk); g > last {
+			st.Guard = g
+			last = g
+		}
+		if g := rankAt(s.src, &hs); g > last {
+			st.Source = g
+		}
+		st.evLo = int32(len(evPos))
+		evPos = append(append(evPos, s.ev), more[s.moreLo:s.moreHi]...)
+		st.evHi = int32(len(evPos))
+		out = append(out, st)
+	}
+	return out, evPos
 }
 
 // ResolveEvents fills in the Events of the steps of a model built with
