@@ -776,7 +776,9 @@ func markProgress(steps []rawStep, needed []int32, rank []int) []int {
 		if i > 0 && steps[i-1].pos > k {
 			i = 0
 		}
-		i = searchFrom(len(steps), i, func(j int) bool { return steps[j].pos > k })
+		if i < len(steps) && steps[i].pos <= k { // else the same step as last
+			i = searchFrom(len(steps), i+1, func(j int) bool { return steps[j].pos > k })
+		}
 		if i > 0 {
 			rank[i-1] = 1
 		}
