@@ -7,12 +7,13 @@ import (
 	"sync"
 )
 
-// The text parse runs on two goroutines. A reader goroutine decompresses
-// the input, cuts it into lines, enforces the line and size limits, and
-// splits and checks each line on its own (preLine.parse); the caller's
-// goroutine applies the lines in order to the builder (builder.take),
-// which holds all the state of the trace. The lines travel in batches, a
-// few ahead of the builder, so memory stays bounded.
+// The text parse runs on two goroutines, three for a compressed trace
+// (its decompression runs ahead on its own, aheadReader). A reader
+// goroutine cuts the input into lines, enforces the line and size limits,
+// and splits and checks each line on its own (preLine.parse); the
+// caller's goroutine applies the lines in order to the builder
+// (builder.take), which holds all the state of the trace. The lines travel
+// in batches, a few ahead of the builder, so memory stays bounded.
 //
 // The builder sees exactly what the one-goroutine loop saw: one item per
 // turn of the read loop, each with the line read in that turn (if any)
