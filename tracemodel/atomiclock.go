@@ -139,12 +139,7 @@ func (m *Model) atomicGapsOf(tid int) *atomicGaps {
 	if m.atomicLock == nil {
 		return g
 	}
-	for k, l := range m.threadLocks[tid-1] {
-		if m.atomicLock[l] {
-			g.locks = append(g.locks, l)
-			g.holds = append(g.holds, holdCursor{ops: m.threadLockOps[tid-1][k]})
-		}
-	}
+	g.locks, g.holds = m.lockCursors(tid, func(l int32) bool { return m.atomicLock[l] })
 	return g
 }
 

@@ -490,6 +490,18 @@ func (c *holdCursor) at(pos int32) int {
 	return -1
 }
 
+// lockCursors returns thread tid's locks of Model.threadLocks that keep
+// selects, and a hold cursor over the thread's operations of each.
+func (m *Model) lockCursors(tid int, keep func(l int32) bool) (locks []int32, holds []holdCursor) {
+	for k, l := range m.threadLocks[tid-1] {
+		if keep(l) {
+			locks = append(locks, l)
+			holds = append(holds, holdCursor{ops: m.threadLockOps[tid-1][k]})
+		}
+	}
+	return locks, holds
+}
+
 // holdsAt reports whether thread tid holds lock l at position pos.
 func (m *Model) holdsAt(l int32, tid, pos int32) bool {
 	return holdAt(m.lockOps[lockThread{lock: l, thread: tid}], pos) >= 0

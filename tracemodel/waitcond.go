@@ -79,15 +79,14 @@ func (m *Model) waitCondsOf(tid int, vars []int32) *waitConds {
 	if len(m.waitSites) == 0 {
 		return w
 	}
-	for k, l := range m.threadLocks[tid-1] {
+	w.locks, w.holds = m.lockCursors(tid, func(l int32) bool {
 		for s := range m.waitSites {
 			if s.lock == l && slices.Contains(vars, s.v) {
-				w.locks = append(w.locks, l)
-				w.holds = append(w.holds, holdCursor{ops: m.threadLockOps[tid-1][k]})
-				break
+				return true
 			}
 		}
-	}
+		return false
+	})
 	return w
 }
 
