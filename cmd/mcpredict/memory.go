@@ -36,25 +36,6 @@ func (c *checkFlags) applyMemory() error {
 	return nil
 }
 
-// readGCPercent is the garbage collector's GOGC while a trace is read
-// (fewerCollections).
-const readGCPercent = 400
-
-// fewerCollections has the garbage collector run less often, at
-// readGCPercent, until the function it returns is called: a trace's read
-// allocates mostly what its model keeps, so that a collection at each
-// doubling of the heap finds little to free (a tenth of the read of a
-// server trace of 1 M events); its peak memory comes later. A GOGC of
-// off, or above readGCPercent, stays.
-func fewerCollections() (restore func()) {
-	old := debug.SetGCPercent(readGCPercent)
-	if old < 0 || old >= readGCPercent {
-		debug.SetGCPercent(old)
-		return func() {}
-	}
-	return func() { debug.SetGCPercent(old) }
-}
-
 // sizeFlag is a byte size: a number with an optional unit (B, K/KB/KiB,
 // M/MB/MiB, G/GB/GiB, T/TB/TiB; all binary).
 type sizeFlag struct{ n int64 }

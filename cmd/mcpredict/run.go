@@ -482,9 +482,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if first != nil {
 		topts.Visit = first.Visit
 	}
-	restoreGC := fewerCollections()
 	m, err := inf.open(ctx, pos[0], topts, stderr, "run")
-	restoreGC()
 	endReading()
 	if err != nil {
 		return fail(stderr, "run", err)
