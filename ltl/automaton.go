@@ -13,6 +13,11 @@ type Obs struct {
 	// Pub1 is set when thread 1 released a lock whose critical section
 	// accessed the variable, since its last access; Pub2 likewise.
 	Pub1, Pub2 bool
+	// Atomic is set when the last access is the write of an atomic
+	// read-modify-write (a compare-and-swap that succeeded, a
+	// fetch-and-add): only the last term of a pattern with PlainLast
+	// tells it from a plain write.
+	Atomic bool
 }
 
 // StateSet is a state of the pattern automaton: the set of pending
@@ -34,6 +39,7 @@ type Automaton struct {
 	n     int
 	local int
 	pub   bool   // the pattern's chains also break at a published write (see Pattern.PublishBreaks)
+	plain bool   // the last term does not hold at an atomic write (Pattern.PlainLast)
 	star  uint32 // bit i: term i+1 is quantified with *
 	// sat[c] has bit i set iff C_{i+1} holds in a state of observation class
 	// c (see class); precomputed because Step is on the native checker's hot
@@ -67,7 +73,7 @@ func (p Pattern) Automaton(local int) *Automaton {
 	if n == 0 || n > MaxTerms {
 		panic(fmt.Sprintf("ltl: pattern %s has %d terms; want 1..%d", p.ID, n, MaxTerms))
 	}
-	a := &Automaton{n: n, local: local, pub: p.PublishBreaks()}
+	a := &Automaton{n: n, local: local, pub: p.PublishBreaks(), plain: p.PlainLast}
 	two := p.TwoVariable()
 	for i, t := range p.Terms {
 		if t.Quant == Star {
@@ -202,7 +208,13 @@ func (a *Automaton) StepPending(s StateSet, o Obs) (StateSet, bool) {
 			return next, false
 		}
 	}
-	return next, t && sat>>last&1 != 0
+	return next, t && a.lastHolds(sat, o)
+}
+
+// lastHolds reports whether the last term holds in a state of observation
+// o, whose class the terms sat hold in.
+func (a *Automaton) lastHolds(sat uint32, o Obs) bool {
+	return sat>>(a.n-1)&1 != 0 && !(a.plain && o.Atomic)
 }
 
 // Match finds the first complete instance of the pattern in a sequence of
@@ -266,7 +278,7 @@ func (m *Matcher) Next(o Obs) (start int, ok bool) {
 		}
 		t = u
 	}
-	if t >= 0 && sat>>last&1 != 0 {
+	if t >= 0 && a.lastHolds(sat, o) {
 		return t, true
 	}
 	m.best, m.next = next, best

@@ -9,7 +9,7 @@ import (
 
 // states reads a compact notation for a sequence of model states: each
 // space-separated word is the value of v, optionally followed by /b1 and/or
-// /b2 for a set brk flag, e.g. "0 1 66/b1 1".
+// /b2 for a set brk flag and /a for an atomic write, e.g. "0 1 66/b1 65/a".
 func states(t *testing.T, s string) []Obs {
 	t.Helper()
 	var out []Obs
@@ -26,6 +26,8 @@ func states(t *testing.T, s string) []Obs {
 				o.Brk1 = true
 			case "b2":
 				o.Brk2 = true
+			case "a":
+				o.Atomic = true
 			default:
 				t.Fatalf("bad flag in %q", w)
 			}
@@ -35,10 +37,16 @@ func states(t *testing.T, s string) []Obs {
 	return out
 }
 
+// builtinByID returns the built-in pattern id, or its precise form for
+// id "precise " + id.
 func builtinByID(t *testing.T, id string) Pattern {
 	t.Helper()
+	name, precise := strings.CutPrefix(id, "precise ")
 	for _, p := range Builtin() {
-		if p.ID == id {
+		if p.ID == name {
+			if precise {
+				return p.Precise()
+			}
 			return p
 		}
 	}
@@ -76,6 +84,19 @@ func TestMatchTable(t *testing.T) {
 		{"P3", 1, "0 1 66 1 65", 1, 4},
 		{"P3", 1, "0 1 65", -1, -1},
 		{"P3", 2, "0 2 2 65 1 66", 2, 5},
+		{"P3", 1, "0 1 66 65/a", 1, 3}, // McPatom's P3 knows no atomic write
+		// The precise lost update: R1 A2* W2 A2* W1, a plain W1.
+		{"precise P3", 1, "0 1 66 65", 1, 3},
+		{"precise P3", 1, "0 1 66 2 66 65", 1, 5},
+		{"precise P3", 1, "0 1 66 1 65", -1, -1}, // re-read after the remote write
+		{"precise P3", 1, "0 1 1 66 65", 2, 4},   // a read before it is the one
+		{"precise P3", 1, "0 1 66 1 66 65", 3, 5},
+		{"precise P3", 1, "0 1 66 65/a", -1, -1}, // an atomic read-modify-write
+		{"precise P3", 1, "0 1 66/a 65", 1, 3},   // the remote write may be one
+		{"precise P3", 1, "0 1 66 65/a 1 66 65", 4, 6},
+		{"precise P3", 2, "0 2 65 66", 1, 3},
+		{"precise P3", 2, "0 2 65 66/a", -1, -1},
+		{"precise P3", 2, "0 2 65/b2 66", -1, -1},
 		// P4 dirty read: W1 R1* R2+ R1* W1
 		{"P4", 1, "0 65 1 2 1 65", 1, 5},
 		{"P4", 1, "0 65 2 2 65", 1, 4},
@@ -94,7 +115,7 @@ func TestMatchTable(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var p Pattern
-		if strings.HasPrefix(tc.pattern, "P") {
+		if strings.HasPrefix(tc.pattern, "P") || strings.HasPrefix(tc.pattern, "precise ") {
 			p = builtinByID(t, tc.pattern)
 		} else {
 			var err error
@@ -129,7 +150,7 @@ func TestMatchTable(t *testing.T) {
 func refHolds(p Pattern, local int, seq []Obs, i, j, end int) bool {
 	c := func(i, k int) bool { return refPred(p.Terms[i], local, seq[k], p.PublishBreaks(), p.TwoVariable()) }
 	if i == len(p.Terms)-1 {
-		return c(i, j)
+		return c(i, j) && !(p.PlainLast && seq[j].Atomic)
 	}
 	if p.Terms[i].Quant != Star && !c(i, j) {
 		return false
@@ -229,10 +250,17 @@ func randomSeq(r *rand.Rand, maxLen int) []Obs {
 			// stutter: the same state again
 		default:
 			cur.V = obsValues[r.IntN(len(obsValues))]
+			cur.Atomic = randomAtomic(r, cur.V)
 		}
 		seq = append(seq, cur)
 	}
 	return seq
+}
+
+// randomAtomic tells, at random, whether an access of value v is an
+// atomic write: a write, one in three.
+func randomAtomic(r *rand.Rand, v int16) bool {
+	return v&^VarBit > 64 && r.IntN(3) == 0
 }
 
 // plantedSeq builds a sequence that contains an instance of p in the given
@@ -241,7 +269,8 @@ func randomSeq(r *rand.Rand, maxLen int) []Obs {
 func plantedSeq(r *rand.Rand, p Pattern, local int, maxLen int) []Obs {
 	seq := []Obs{{}}
 	for range r.IntN(2) {
-		seq = append(seq, Obs{V: obsValues[r.IntN(len(obsValues))]})
+		v := obsValues[r.IntN(len(obsValues))]
+		seq = append(seq, Obs{V: v, Atomic: randomAtomic(r, v)})
 	}
 	for _, t := range p.Terms {
 		n := 1 + r.IntN(2)
@@ -257,7 +286,7 @@ func plantedSeq(r *rand.Rand, p Pattern, local int, maxLen int) []Obs {
 			if t.Var == VarY || t.Var == VarAny && p.TwoVariable() && r.IntN(2) == 0 {
 				v += VarBit
 			}
-			seq = append(seq, Obs{V: int16(v)})
+			seq = append(seq, Obs{V: int16(v), Atomic: randomAtomic(r, int16(v))})
 		}
 	}
 	for len(seq) > maxLen {
@@ -273,6 +302,7 @@ func plantedSeq(r *rand.Rand, p Pattern, local int, maxLen int) []Obs {
 			seq[i].Brk2 = !seq[i].Brk2
 		default:
 			seq[i].V = obsValues[r.IntN(len(obsValues))]
+			seq[i].Atomic = randomAtomic(r, seq[i].V)
 		}
 	}
 	return seq
@@ -283,8 +313,11 @@ func plantedSeq(r *rand.Rand, p Pattern, local int, maxLen int) []Obs {
 func TestAutomatonAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	patterns := append(Builtin(), BuiltinSets()...)
+	patterns = append(patterns, Builtin()[2].Precise())
 	for i := range 60 {
-		patterns = append(patterns, randomPattern(r, "R"+strconv.Itoa(i), 7, i%2 == 0))
+		p := randomPattern(r, "R"+strconv.Itoa(i), 7, i%2 == 0)
+		p.PlainLast = i%3 == 0
+		patterns = append(patterns, p)
 	}
 	var matches, total int
 	for _, p := range patterns {
@@ -330,6 +363,7 @@ func TestStutterInvariance(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 40 {
 		p := randomPattern(r, "S"+strconv.Itoa(i), 8, i%2 == 0)
+		p.PlainLast = i%3 == 0
 		for _, local := range []int{1, 2} {
 			a := p.Automaton(local)
 			for range 100 {

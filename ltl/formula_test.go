@@ -14,11 +14,21 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 // a change here changes every model's text and every cached verdict key, so
 // it must be deliberate (go test ./ltl -run TestFormulaGolden -update).
 func TestFormulaGolden(t *testing.T) {
+	pats := Builtin()
 	for _, p := range Builtin() {
+		if q := p.Precise(); q.Source != p.Source {
+			pats = append(pats, q)
+		}
+	}
+	for _, p := range pats {
 		for _, local := range []int{1, 2} {
 			name := p.ClaimName(local)
+			file := name + ".golden"
+			if p.PlainLast {
+				file = name + ".precise.golden"
+			}
 			got := p.LTL(local) + "\n"
-			path := filepath.Join("testdata", name+".golden")
+			path := filepath.Join("testdata", file)
 			if *update {
 				if err := os.MkdirAll("testdata", 0o755); err != nil {
 					t.Fatal(err)
@@ -33,7 +43,7 @@ func TestFormulaGolden(t *testing.T) {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
 			if got != string(want) {
-				t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+				t.Errorf("%s:\n got %s\nwant %s", file, got, want)
 			}
 		}
 	}
@@ -83,5 +93,35 @@ func TestBadViewPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+func TestPrecise(t *testing.T) {
+	user, err := User("P3", "R1 A2* W2 A2* R1* W1 R1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		p         Pattern
+		src       string
+		plainLast bool
+	}{
+		{builtinByID(t, "P1"), "R1 A2* W2 A2* R1", false},
+		{builtinByID(t, "P2"), "W1 R1* A2* W2 A2* R1", false},
+		{builtinByID(t, "P3"), "R1 A2* W2 A2* W1", true},
+		{builtinByID(t, "P3").Precise(), "R1 A2* W2 A2* W1", true},
+		{builtinByID(t, "P4"), "W1 R1* R2+ R1* W1", false},
+		{builtinByID(t, "P5"), "W1 R1* A2* W2 A2* R1* W1", false},
+		{BuiltinSets()[2], "W1(x) R1(x)* A2* W2(x) A2* W2(y) A2* W1(y)", false},
+		{user, "R1 A2* W2 A2* R1* W1 R1", false}, // not the built-in P3
+	}
+	for _, tc := range tests {
+		q := tc.p.Precise()
+		if q.Source != tc.src || FormatTerms(q.Terms) != tc.src || q.PlainLast != tc.plainLast {
+			t.Errorf("%s (%s).Precise() = %q, PlainLast %v; want %q, %v", tc.p.ID, tc.p.Source, q.Source, q.PlainLast, tc.src, tc.plainLast)
+		}
+		if q.ID != tc.p.ID || q.Name != tc.p.Name || q.ClaimName(1) != tc.p.ClaimName(1) {
+			t.Errorf("%s.Precise() is %s %q, claim %s: the bug ids and claims must stay those of %s", tc.p.ID, q.ID, q.Name, q.ClaimName(1), tc.p.ID)
+		}
 	}
 }

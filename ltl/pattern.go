@@ -23,6 +23,11 @@ type Pattern struct {
 	// model's second variable plays x (see Swap). ID and Source are those
 	// of the pattern as written; only the claims differ.
 	Swapped bool
+	// PlainLast: the last term does not hold at the write of an atomic
+	// read-modify-write (Obs.Atomic), which writes from the value it reads
+	// at that instant: a local read right before the write. The precise
+	// lost update has it (Precise).
+	PlainLast bool
 }
 
 // TwoVariable reports whether the pattern is about an atomic set of two
@@ -105,6 +110,10 @@ func (p Pattern) Swap() Pattern {
 
 type builtinDef struct{ id, name, src, help, family string }
 
+// preciseSources are the sources of the built-in patterns whose form in
+// the precise semantics differs (Pattern.Precise), by id.
+var preciseSources = map[string]string{"P3": "R1 A2* W2 A2* W1"}
+
 // builtinDefs are the five unserializable interleavings of the paper's
 // Fig. 6 / Theorem 1, with the remote block generalised to any accesses
 // around a write (DESIGN.md §9.2).
@@ -128,9 +137,10 @@ func builtinDefs() []builtinDef {
 			"The local thread reads the shared variable and later writes a value computed from " +
 				"that read (a read-modify-write such as counter++), while the remote thread writes the " +
 				"variable in between. The local write overwrites the remote update with a value based " +
-				"on stale data, so the remote update is lost. An instance in which the local thread " +
-				"reads the variable again after the remote write is not one: its write comes from that " +
-				"later read (P1 reports the check that acted on the first). Typical fix: make the read-modify-write " +
+				"on stale data, so the remote update is lost. In the precise semantics the local thread " +
+				"reads nothing between the remote write and its own write, which is no atomic " +
+				"read-modify-write: a write that follows a later read comes from that read (P1 reports " +
+				"the check that acted on the first). Typical fix: make the read-modify-write " +
 				"atomic (an atomic instruction, compare-and-swap loop, or a lock held across the read " +
 				"and the write, taken by every writer).", ""},
 		{"P4", "dirty (intermediate) read", "W1 R1* R2+ R1* W1",
@@ -211,13 +221,39 @@ func BuiltinSets() []Pattern { return compile(setDefs()) }
 func compile(defs []builtinDef) []Pattern {
 	out := make([]Pattern, len(defs))
 	for i, d := range defs {
-		terms, err := Parse(d.src)
-		if err != nil {
-			panic(fmt.Sprintf("ltl: built-in pattern %s %q: %v", d.id, d.src, err))
-		}
-		out[i] = Pattern{ID: d.id, Name: d.name, Source: d.src, Help: d.help, Terms: terms, Family: d.family}
+		out[i] = compileSource(d, d.src)
 	}
 	return out
+}
+
+// compileSource is the pattern of d with the source src.
+func compileSource(d builtinDef, src string) Pattern {
+	terms, err := Parse(src)
+	if err != nil {
+		panic(fmt.Sprintf("ltl: built-in pattern %s %q: %v", d.id, src, err))
+	}
+	return Pattern{ID: d.id, Name: d.name, Source: src, Help: d.help, Terms: terms, Family: d.family}
+}
+
+// Precise returns the pattern as the precise semantics checks it (the
+// default of mcpredict; docs/semantics.md). Its lost update, P3, is
+// "R1 A2* W2 A2* W1" with PlainLast: the local thread reads nothing
+// between the remote write and its own write, and that write is no
+// atomic read-modify-write. McPatom's "R1 A2* W2 A2* R1* W1" also
+// matches a write that a later read computed, where the root cause is
+// the check that acted on the first read (P1), and an atomic write,
+// which loses nothing; as a pattern, not a filter of the instances
+// found, every interleaving without such a read is searched for. Every
+// other pattern is returned as it is.
+func (p Pattern) Precise() Pattern {
+	for _, d := range builtinDefs() {
+		if src, ok := preciseSources[d.id]; ok && d.id == p.ID && p.Source == d.src && !p.PlainLast {
+			q := compileSource(d, src)
+			q.PlainLast = true
+			return q
+		}
+	}
+	return p
 }
 
 // AllBuiltin returns the built-in patterns of both kinds: P1..P5, then
@@ -312,7 +348,11 @@ func (p Pattern) Formula(local int) string {
 		c := predicate(t, local, p.PublishBreaks(), p.TwoVariable())
 		switch {
 		case i == len(p.Terms)-1:
-			b.WriteString(fmt.Sprintf("(%s && ((v & %d) == 0))", c, EarlyBit(local)))
+			clear := EarlyBit(local)
+			if p.PlainLast {
+				clear |= AtomicBit
+			}
+			b.WriteString(fmt.Sprintf("(%s && ((v & %d) == 0))", c, clear))
 		case t.Quant == Star:
 			b.WriteString("(" + c + " U ")
 			closing++
@@ -376,9 +416,17 @@ func PubBit(t int) int { return 256 << t } // 512, 1024
 // such a read is not known, so no instance may complete after it.
 func EarlyBit(t int) int { return 1024 << t } // 2048, 4096
 
+// AtomicBit is the bit of v that is set while the last access is the
+// write of an atomic read-modify-write (Obs.Atomic). The last term of a
+// claim of a pattern with PlainLast requires it clear.
+const AtomicBit = 8192
+
 // Pack returns the value of the packed v for an observation.
 func Pack(o Obs) int {
 	v := int(o.V)
+	if o.Atomic {
+		v |= AtomicBit
+	}
 	for t, set := range map[int]bool{BrkBit(1): o.Brk1, BrkBit(2): o.Brk2, PubBit(1): o.Pub1, PubBit(2): o.Pub2} {
 		if set {
 			v |= t

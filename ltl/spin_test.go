@@ -46,8 +46,15 @@ func TestAgainstSpin(t *testing.T) {
 	patterns := Builtin()
 	patterns = append(patterns, BuiltinSets()...)
 	patterns = append(patterns, BuiltinSets()[0].Swap(), BuiltinSets()[4].Swap())
+	// The precise P3, under an id of its own: a model's claims need
+	// distinct names.
+	precise := Builtin()[2].Precise()
+	precise.ID = "P3precise"
+	patterns = append(patterns, precise)
 	for i := 1; i <= 4; i++ {
-		patterns = append(patterns, randomPattern(r, "U"+strconv.Itoa(i), 6, i > 2))
+		p := randomPattern(r, "U"+strconv.Itoa(i), 6, i > 2)
+		p.PlainLast = i%2 == 1
+		patterns = append(patterns, p)
 	}
 	seqs := make([][]Obs, numSeqs)
 	for i := range seqs {
@@ -67,7 +74,7 @@ func TestAgainstSpin(t *testing.T) {
 	}
 	var claims []claim
 	for _, p := range patterns {
-		t.Logf("%s: %s", p.ID, p.Source)
+		t.Logf("%s: %s (plain last write: %v)", p.ID, p.Source, p.PlainLast)
 		for _, local := range []int{1, 2} {
 			claims = append(claims, claim{p: p, local: local})
 		}
