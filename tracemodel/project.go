@@ -164,7 +164,11 @@ type Step struct {
 	// read that ran before its write would have seen another value, and
 	// what the local thread did after it is not known (see
 	// ProjectOptions.ObservedReads).
-	Source int        `json:"source,omitempty"`
+	Source int `json:"source,omitempty"`
+	// Atomic marks a write step whose write is that of an atomic
+	// read-modify-write (Event.RMW): the precise lost update does not end
+	// at it (ltl.Pattern.PlainLast).
+	Atomic bool       `json:"atomic,omitempty"`
 	Events []EventRef `json:"events"` // the trace events this step stands for
 	// evLo, evHi: the step's events in PairModel.evPos of its thread,
 	// while they are not resolved (ProjectOptions.LazyEvents).
@@ -253,6 +257,7 @@ type rawStep struct {
 	Second   bool
 	order    int8  // tie-break at equal positions (Wait: unlock, boundary, lock)
 	update   bool  // set models: the read of a read-modify-write kept as a read
+	atomic   bool  // as Step.Atomic
 	Lock     int32 // as Step.Lock
 	Progress int32 // as Step.Progress
 	pos      int32 // position of the (last) event
@@ -630,13 +635,13 @@ func (p *Projection) Model(part Part) (*PairModel, error) {
 				k = StepWrite
 			}
 			if len(vars) == 2 && rmw[x][i] && i+1 < len(acc[x]) && !(stores[1-x][accVar[x][i]] && viewOf(x, i)) {
-				raw[x] = append(raw[x], rawStep{Kind: StepWrite, Second: accVar[x][i] == 1,
+				raw[x] = append(raw[x], rawStep{Kind: StepWrite, Second: accVar[x][i] == 1, atomic: m.Events[accEv[x][i+1]].RMW,
 					pos: acc[x][i+1], guardPos: acc[x][i+1], ev: pos, ev2: acc[x][i+1]})
 				i++
 				continue
 			}
 			raw[x] = append(raw[x], rawStep{Kind: k, Second: accVar[x][i] == 1, pos: pos, guardPos: pos, ev: pos, src: src[x][i], pin: at(pin[x], i),
-				update: len(vars) == 2 && rmw[x][i]})
+				update: len(vars) == 2 && rmw[x][i], atomic: k == StepWrite && m.Events[accEv[x][i]].RMW})
 		}
 		for _, k := range locks {
 			l, ops := p.common[k], p.commonOps[x][k]
@@ -822,7 +827,7 @@ func appendSteps(out []Step, evPos []int32, steps []rawStep, more []int32, other
 	last, hk, hs := 0, 0, 0
 	for i := range steps {
 		s := &steps[i]
-		st := Step{Kind: s.Kind, Second: s.Second, Lock: int(s.Lock), Progress: int(s.Progress)}
+		st := Step{Kind: s.Kind, Second: s.Second, Lock: int(s.Lock), Progress: int(s.Progress), Atomic: s.atomic}
 		if g := rankAt(s.k, &hk); g > last {
 			st.Guard = g
 			last = g
