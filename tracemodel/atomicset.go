@@ -3,7 +3,6 @@ package tracemodel
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -63,6 +62,10 @@ type AtomicSet struct {
 	Confidence float64
 	// Declared marks a set the user declared.
 	Declared bool
+	// Published marks a publication set: a pointer and a field of its
+	// target that a thread wrote in one critical section, the pointer
+	// first, while another read the pointer without the lock (publish.go).
+	Published bool
 	// co[kx*2+ky]: threads that accessed Vars[0] with kind kx and Vars[1]
 	// with ky in one region (0 read, 1 write; bit t-1, t ≤ 64); anyLocal:
 	// some thread above 64 did, or the set is declared.
@@ -127,9 +130,9 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 	}
 	var stats map[[2]int32]*pairStat       // the correlation of inferred pairs; none for declared sets only
 	varRegions := make([]int, len(m.Vars)) // regions in which each variable is accessed (correlate's, if it runs)
+	addressed := map[[2]int32]uint8{}      // pairs of a pointer and what it selected: bit i, Vars[i] is the pointer
 	if opts.MaxPartners >= 0 {
 		inferable := slices.Clone(isShared)
-		addressed := map[[2]int32]bool{}
 		m.notInferable(inferable, addressed)
 		// The pairs that the filter below drops whatever their statistics
 		// are not counted at all (a declared set keeps its count).
@@ -181,11 +184,29 @@ func (m *Model) AtomicSets(shared []SharedVar, opts SetOptions) ([]AtomicSet, er
 			}
 		}
 	}
+	// Publication sets, which the filters above leave out, up to k per
+	// pointer besides its other partners.
+	published := map[[2]int32]bool{}
+	if k > 0 {
+		for p, st := range m.publications(isShared, addressed, k) {
+			published[p] = true
+			if s := stats[p]; s != nil && chosen[p] {
+				s.regions = max(s.regions, st.regions)
+				for i := range s.co {
+					s.co[i] |= st.co[i]
+				}
+				s.anyLocal = s.anyLocal || st.anyLocal
+				continue
+			}
+			chosen[p] = true
+			stats[p] = st
+		}
+	}
 	out := make([]AtomicSet, 0, len(chosen)+len(declared))
 	for p := range chosen {
 		st := stats[p]
 		out = append(out, AtomicSet{Vars: [2]int{int(p[0]), int(p[1])}, Regions: st.regions,
-			co: st.co, anyLocal: st.anyLocal || declared[p], Declared: declared[p]})
+			co: st.co, anyLocal: st.anyLocal || declared[p], Declared: declared[p], Published: published[p]})
 	}
 	for p := range declared {
 		if chosen[p] {
@@ -232,7 +253,7 @@ func other(p [2]int32, v int32) int32 {
 
 // notInferable clears, in inferable, the variables that are no data of an
 // invariant, and lists in addressed the pairs of which one variable
-// addresses the other:
+// addresses the other (bit i set: the pair's variable i is the pointer):
 //
 //   - a polled flag: a thread reads it at one location and reads it there
 //     again with nothing but reads at that location and synchronization
@@ -246,19 +267,19 @@ func other(p [2]int32, v int32) int32 {
 //     (a copy-on-write swap, an index into a free list).
 //
 // Declared sets are not filtered.
-func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
+func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]uint8) {
 	selected := make([]bool, len(m.Vars)) // an array element or a heap field
 	for v := range m.Vars {
 		selected[v] = strings.ContainsAny(m.Vars[v].Name, "[>")
 	}
 	share, n := m.threadShares()
 	polled := make([][]bool, n)
-	addr := make([]map[[2]int32]bool, n)
+	addr := make([]map[[2]int32]uint8, n)
 	addr[0] = addressed
 	eachShare(n, func(w int) {
 		polled[w] = make([]bool, len(m.Vars))
 		if w > 0 {
-			addr[w] = map[[2]int32]bool{}
+			addr[w] = map[[2]int32]uint8{}
 		}
 		m.notInferableShare(share, int32(w), selected, polled[w], addr[w])
 	})
@@ -269,14 +290,16 @@ func (m *Model) notInferable(inferable []bool, addressed map[[2]int32]bool) {
 			}
 		}
 		if w > 0 {
-			maps.Copy(addressed, addr[w])
+			for p, b := range addr[w] {
+				addressed[p] |= b
+			}
 		}
 	}
 }
 
 // notInferableShare marks, for notInferable, the variables that the
 // threads of share w poll and the pairs they address.
-func (m *Model) notInferableShare(share []int32, w int32, selected, polled []bool, addressed map[[2]int32]bool) {
+func (m *Model) notInferableShare(share []int32, w int32, selected, polled []bool, addressed map[[2]int32]uint8) {
 	// A run is a stretch of a thread's accesses that are all reads at one
 	// location (synchronization in between does not end it): a variable
 	// read twice in one run is polled. The variables a run read are a few
@@ -297,7 +320,11 @@ func (m *Model) notInferableShare(share []int32, w int32, selected, polled []boo
 		}
 		v := e.Obj
 		if p := t.prevRead; p >= 0 && p != v && selected[v] {
-			addressed[[2]int32{min(p, v), max(p, v)}] = true
+			if p < v {
+				addressed[[2]int32{p, v}] |= 1
+			} else {
+				addressed[[2]int32{v, p}] |= 2
+			}
 		}
 		t.prevRead = -1
 		if e.Kind == Write || e.Loc != t.runLoc || e.Loc == 0 {
