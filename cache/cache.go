@@ -39,7 +39,9 @@ import (
 // v3: keys cover Step.Second, PairModel.OnlyUpdates and PairModel.Broken
 // (two set models that differed only in the order of their variables'
 // accesses shared a v2 key, and one got the other's instances).
-const formatVersion = "v3"
+// v4: keys cover Step.Atomic and ltl.Pattern.PlainLast (the precise lost
+// update is searched, not a filter of the instances found).
+const formatVersion = "v4"
 
 // Verdict is the cached decision of one claim.
 type Verdict struct {
@@ -98,6 +100,9 @@ func Key(pm *tracemodel.PairModel, pats []ltl.Pattern, engine string) string {
 		if p.PublishBreaks() {
 			h.Write([]byte{1})
 		}
+		if p.PlainLast {
+			h.Write([]byte{2})
+		}
 	}
 	flag := func(b bool) {
 		if b {
@@ -123,6 +128,7 @@ func Key(pm *tracemodel.PairModel, pats []ltl.Pattern, engine string) string {
 			put(s.Progress)
 			put(s.Source)
 			flag(s.Second)
+			flag(s.Atomic)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))

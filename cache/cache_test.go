@@ -43,6 +43,19 @@ func TestKey(t *testing.T) {
 	if Key(rw, pats, "auto") == a {
 		t.Errorf("lock kind does not change the key")
 	}
+	atomic := model(0, "x")
+	atomic.Steps[0][1].Atomic = true
+	if Key(atomic, pats, "auto") == a {
+		t.Errorf("an atomic write does not change the key")
+	}
+	// The precise lost update has other terms and a plain last write.
+	precise := append([]ltl.Pattern(nil), pats...)
+	precise[2] = precise[2].Precise()
+	plain := append([]ltl.Pattern(nil), precise...)
+	plain[2].PlainLast = false
+	if kp, kl := Key(model(0, "x"), precise, "auto"), Key(model(0, "x"), plain, "auto"); kp == a || kl == a || kp == kl {
+		t.Errorf("the precise P3 and its plain last write do not change the key")
+	}
 	// A set model: which accesses are of the second variable, the
 	// variables whose writes commute and a part's start past a boundary
 	// change the verdicts, so the key (two sets whose variables were

@@ -86,6 +86,15 @@ func userPatterns(t testing.TB) []ltl.Pattern {
 	return out
 }
 
+// preciseP3 is the lost update of the precise semantics (ltl.Pattern.Precise)
+// under an id of its own, so that a model can have its claims beside
+// those of McPatom's P3.
+func preciseP3() ltl.Pattern {
+	p := ltl.Builtin()[2].Precise()
+	p.ID = "P3precise"
+	return p
+}
+
 // remoteFirst is a user pattern whose first term is the remote thread's:
 // it tells a model that starts Broken from one that does not.
 func remoteFirst(t testing.TB) ltl.Pattern {
@@ -384,6 +393,8 @@ func (j *spinJob) checkTrail(t testing.TB, i int, cr spinrunner.ClaimResult) {
 // every tenth trace also without), the native search must decide each of
 // the 10 built-in claims, and on every tenth trace two user patterns too,
 // exactly as Spin does; so must it on four small fft and server traces.
+// On every tenth trace, and on those rewritten with loops (and atomic
+// writes), it also decides the precise lost update.
 // -short checks 100 traces; $MCPREDICT_DIFF_TRACES sets another number (for
 // a longer run).
 //
@@ -400,7 +411,8 @@ func TestNativeMatchesSpin(t *testing.T) {
 		t.Logf("tcc not found: pan.c is compiled with gcc (slow), so only %d traces (apt-get install tcc)", traces)
 	}
 	builtin := ltl.Builtin()
-	withUser := append(ltl.Builtin(), userPatterns(t)...)
+	withUser := slices.Concat(ltl.Builtin(), userPatterns(t), []ltl.Pattern{preciseP3()})
+	withPrecise := append(ltl.Builtin(), preciseP3())
 	setPats := ltl.BothAssignments(append(ltl.BuiltinSets(), userSetPattern(t)))
 	var setModels, setViolated int
 	start := time.Now()
@@ -423,6 +435,7 @@ func TestNativeMatchesSpin(t *testing.T) {
 			text, name = withLoops(text, seed), name+" with loops"
 			precise, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
 			opts = append(opts, precise)
+			pats = withPrecise
 		}
 		for _, o := range opts {
 			for _, d := range modelsOf(t, name, text, o, pats) {
@@ -528,6 +541,7 @@ func TestNativeMatchesSpin(t *testing.T) {
 type oEvent struct {
 	act, obj, obj2 string
 	data           bool // a DataRead (act is Read)
+	rmw            bool // an AtomicWrite (act is Write)
 	loc            string
 	g              int   // index in the trace order
 	vc             []int // events of each thread that happen before it, itself included
@@ -590,8 +604,11 @@ func oracleParse(text []byte) *oTrace {
 		}
 		t := id(f[0])
 		e := oEvent{act: f[3], obj: f[4], loc: f[2]}
-		if e.act == "DataRead" {
+		switch e.act {
+		case "DataRead":
 			e.act, e.data = "Read", true
+		case "AtomicWrite":
+			e.act, e.rmw = "Write", true
 		}
 		if len(f) > 5 {
 			e.obj2 = f[5]
@@ -1016,6 +1033,8 @@ type oStep struct {
 	src int
 	// second marks an access of the second variable of a set model.
 	second bool
+	// atomic marks a write of an atomic read-modify-write.
+	atomic bool
 }
 
 // oVars are the variables of a model: one, or the two of an atomic set
@@ -1327,7 +1346,7 @@ func (tr *oTrace) oracleSteps(vs oVars, tids [2]int, x int, common map[string]in
 				}
 				lastObj = e.obj
 			}
-			st := oStep{kind: k, second: second, need: need, done: i + 1}
+			st := oStep{kind: k, second: second, atomic: k == oWrite && e.rmw, need: need, done: i + 1}
 			if k == oRead && sem.reads {
 				st.src = tr.observedWriter(e.obj, t, i, other)
 			}
@@ -1469,21 +1488,30 @@ func (tr *oTrace) oracleVerdicts(vs oVars, tids [2]int, pats []ltl.Pattern, sem 
 		a  uint64 // the matcher's state
 	}
 	var out []bool
-	seen := make([][]uint64, (len(steps[0])+1)*(len(steps[1])+1)*9)
+	const values = 17 // vIndex's
+	seen := make([][]uint64, (len(steps[0])+1)*(len(steps[1])+1)*values)
 	for _, p := range pats {
 		for local := 1; local <= 2; local++ {
+			// The oracle's own matcher for the patterns whose last
+			// write must be plain (the precise P3), not only the
+			// automaton under test.
 			var aut oMatcher = automatonMatcher{p.Automaton(local)}
-			if p.TwoVariable() {
+			if p.TwoVariable() || p.PlainLast {
 				aut = newOMatch(p, local)
 			}
+			// v is the last access with ltl.AtomicBit for an atomic
+			// write.
 			obs := func(s state) ltl.Obs {
-				return ltl.Obs{V: s.v, Brk1: brk[0][s.pc[0]], Brk2: brk[1][s.pc[1]], Pub1: pub[0][s.pc[0]], Pub2: pub[1][s.pc[1]]}
+				return ltl.Obs{V: s.v &^ ltl.AtomicBit, Atomic: s.v&ltl.AtomicBit != 0, Brk1: brk[0][s.pc[0]], Brk2: brk[1][s.pc[1]], Pub1: pub[0][s.pc[0]], Pub2: pub[1][s.pc[1]]}
 			}
 			// The visited set is dense in (pcs, v) and lists the few
 			// automaton states seen with each: a map of states made
 			// this test several times slower.
 			vIndex := func(v int16) int {
-				y := 0
+				a, y := 0, 0
+				if v&ltl.AtomicBit != 0 {
+					v, a = v&^ltl.AtomicBit, 8
+				}
 				if v&ltl.VarBit != 0 {
 					v, y = v&^ltl.VarBit, 4
 				}
@@ -1493,13 +1521,13 @@ func (tr *oTrace) oracleVerdicts(vs oVars, tids [2]int, pats []ltl.Pattern, sem 
 				case 1, 2:
 					return int(v) + y
 				}
-				return int(v) - 62 + y // 65, 66 -> 3, 4
+				return int(v) - 62 + y + a // 65, 66 -> 3, 4; atomic 11, 12
 			}
 			for i := range seen {
 				seen[i] = seen[i][:0]
 			}
 			visit := func(s state) bool { // reports whether s is new
-				k := ((s.pc[0]*(len(steps[1])+1))+s.pc[1])*9 + vIndex(s.v)
+				k := ((s.pc[0]*(len(steps[1])+1))+s.pc[1])*values + vIndex(s.v)
 				for _, a := range seen[k] {
 					if a == s.a {
 						return false
@@ -1526,6 +1554,9 @@ func (tr *oTrace) oracleVerdicts(vs oVars, tids [2]int, pats []ltl.Pattern, sem 
 						nx.v = int16(x + 1)
 						if s.kind == oWrite {
 							nx.v += 64
+						}
+						if s.atomic {
+							nx.v |= ltl.AtomicBit
 						}
 						if s.second {
 							nx.v += ltl.VarBit
@@ -1575,7 +1606,7 @@ func TestNativeMatchesTraceOracle(t *testing.T) {
 			gen.Config{Kind: gen.KindFFT, Seed: seed, Threads: 2 + int(seed%2), Vars: 3, Phases: 3},
 			gen.Config{Kind: gen.KindServer, Seed: seed, Threads: 2 + int(seed%2), Phases: 2, Bugs: 4})
 	}
-	pats := append(ltl.Builtin(), userPatterns(t)...)
+	pats := slices.Concat(ltl.Builtin(), userPatterns(t), []ltl.Pattern{preciseP3()})
 	mismatches, withUpdates := 0, 0
 	for _, c := range configs {
 		var buf bytes.Buffer
@@ -1678,17 +1709,24 @@ var oracleSemantics = []oSem{
 // withLoops rewrites a generated trace so that the region-scope rule has
 // something to decide: locations come from a few lines, so threads "come
 // back" to earlier code, and Enter/Exit pairs of two functions are
-// inserted around some events, so invocations start and end.
+// inserted around some events, so invocations start and end. Some reads
+// become DataRead and some writes AtomicWrite (an atomic
+// read-modify-write, which the precise lost update does not end at).
 func withLoops(text []byte, seed int64) []byte {
 	var out bytes.Buffer
 	depth := map[string]int{}
-	r := uint64(seed)*2654435761 + 1
-	rnd := func(n int) int {
-		r ^= r << 13
-		r ^= r >> 7
-		r ^= r << 17
-		return int(r % uint64(n))
+	xorshift := func(r *uint64, n int) int {
+		*r ^= *r << 13
+		*r ^= *r >> 7
+		*r ^= *r << 17
+		return int(*r % uint64(n))
 	}
+	r := uint64(seed)*2654435761 + 1
+	rnd := func(n int) int { return xorshift(&r, n) }
+	// The atomic writes have a generator of their own, so that the
+	// rest of the rewriting is what it was before them.
+	ra := uint64(seed)*0x9E3779B97F4A7C15 + 7
+	atomic := func() bool { return xorshift(&ra, 4) == 0 }
 	for _, line := range strings.Split(string(text), "\n") {
 		f := strings.Split(line, ",")
 		if len(f) < 5 || strings.HasPrefix(strings.TrimSpace(line), "#") {
@@ -1719,6 +1757,9 @@ func withLoops(text []byte, seed int64) []byte {
 		f[2] = loc
 		if strings.TrimSpace(f[3]) == "Read" && rnd(2) == 0 {
 			f[3] = " DataRead" // a read whose value steers nothing
+		}
+		if strings.TrimSpace(f[3]) == "Write" && atomic() {
+			f[3] = " AtomicWrite"
 		}
 		out.WriteString(strings.Join(f, ",") + "\n")
 	}

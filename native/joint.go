@@ -28,12 +28,12 @@ const (
 type tuple [maxJointClaims]uint8 // per claim, the id of its automaton state
 
 // obsKeyBits is the width of obsKey.
-const obsKeyBits = 20
+const obsKeyBits = 21
 
 // obsKey packs an observation into obsKeyBits bits.
 func obsKey(o ltl.Obs) uint64 {
 	k := uint64(uint16(o.V))
-	for i, b := range [4]bool{o.Brk1, o.Brk2, o.Pub1, o.Pub2} {
+	for i, b := range [5]bool{o.Brk1, o.Brk2, o.Pub1, o.Pub2, o.Atomic} {
 		if b {
 			k |= 1 << (16 + i)
 		}

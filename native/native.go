@@ -193,6 +193,9 @@ func (c *Checker) successor(x int, pc [2]int32, v int16, local int) ([2]int32, i
 		v = int16(x + 1)
 	case tracemodel.StepWrite:
 		v = int16(64 + x + 1)
+		if s.Atomic {
+			v |= ltl.AtomicBit
+		}
 	}
 	if s.Second && s.Kind.IsAccess() {
 		v += ltl.VarBit
@@ -201,9 +204,10 @@ func (c *Checker) successor(x int, pc [2]int32, v int16, local int) ([2]int32, i
 	return pc, v, true
 }
 
-// obs is what the claims see of a state.
+// obs is what the claims see of a state: v is the value of the last
+// access, with ltl.AtomicBit for an atomic write.
 func (c *Checker) obs(pc [2]int32, v int16) ltl.Obs {
-	return ltl.Obs{V: v, Brk1: c.brkAt[0][pc[0]], Brk2: c.brkAt[1][pc[1]],
+	return ltl.Obs{V: v &^ ltl.AtomicBit, Atomic: v&ltl.AtomicBit != 0, Brk1: c.brkAt[0][pc[0]], Brk2: c.brkAt[1][pc[1]],
 		Pub1: c.pubAt[0][pc[0]], Pub2: c.pubAt[1][pc[1]]}
 }
 
@@ -221,14 +225,16 @@ const (
 
 // valueAt and valueIndex convert between the variable's possible values (0,
 // 1, 2, 65, 66, and the same plus VarBit for the second variable of a set
-// model) and the index that is packed into a state.
-func valueAt(i uint64) int16 {
-	return [...]int16{0, 1, 2, 65, 66, 1 + ltl.VarBit, 2 + ltl.VarBit, 65 + ltl.VarBit, 66 + ltl.VarBit}[i]
-}
+// model; the writes also with ltl.AtomicBit) and the index that is packed
+// into a state.
+func valueAt(i uint64) int16 { return values[i] }
+
+var values = [...]int16{0, 1, 2, 65, 66, 1 + ltl.VarBit, 2 + ltl.VarBit, 65 + ltl.VarBit, 66 + ltl.VarBit,
+	65 | ltl.AtomicBit, 66 | ltl.AtomicBit, (65 + ltl.VarBit) | ltl.AtomicBit, (66 + ltl.VarBit) | ltl.AtomicBit}
 
 func valueIndex(v int16) uint64 {
 	var i uint64
-	switch v &^ ltl.VarBit {
+	switch v &^ (ltl.VarBit | ltl.AtomicBit) {
 	case 1:
 		i = 1
 	case 2:
@@ -240,8 +246,13 @@ func valueIndex(v int16) uint64 {
 	default:
 		return 0
 	}
-	if v&ltl.VarBit != 0 {
-		i += 4
+	switch {
+	case v&ltl.AtomicBit != 0 && v&ltl.VarBit != 0:
+		return i + 8 // 11, 12
+	case v&ltl.AtomicBit != 0:
+		return i + 6 // 9, 10
+	case v&ltl.VarBit != 0:
+		return i + 4
 	}
 	return i
 }

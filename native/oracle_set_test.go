@@ -213,7 +213,8 @@ func (m automatonMatcher) Accepts(s uint64) bool { return m.a.Accepts(ltl.StateS
 // model's Var, y: Var2, none: either) as the last access, while the local
 // thread has passed no region boundary since its last access (nor
 // published a write, for patterns that start with a local write of one
-// variable).
+// variable). With a plain last write (ltl.Pattern.PlainLast), C_n does
+// not hold at the write of an atomic read-modify-write.
 //
 // Its state is a bitset: bit i (i < n-1) is "term i+1 is open", some
 // partial instance has its j_1..j_{i+1} fixed before the current state
@@ -222,13 +223,14 @@ type oMatch struct {
 	terms []ltl.Term
 	local int
 	pub   bool
+	plain bool // the last term does not hold at an atomic write (ltl.Pattern.PlainLast)
 }
 
 const oAccepted = uint64(1) << 63
 
 func newOMatch(p ltl.Pattern, local int) *oMatch {
 	pub := p.Terms[0].Side == ltl.Local && p.Terms[0].Access == ltl.Write && !p.TwoVariable()
-	return &oMatch{terms: p.Terms, local: local, pub: pub}
+	return &oMatch{terms: p.Terms, local: local, pub: pub, plain: p.PlainLast}
 }
 
 func (m *oMatch) Init() uint64          { return 0 }
@@ -283,7 +285,7 @@ func (m *oMatch) Step(s uint64, o ltl.Obs) uint64 {
 		c := m.holds(t, o)
 		at := s>>i&1 != 0 || starts // j_i ≤ here and C_i held on [j_i, here)
 		if i == len(m.terms)-1 {
-			if at && c {
+			if at && c && !(m.plain && o.Atomic) {
 				return oAccepted
 			}
 			break

@@ -324,9 +324,6 @@ func (c *Checker) result(pm *tracemodel.PairModel, e cache.Entry) (PairResult, e
 			if err != nil {
 				return res, err
 			}
-			if rereadBeforeWrite(pat, viol) {
-				continue
-			}
 			res.Violations = append(res.Violations, viol)
 			witnesses = append(witnesses, witnessOf{pat, local, w})
 		}

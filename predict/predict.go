@@ -605,9 +605,9 @@ func Claims(pats []ltl.Pattern) []promela.Claim {
 }
 
 // patterns returns the patterns checked on the models of kind k (defaults
-// applied): those of its Models entry that it takes, a two-variable one in
-// both assignments (ltl.BothAssignments); none when the kind is not
-// selected.
+// applied): those of its Models entry that it takes, as the semantics
+// checks them (CheckedPatterns), a two-variable one in both assignments
+// (ltl.BothAssignments); none when the kind is not selected.
 func (o Options) patterns(k TaskKind) []ltl.Pattern {
 	o.defaults()
 	var pats []ltl.Pattern
@@ -621,10 +621,35 @@ func (o Options) patterns(k TaskKind) []ltl.Pattern {
 			}
 		}
 	}
+	pats = CheckedPatterns(pats, o.Project)
 	if k == SetModels {
 		return ltl.BothAssignments(pats)
 	}
 	return pats
+}
+
+// CheckedPatterns returns the patterns as the semantics of opts checks
+// them: as written under McPatom's literal semantics (Literal), else each
+// in its precise form (ltl.Pattern.Precise: the lost update P3 is searched
+// as one without a local read between the remote write and the local
+// write, nor an atomic local write).
+func CheckedPatterns(pats []ltl.Pattern, opts tracemodel.ProjectOptions) []ltl.Pattern {
+	if Literal(opts) {
+		return pats
+	}
+	out := make([]ltl.Pattern, len(pats))
+	for i, p := range pats {
+		out[i] = p.Precise()
+	}
+	return out
+}
+
+// Literal reports whether opts are McPatom's literal semantics, every rule
+// of the precise semantics off (tracemodel.SemanticsPaper): the patterns
+// are then checked as the paper writes them. Any rule on makes the
+// semantics check the precise forms (CheckedPatterns).
+func Literal(opts tracemodel.ProjectOptions) bool {
+	return opts.NoBoundaries && !opts.Scope && !opts.WaitConditions && !opts.Dataflow && !opts.ObservedReads
 }
 
 // analysis returns the analysis named for the models of kind k.

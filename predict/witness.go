@@ -137,6 +137,7 @@ func witnessMatch(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed
 			if s.Second {
 				cur.V += ltl.VarBit
 			}
+			cur.Atomic = s.Kind == tracemodel.StepWrite && s.Atomic
 			cur = setFlag(cur, r.Thread, false, false)
 			cur = setFlag(cur, r.Thread, true, false)
 		case tracemodel.StepBoundary:
@@ -208,46 +209,6 @@ func bugID(pat ltl.Pattern, as []bugs.Access) string {
 		key = pat.Source
 	}
 	return bugs.PatternID(key, as)
-}
-
-// rereadBeforeWrite reports an instance of a lost update (P3) in which the
-// local thread reads the variable again after the remote write and before
-// its own write: its write is computed from that later read (a check in
-// one critical section, then an increment that re-reads in the next), so
-// the remote update is not lost. The root cause is the check that acted on
-// a value no longer there, which P1 reports on the same accesses: one
-// root cause, one report.
-//
-// So is one whose local write is an atomic read-modify-write (a
-// compare-and-swap that succeeded, a fetch-and-add): it writes from the
-// value it read at that instant, and a compare-and-swap loop that read the
-// value plainly before retries rather than lose the other thread's write.
-func rereadBeforeWrite(pat ltl.Pattern, v bugs.Violation) bool {
-	if pat.ID != "P3" {
-		return false
-	}
-	remoteWrote := false
-	for i, a := range v.Accesses {
-		switch {
-		case a.Role == "remote" && a.Action == "Write":
-			remoteWrote = true
-		case a.Role == "local" && remoteWrote && (a.Action == "Read" || a.Action == tracemodel.DataReadAction):
-			return true
-		case a.Role == "local" && a.Action == "Write" && a.Atomic && remoteWrote && lastLocal(v.Accesses, i):
-			return true
-		}
-	}
-	return false
-}
-
-// lastLocal reports whether as[i] is the last local access of as.
-func lastLocal(as []bugs.Access, i int) bool {
-	for _, a := range as[i+1:] {
-		if a.Role == "local" {
-			return false
-		}
-	}
-	return true
 }
 
 // Annotate adds the context of the trace (the locks held, the call chain,

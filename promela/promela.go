@@ -100,6 +100,9 @@ func Emit(pm *tracemodel.PairModel, claims []Claim) *Program {
 			sources = sources || s.Source > 0
 		}
 	}
+	if atomicWrites(pm) {
+		w.printf("/* %d: the last access is the write of an atomic read-modify-write. */\n", ltl.AtomicBit)
+	}
 	if sources {
 		w.printf("/* early (t1 %d, t2 %d): the thread read v before the write it observed in\n", ltl.EarlyBit(1), ltl.EarlyBit(2))
 		w.printf(" * the recorded run; set for good, it ends the thread's claims as local. */\n")
@@ -149,6 +152,9 @@ func statement(tid int, s tracemodel.Step, writing map[int]bool, sources bool) s
 		code := tid
 		if s.Kind == tracemodel.StepWrite {
 			code += 64
+		}
+		if s.Atomic {
+			code |= ltl.AtomicBit
 		}
 		if s.Second {
 			code += ltl.VarBit
@@ -200,6 +206,18 @@ func statement(tid int, s tracemodel.Step, writing map[int]bool, sources bool) s
 	return body + ";"
 }
 
+// atomicWrites reports whether some step of pm is an atomic write.
+func atomicWrites(pm *tracemodel.PairModel) bool {
+	for x := 0; x < 2; x++ {
+		for _, s := range pm.Steps[x] {
+			if s.Atomic {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // describe is the comment of a step: its action, in a set model its
 // variable, and source locations.
 func describe(pm *tracemodel.PairModel, s tracemodel.Step) string {
@@ -227,6 +245,9 @@ func describe(pm *tracemodel.PairModel, s tracemodel.Step) string {
 		fmt.Fprintf(&b, " %s (trace line %d", commentSafe(loc), e.TraceLine)
 		if e.Action != s.Kind.String() {
 			fmt.Fprintf(&b, ", %s", e.Action)
+		}
+		if e.Atomic {
+			b.WriteString(", atomic")
 		}
 		b.WriteString(")")
 	}

@@ -91,3 +91,32 @@ func itoa(i int) string {
 	}
 	return string(b)
 }
+
+// TestAtomicWrite: the write of an atomic read-modify-write sets
+// ltl.AtomicBit in v beside its value, a plain write does not, and the
+// precise lost update's claims require the bit clear at their last term.
+func TestAtomicWrite(t *testing.T) {
+	trace := "1, 1, a.c-1, Read, x\n1, 2, a.c-2, AtomicWrite, x\n2, 3, a.c-3, Write, x\n"
+	m, err := tracemodel.Parse(context.Background(), strings.NewReader(trace), "a.csv", tracemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := m.Project(m.VarByName("x"), 1, 2, tracemodel.ProjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(promela.Emit(pm, predict.Claims([]ltl.Pattern{ltl.Builtin()[2].Precise()})).Source)
+	for _, tc := range []struct {
+		what, text string
+	}{
+		{"the read", "v = (v & 1280) | 1; /* Read a.c:1 (trace line 1) */"},
+		{"the atomic write", "v = (v & 1280) | 8257; /* Write a.c:2 (trace line 2, atomic) */"},
+		{"the plain write", "v = (v & 640) | 66; /* Write a.c:3 (trace line 3) */"},
+		{"the bit's comment", "/* 8192: the last access is the write of an atomic read-modify-write. */"},
+		{"the claim's last term", "(((v & 255) == 65) && ((v & 10240) == 0))"},
+	} {
+		if !strings.Contains(src, tc.text) {
+			t.Errorf("%s: no %q in\n%s", tc.what, tc.text, src)
+		}
+	}
+}

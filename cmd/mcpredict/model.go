@@ -104,7 +104,7 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitOK
 	}
-	prog := promela.Emit(pm, predict.Claims(pats))
+	prog := promela.Emit(pm, predict.Claims(predict.CheckedPatterns(pats, popts)))
 	if _, err := stdout.Write(prog.Source); err != nil {
 		return fail(stderr, "model", err)
 	}

@@ -42,6 +42,12 @@ func cmdPatterns(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		for local := 1; local <= 2; local++ {
 			fmt.Fprintf(stdout, "    %s\n", p.LTL(local))
 		}
+		if q := p.Precise(); q.Source != p.Source {
+			fmt.Fprintf(stdout, "    precise semantics (the default; --semantics paper checks the pattern above): %s, W1 no atomic read-modify-write\n", q.Source)
+			for local := 1; local <= 2; local++ {
+				fmt.Fprintf(stdout, "    %s\n", q.LTL(local))
+			}
+		}
 		if *verbose && p.Help != "" {
 			fmt.Fprintf(stdout, "    %s\n", strings.ReplaceAll(p.Help, "\n", "\n    "))
 		}
