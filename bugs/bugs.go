@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
@@ -366,8 +367,94 @@ type Reproduction struct {
 	// Relaxed is set for a bug that the default model does not predict
 	// (no sound reordering of the recorded run contains it) and that a
 	// relaxed model proposed: it is reported only because a directed run
-	// reproduced it.
+	// failed (or, on request, reproduced it).
 	Relaxed bool `json:"relaxed,omitempty"`
+	// Observed says, for a failed bug, whether the failing run's trace had
+	// the pattern in the predicted order (Status is then Reproduced): a
+	// run that failed in the bug's window without it failed all the same,
+	// and its evidence says what was observed instead.
+	Observed bool `json:"observed"`
+	// Window places the failure after the hold of the bug's window, for a
+	// failed bug.
+	Window *Window `json:"window,omitempty"`
+}
+
+// Window is where a directed run's failure came, relative to the hold of
+// the schedule it ran: the trace's events and the milliseconds from the
+// end of the hold to the failure (0 when the program failed while held).
+type Window struct {
+	// Hold says what the run held, and why it was let go.
+	Hold string `json:"hold"`
+	// Events and Ms are how far after the hold's end the program failed.
+	Events int   `json:"events"`
+	Ms     int64 `json:"ms"`
+	// Interleaved are accesses near the failure made in an order of
+	// threads the recorded run never had (each "VAR: SITE by thread A,
+	// then SITE by thread B").
+	Interleaved []string `json:"interleaved,omitempty"`
+}
+
+// Failure attributions.
+const (
+	AttrWindow  = "window"  // the failure came in the hold's window (or close after it)
+	AttrOutside = "outside" // it came long after the window, away from its variables
+	AttrNoHold  = "no_hold" // the schedule never held a thread: the program failed on its own
+)
+
+// Failure is a directed run that ended differently from the recorded run
+// and that no bug's reproduction accounts for: a run of the exploration
+// (schedules chosen from the recording, not from a bug), or a failure that
+// came outside the window of the bug the run was directed at.
+type Failure struct {
+	// ID is stable for the same way of failing at the same place:
+	// "FAIL-" and a hash of how the run ended and the failing thread's
+	// last site.
+	ID string `json:"id"`
+	// Ended is how the run ended; Why what made it a failure (the
+	// outcome, an assertion on standard error, the --check command).
+	Ended string `json:"ended"`
+	Why   string `json:"why"`
+	// Source is what the run was: "explore", or the id of the bug it was
+	// directed at.
+	Source string `json:"source"`
+	// Attribution is AttrWindow, AttrOutside or AttrNoHold.
+	Attribution string  `json:"attribution"`
+	Window      *Window `json:"window,omitempty"`
+	// Pinned says which of the run's holds the failure needs, from runs
+	// with each hold alone ("" when not tried).
+	Pinned string `json:"pinned,omitempty"`
+	// Runs counts the runs that failed this way; Schedule replays the
+	// first, Trace is its recording.
+	Runs     int    `json:"runs"`
+	Schedule string `json:"schedule,omitempty"`
+	Trace    string `json:"trace,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// ReproduceSummary counts what mcpredict reproduce did, so that a budget
+// that ran out or an interruption is said, not inferred.
+type ReproduceSummary struct {
+	Candidates int `json:"candidates"`
+	// Tried counts the candidates with at least one directed run;
+	// Untried those the budget or an interruption left without one.
+	Tried   int `json:"tried"`
+	Untried int `json:"untried"`
+	// Runs counts every directed run: of the candidates, of the
+	// exploration and of the re-runs that pin a failure on a hold.
+	Runs        int `json:"runs"`
+	ExploreRuns int `json:"explore_runs"`
+	// Outcomes of the runs: failed (ended differently), of them observed
+	// (the pattern in order), reproduced without failing, neither.
+	FailedRuns     int `json:"failed_runs"`
+	ReproducedRuns int `json:"reproduced_runs"`
+	// BudgetSpent says which budget stopped the runs ("--budget",
+	// "--max-runs"; "" when none did); Interrupted a signal.
+	BudgetSpent string        `json:"budget_spent,omitempty"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Elapsed     time.Duration `json:"elapsed_ns"`
+	// Warnings: the binary rebuilt since the recording, a relaxed model
+	// stopped at its memory bound, ...
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ClearReproductions leaves out what an earlier mcpredict reproduce wrote
@@ -384,6 +471,7 @@ func (r *Report) ClearReproductions() {
 		keep = append(keep, b)
 	}
 	r.Bugs = keep
+	r.Failures, r.Reproduce = nil, nil
 }
 
 // ReproductionRank orders bugs for reading: failed first, then reproduced,

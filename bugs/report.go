@@ -46,6 +46,14 @@ type Report struct {
 	// named by type and allocation site, the pointer path the program
 	// first reached them through (tracemodel.Model.Reached).
 	Reached map[string]string `json:"reached,omitempty"`
+	// Failures are the directed runs of mcpredict reproduce that ended
+	// differently from the recorded run and are not any bug's failure:
+	// runs of the exploration, and failures that came outside the window
+	// of the bug the run was directed at.
+	Failures []Failure `json:"failures,omitempty"`
+	// Reproduce counts what mcpredict reproduce did; nil in a report of
+	// mcpredict run.
+	Reproduce *ReproduceSummary `json:"reproduce,omitempty"`
 }
 
 // SetReached fills r.Reached from a trace's paths (by object name) for the

@@ -122,6 +122,9 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 	// The objects whose code the trace's locations are in: mcpredict
 	// reproduce maps the locations back to code addresses in them.
 	bw.WriteString("# exe: " + l.Exe + "\n")
+	if id := BuildID(l.Exe); id != "" {
+		bw.WriteString("# build: " + id + "\n")
+	}
 	for _, m := range l.Modules {
 		if m.Path != "" && m.Path != l.Exe && !strings.HasPrefix(filepath.Base(m.Path), "linux-vdso") {
 			bw.WriteString("# module: " + m.Path + "\n")

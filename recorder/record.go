@@ -25,6 +25,10 @@ type RecordOptions struct {
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// StdinCopy, if set, is a file that gets a copy of what is read from
+	// Stdin, named in the trace header (stdin:) so that mcpredict
+	// reproduce gives every directed run the same input.
+	StdinCopy string
 
 	// RawDir keeps the raw log there (it is created); "" uses a temporary
 	// directory removed afterwards.
@@ -101,6 +105,16 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 	cmd := exec.CommandContext(runCtx, prog, opts.Args...)
 	cmd.Dir = opts.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.Stdin, opts.Stdout, opts.Stderr
+	var stdinCopy *os.File
+	if opts.StdinCopy != "" && opts.Stdin != nil {
+		f, err := os.Create(opts.StdinCopy)
+		if err != nil {
+			return res, fmt.Errorf("copying standard input: %w", err)
+		}
+		defer f.Close()
+		stdinCopy = f
+		cmd.Stdin = io.TeeReader(opts.Stdin, f)
+	}
 	cmd.Env = append(os.Environ(), opts.Env...)
 	cmd.Env = append(cmd.Env, TraceDirEnv+"="+abs)
 	if opts.NoFuncs {
@@ -155,7 +169,15 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 	if a, err := filepath.Abs(cwd); err == nil {
 		cwd = a
 	}
-	copts.Comments = append([]string{
+	var stdinLine []string
+	if stdinCopy != nil {
+		if a, err := filepath.Abs(opts.StdinCopy); err == nil {
+			// What the program read from standard input: reproduce
+			// gives it to every directed run.
+			stdinLine = []string{"stdin: " + a}
+		}
+	}
+	copts.Comments = append(append([]string{
 		"mcpredict trace (CSV: thread, sequence number, file-line, action, object[, object2])",
 		"program: " + strings.Join(quoted, " "),
 		// argv and cwd let mcpredict reproduce run the program again.
@@ -166,7 +188,7 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 		// How long the run took (recording on): mcpredict reproduce
 		// bounds its directed runs by it.
 		"elapsed: " + elapsed.Round(time.Millisecond).String(),
-	}, copts.Comments...)
+	}, stdinLine...), copts.Comments...)
 	st, err := Convert(raw, out, copts)
 	res.Stats = st
 	return res, err

@@ -42,6 +42,9 @@ func reproViewOf(b bugs.Bug) *reproView {
 		Schedule: r.Schedule, Relaxed: r.Relaxed, Failed: r.Failed, Status: r.Status, Runs: r.Runs}
 	runs := runCount(r.Runs)
 	switch {
+	case r.Failed && r.Status != bugs.Reproduced:
+		v.Label = "FAILED"
+		v.Sentence = "A directed run" + runs + " failed in the bug's window, the pattern not observed in order"
 	case r.Failed:
 		v.Label = "FAILED"
 		v.Sentence = "Reproduced in a directed run" + runs + "; the run failed"
@@ -90,8 +93,10 @@ func (v *reproView) textLine(st func(style, string) string) (string, int) {
 	runs := runCount(v.Runs)
 	s := st(v.style(), v.Label)
 	switch {
+	case v.Failed && v.Status != bugs.Reproduced:
+		s += " in a directed run" + runs + ", pattern not observed in order"
 	case v.Failed:
-		s += " in a directed run" + runs
+		s += " in a directed run" + runs + ", pattern observed"
 	case v.Status == bugs.Reproduced:
 		s += " in a directed run" + runs + ", outcome unchanged"
 	default:
@@ -229,4 +234,50 @@ func groupRank(g bugs.Group) int {
 		best = min(best, b.ReproductionRank())
 	}
 	return best
+}
+
+// RunSummary says what mcpredict reproduce did in one line, e.g. "31
+// candidates: 29 tried, 2 untried (--budget ran out); 57 directed runs (20
+// exploring): 3 failed, 4 reproduced the pattern without failing".
+func RunSummary(s bugs.ReproduceSummary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s: %d tried, %d untried", s.Candidates, plural(s.Candidates, "candidate", "candidates"), s.Tried, s.Untried)
+	switch {
+	case s.Interrupted:
+		b.WriteString(" (interrupted)")
+	case s.BudgetSpent != "":
+		fmt.Fprintf(&b, " (%s ran out)", s.BudgetSpent)
+	}
+	fmt.Fprintf(&b, "; %d directed %s", s.Runs, plural(s.Runs, "run", "runs"))
+	if s.ExploreRuns > 0 {
+		fmt.Fprintf(&b, " (%d exploring)", s.ExploreRuns)
+	}
+	fmt.Fprintf(&b, ": %d failed, %d reproduced the pattern without failing", s.FailedRuns, s.ReproducedRuns)
+	return b.String()
+}
+
+// writeTextFailures writes the failing runs that no bug accounts for,
+// first in the report: they are what the program really did.
+func writeTextFailures(ew *errWriter, st func(style, string) string, fs []bugs.Failure) {
+	if len(fs) == 0 {
+		return
+	}
+	ew.printf("%s\n", st(styleFile, "failing runs"))
+	for _, f := range fs {
+		what := "an exploring run"
+		if f.Source != "explore" {
+			what = "a run directed at " + f.Source
+		}
+		where := map[string]string{bugs.AttrWindow: "in its holds' window", bugs.AttrOutside: "outside any window", bugs.AttrNoHold: "with no thread held"}[f.Attribution]
+		ew.printf("  %s  %s %s (%s, %d %s) — schedule: %s\n", st(styleID, f.ID), st(styleFailed, "FAILED"), where, what, f.Runs, plural(f.Runs, "run", "runs"), f.Schedule)
+		lines := evidenceLines(f.Evidence)
+		shown := min(len(lines), maxEvidenceLines)
+		for _, l := range lines[:shown] {
+			ew.printf("    %s\n", l)
+		}
+		if n := len(lines) - shown; n > 0 {
+			ew.printf("    … %d more %s of evidence (see the JSON report)\n", n, plural(n, "line", "lines"))
+		}
+	}
+	ew.printf("\n")
 }

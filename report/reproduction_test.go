@@ -52,12 +52,12 @@ func reproReport() *bugs.Report {
 	}
 	pattern("AV-a1", "P1", "unrepeatable read", "x", "a.c", "f", 10, &bugs.Reproduction{Status: bugs.NotReproduced, Runs: 4,
 		Evidence: "no directed run had the pattern in the predicted order\nrun 1: the remote write came first"})
-	pattern("AV-b1", "P3", "lost update", "y", "b.c", "g", 20, &bugs.Reproduction{Status: bugs.Reproduced, Failed: true, Runs: 3,
+	pattern("AV-b1", "P3", "lost update", "y", "b.c", "g", 20, &bugs.Reproduction{Status: bugs.Reproduced, Observed: true, Failed: true, Runs: 3,
 		Evidence: failedEvidence, Schedule: "/tmp/repro/AV-b1.sched"})
 	pattern("AV-e1", "P1", "unrepeatable read", "w", "e.c", "k", 50, nil)
-	pattern("AV-c1", "P2", "stale read after local write", "z", "c.c", "h", 30, &bugs.Reproduction{Status: bugs.Reproduced, Runs: 1,
+	pattern("AV-c1", "P2", "stale read after local write", "z", "c.c", "h", 30, &bugs.Reproduction{Status: bugs.Reproduced, Observed: true, Runs: 1,
 		Relaxed: true, Schedule: "/tmp/repro/AV-c1.sched"})
-	pattern("AV-a2", "P3", "lost update", "x", "a.c", "f", 12, &bugs.Reproduction{Status: bugs.Reproduced, Runs: 2,
+	pattern("AV-a2", "P3", "lost update", "x", "a.c", "f", 12, &bugs.Reproduction{Status: bugs.Reproduced, Observed: true, Runs: 2,
 		Evidence: "t.repro.csv:7 T1 Read a.c:12\nt.repro.csv:9 T2 Write a.c:17\nt.repro.csv:11 T1 Write a.c:13", Schedule: "/tmp/repro/AV-a2.sched"})
 	dl := []bugs.Access{
 		{Thread: 1, Handle: "T1", Role: "local", Action: "Lock", File: "d.c", Line: 40, Func: "m", Object: "A"},
@@ -99,7 +99,7 @@ func TestTextReproduction(t *testing.T) {
 		name, want string
 	}{
 		{"failed", "b.c\n  AV-b1  P3 lost update on y (1 instance)\n" +
-			"    FAILED in a directed run (3 runs): exit status 1 — schedule: /tmp/repro/AV-b1.sched\n" +
+			"    FAILED in a directed run (3 runs), pattern observed: exit status 1 — schedule: /tmp/repro/AV-b1.sched\n" +
 			strings.Repeat("      stderr: assertion `balance == 200' failed\n", 7) +
 			"      … 4 more lines of evidence (see the JSON report)\n    thread T1 (local) in g()"},
 		{"reproduced in a group", "    AV-a2  P3 lost update on x (1 instance)\n" +

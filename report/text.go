@@ -63,6 +63,7 @@ func WriteTextOptions(w io.Writer, r *bugs.Report, o TextOptions) error {
 	sort.Strings(files)
 	// The groups of a file are ranked already; a file's rank is its first.
 	sort.SliceStable(files, func(i, j int) bool { return groupRank(byFile[files[i]][0]) < groupRank(byFile[files[j]][0]) })
+	writeTextFailures(ew, st, r.Failures)
 	for _, f := range files {
 		ew.printf("%s\n", st(styleFile, f))
 		for _, g := range byFile[f] {
@@ -73,6 +74,9 @@ func WriteTextOptions(w io.Writer, r *bugs.Report, o TextOptions) error {
 	writeTextSummary(ew, r, len(active), len(groups))
 	if s := ReproduceSummary(active); s != "" {
 		ew.printf("reproduce: %s\n", s)
+	}
+	if r.Reproduce != nil {
+		ew.printf("reproduce: %s\n", RunSummary(*r.Reproduce))
 	}
 	return ew.err
 }

@@ -75,7 +75,8 @@ func TestReproduceCycleOfThree(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	results, err := Run(ctx, rec, cands, Options{RunTimeout: 2 * time.Second, RunsPerBug: 2, OutDir: filepath.Join(dir, "runs")})
+	res, err := Run(ctx, rec, cands, Options{RunTimeout: 2 * time.Second, RunsPerBug: 2, OutDir: filepath.Join(dir, "runs")})
+	results := res.Candidates
 	if err != nil {
 		t.Fatal(err)
 	}

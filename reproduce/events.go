@@ -12,6 +12,7 @@ import (
 // event is one line of a CSV trace, as far as reproduce needs it.
 type event struct {
 	TraceLine int
+	Seq       uint64 // the event's number in the run (the second column)
 	Thread    string
 	File      string
 	Line      int
@@ -57,6 +58,7 @@ func scanEvents(r io.Reader, fn func(e event) error) error {
 			continue
 		}
 		e := event{TraceLine: n, Thread: f[0], Action: f[3]}
+		e.Seq, _ = strconv.ParseUint(f[1], 10, 64)
 		if len(f) > 4 {
 			e.Object = f[4]
 		}

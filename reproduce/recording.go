@@ -22,6 +22,8 @@ type Recording struct {
 	Exe     string   // the recorded executable
 	Modules []string // the shared objects it loaded
 	Ended   string   // "exit status 0", "killed by signal 6 (aborted)", ...
+	Build   string   // the executable's build id when it was recorded (recorder.BuildID)
+	Stdin   string   // the copy of the standard input the run read ("" none)
 	// Elapsed is how long the recorded run took (0: the header does not
 	// say).
 	Elapsed time.Duration
@@ -111,6 +113,10 @@ func ReadRecording(path string) (Recording, error) {
 			rec.Modules = append(rec.Modules, val)
 		case "ended":
 			rec.Ended = val
+		case "build":
+			rec.Build = val
+		case "stdin":
+			rec.Stdin = val
 		case "elapsed":
 			rec.Elapsed, _ = time.ParseDuration(val)
 		}

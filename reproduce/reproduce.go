@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/recorder"
 )
 
 // DeadlockTimeout bounds a directed run of a deadlock: it hangs when the
@@ -199,9 +200,18 @@ type Options struct {
 	// Controls is the number of runs without a schedule made first, to
 	// tell whether the program fails on its own (0: none).
 	Controls int
-	Argv     []string // the command to run instead of the recorded one
-	Dir      string   // its working directory instead of the recorded one
-	OutDir   string   // where the schedules and reproducing traces go (created)
+	// Explore is the number of exploring runs made once the candidates
+	// are used up (0: none): schedules with change points chosen from the
+	// recording (Explore). It stops at the first failure.
+	Explore int
+	// Seed makes the exploration's choices (0: 1).
+	Seed int64
+	// Stdin is a file given as standard input to every run ("": none,
+	// an empty input).
+	Stdin  string
+	Argv   []string // the command to run instead of the recorded one
+	Dir    string   // its working directory instead of the recorded one
+	OutDir string   // where the schedules and reproducing traces go (created)
 	// Progress, if set, is told of each run as it ends (from several
 	// goroutines with Jobs > 1: it must be safe for that).
 	Progress func(bug string, run int, o Outcome)
@@ -226,11 +236,51 @@ type Result struct {
 	Reproduction bugs.Reproduction
 }
 
+// Results are what Run did: one result per candidate, the failures that
+// are no candidate's (the exploration's, and those outside the window of
+// the candidate a run was directed at), and the counts.
+type Results struct {
+	Candidates []Result
+	Failures   []bugs.Failure
+	Summary    bugs.ReproduceSummary
+}
+
+// budget hands out directed runs within --max-runs and --budget, and
+// says which one ran out.
+type budget struct {
+	mu       sync.Mutex
+	ctx      context.Context
+	max      int
+	deadline time.Time
+	runs     int
+	spent    string
+}
+
+// take reports whether one more run may be made, and counts it.
+func (b *budget) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.ctx.Err() != nil:
+		return false
+	case b.max > 0 && b.runs >= b.max:
+		b.spent = "--max-runs"
+		return false
+	case !b.deadline.IsZero() && time.Now().After(b.deadline):
+		b.spent = "--budget"
+		return false
+	}
+	b.runs++
+	return true
+}
+
 // Run makes the directed runs of the candidates, in order, within the
-// budget, and returns one result per candidate (not_tried for those the
-// budget left out, or an interruption). It fails only when the recording
-// cannot be used at all (no command to run).
-func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([]Result, error) {
+// budget, then the exploring runs, and returns what they did (not_tried
+// for the candidates the budget left out, or an interruption). It fails
+// only when the recording cannot be used at all (no command to run).
+func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) (Results, error) {
+	start := time.Now()
+	var out Results
 	opts.defaults()
 	if len(opts.Argv) > 0 {
 		rec.Argv = opts.Argv
@@ -239,35 +289,35 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([
 		rec.Dir = opts.Dir
 	}
 	if len(rec.Argv) == 0 {
-		return nil, fmt.Errorf("trace %s: its header names no command (a trace not recorded by mcpredict record): give it after --", rec.Trace)
+		return out, fmt.Errorf("trace %s: its header names no command (a trace not recorded by mcpredict record): give it after --", rec.Trace)
 	}
 	if opts.RunTimeout <= 0 {
 		opts.RunTimeout = rec.RunTimeout()
 	}
+	warnings := recordingWarnings(rec, &opts)
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, err
+		return out, err
 	}
 	plans, err := plan(rec, cands, opts)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	control := controls(ctx, rec, opts)
 	results := make([]Result, len(cands))
-	var deadline time.Time
+	b := &budget{ctx: ctx, max: opts.MaxRuns}
 	if opts.Budget > 0 {
-		deadline = time.Now().Add(opts.Budget)
+		b.deadline = time.Now().Add(opts.Budget)
 	}
-	var mu sync.Mutex
-	runs := 0
-	take := func() bool { // one more run within the budget?
-		mu.Lock()
-		defer mu.Unlock()
-		if ctx.Err() != nil || (opts.MaxRuns > 0 && runs >= opts.MaxRuns) || (!deadline.IsZero() && time.Now().After(deadline)) {
-			return false
+	take := b.take
+	orders := sync.OnceValue(func() map[orderKey]bool {
+		rc, err := openTrace(rec.Trace)
+		if err != nil {
+			return nil
 		}
-		runs++
-		return true
-	}
+		defer rc.Close()
+		m, _ := recordedOrders(rc)
+		return m
+	})
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < opts.Jobs; w++ {
@@ -275,7 +325,7 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = runCandidate(ctx, cands[i], plans[i], opts, take)
+				results[i] = runCandidate(ctx, cands[i], plans[i], opts, take, orders)
 				control.apply(&results[i].Reproduction)
 			}
 		}()
@@ -285,7 +335,82 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) ([
 	}
 	close(next)
 	wg.Wait()
-	return results, nil
+	out.Candidates = results
+	var fails failureSet
+	for _, r := range results {
+		for _, o := range r.Runs {
+			if o.FailedOutside() {
+				fails.add(o, r.Bug.ID, "")
+			}
+		}
+	}
+	var explored []Outcome
+	if opts.Explore > 0 && ctx.Err() == nil && !anyFailed(results) && len(fails.list) == 0 {
+		explored = explore(ctx, rec, cands, opts, take, orders, &fails)
+	}
+	out.Failures = fails.failures(control)
+	out.Summary = summarizeRuns(results, explored, b, ctx.Err() != nil, start)
+	out.Summary.Warnings = warnings
+	return out, nil
+}
+
+// recordingWarnings says what makes the directed runs differ from the
+// recorded one: a rebuilt program, a lost standard input. It gives the
+// runs the recorded input when opts has none.
+func recordingWarnings(rec Recording, opts *Options) []string {
+	var ws []string
+	if rec.Build != "" && rec.Exe != "" {
+		if now := recorder.BuildID(rec.Exe); now != "" && now != rec.Build {
+			ws = append(ws, fmt.Sprintf("%s was rebuilt since it was recorded (build %s, recorded %s): sites whose lines moved miss, and their bugs are not reproduced; record it again", rec.Exe, now, rec.Build))
+		}
+	}
+	if opts.Stdin == "" && rec.Stdin != "" {
+		if _, err := os.Stat(rec.Stdin); err != nil {
+			ws = append(ws, fmt.Sprintf("the recorded standard input %s is gone: the directed runs read an empty one (give it with --stdin)", rec.Stdin))
+		} else {
+			opts.Stdin = rec.Stdin
+		}
+	}
+	return ws
+}
+
+// anyFailed reports whether a candidate's run failed: the program is
+// exposed, and the exploration is left out.
+func anyFailed(results []Result) bool {
+	for _, r := range results {
+		if r.Reproduction.Failed {
+			return true
+		}
+	}
+	return false
+}
+
+// summarizeRuns counts what the runs did.
+func summarizeRuns(results []Result, explored []Outcome, b *budget, interrupted bool, start time.Time) bugs.ReproduceSummary {
+	s := bugs.ReproduceSummary{Candidates: len(results), ExploreRuns: len(explored), Interrupted: interrupted,
+		BudgetSpent: b.spent, Runs: b.runs, Elapsed: time.Since(start)}
+	count := func(o Outcome) {
+		switch {
+		case o.Failed() || o.FailedOutside():
+			s.FailedRuns++
+		case o.Observation.Reproduced():
+			s.ReproducedRuns++
+		}
+	}
+	for _, r := range results {
+		if len(r.Runs) > 0 {
+			s.Tried++
+		} else if r.Reproduction.Status == bugs.NotTried && !strings.HasPrefix(r.Reproduction.Evidence, "no schedule") {
+			s.Untried++
+		}
+		for _, o := range r.Runs {
+			count(o)
+		}
+	}
+	for _, o := range explored {
+		count(o)
+	}
+	return s
 }
 
 // controlResult is what the runs without a schedule showed.
@@ -300,7 +425,7 @@ func controls(ctx context.Context, rec Recording, opts Options) controlResult {
 	if opts.Controls <= 0 {
 		return c
 	}
-	s := Schedule{Argv: rec.Argv, Dir: rec.Dir, Ended: rec.Ended, Check: opts.Check}
+	s := Schedule{Argv: rec.Argv, Dir: rec.Dir, Ended: rec.Ended, Check: opts.Check, Stdin: opts.Stdin}
 	for i := 0; i < opts.Controls && ctx.Err() == nil; i++ {
 		changed, why := controlRun(ctx, s, opts.OutDir, opts.RunTimeout)
 		if ctx.Err() != nil {
@@ -409,7 +534,7 @@ func planCandidate(rec Recording, c Candidate, ix *recordedIndex, opts Options) 
 			continue
 		}
 		s := Schedule{Bug: c.Bug.ID, Pattern: c.Bug.Pattern, Steps: steps, Pause: opts.Pause,
-			Argv: rec.Argv, Dir: rec.Dir, Objects: rec.Objects(), Ended: rec.Ended, Check: opts.Check}
+			Argv: rec.Argv, Dir: rec.Dir, Objects: rec.Objects(), Ended: rec.Ended, Check: opts.Check, Stdin: opts.Stdin}
 		l1, r1 := anchors(v)
 		if l1 == nil {
 			p.why = "an instance without a local and a remote access"
@@ -444,7 +569,7 @@ func planCandidate(rec Recording, c Candidate, ix *recordedIndex, opts Options) 
 // runCandidate makes a candidate's directed runs: until one fails, or
 // after the run that follows the first that reproduced it (one more
 // chance to fail), or when its schedules or the budget are spent.
-func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Options, take func() bool) Result {
+func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Options, take func() bool, orders func() map[orderKey]bool) Result {
 	res := Result{Candidate: c}
 	rp := &res.Reproduction
 	rp.Relaxed = c.Relaxed
@@ -475,6 +600,7 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 		if ctx.Err() != nil {
 			break // interrupted: the run says nothing
 		}
+		o.Place(candidateObjects(c), orders())
 		res.Runs = append(res.Runs, o)
 		if opts.Progress != nil {
 			opts.Progress(c.Bug.ID, i+1, o)
@@ -519,7 +645,7 @@ func runSchedule(ctx context.Context, s Schedule, cc *codeCache, dir string, n i
 		return Outcome{Schedule: s, SchedulePath: path, Err: err}
 	}
 	o := directedRun(ctx, s, path, work, timeout, keep)
-	if o.TracePath == "" && !keep {
+	if o.TracePath == "" && o.FailTrace == "" && !keep {
 		os.RemoveAll(work)
 	}
 	return o
@@ -555,6 +681,13 @@ func summarize(res *Result, interrupted bool) {
 	}
 	o := res.Runs[pick]
 	rp.Status, rp.Failed, rp.Schedule = bugs.Reproduced, o.Failed(), o.SchedulePath
+	rp.Observed = o.Observation.Reproduced()
+	if !rp.Observed {
+		rp.Status = bugs.NotReproduced
+	}
+	if o.Placement != nil {
+		rp.Window = o.Placement.window
+	}
 	rp.Evidence = reproducedEvidence(o)
 }
 
@@ -565,9 +698,24 @@ func reproducedEvidence(o Outcome) string {
 	} else {
 		fmt.Fprintf(&b, "the run ended as the recorded one: %s\n", o.Exit)
 	}
-	fmt.Fprintf(&b, "pattern observed at lines %s of %s (occurrence %d of %s)\n", joinInts(o.Observation.Lines), o.TracePath, o.Schedule.Occurrence, o.Schedule.Steps[0])
+	if o.Observation.Reproduced() {
+		fmt.Fprintf(&b, "pattern observed at lines %s of %s (occurrence %d of %s)\n", joinInts(o.Observation.Lines), o.TracePath, o.Schedule.Occurrence, o.Schedule.Steps[0])
+	} else {
+		fmt.Fprintf(&b, "pattern not observed in order in the failing run's trace %s (occurrence %d of %s): %s\n", o.FailTrace, o.Schedule.Occurrence, o.Schedule.Steps[0], unobservedWhy(o))
+	}
+	if p := o.Placement; p != nil && p.window != nil {
+		w := p.window
+		if strings.HasPrefix(w.Hold, "held at") && strings.Contains(w.Hold, "until the program ended") {
+			fmt.Fprintf(&b, "the program failed while a thread was %s\n", w.Hold)
+		} else {
+			fmt.Fprintf(&b, "the failure came %d events and %d ms after the hold ended (%s)\n", w.Events, w.Ms, w.Hold)
+		}
+		for _, l := range w.Interleaved {
+			fmt.Fprintf(&b, "interleaved differently: %s\n", l)
+		}
+	}
 	for _, l := range o.RuntimeLog {
-		if strings.HasPrefix(l, "release") {
+		if strings.HasPrefix(l, "release") || strings.HasPrefix(l, "remote") || (!o.Observation.Reproduced() && strings.HasPrefix(l, "trigger")) {
 			fmt.Fprintf(&b, "schedule: %s\n", l) // which hold, and what ended it
 		}
 	}
@@ -583,6 +731,32 @@ func reproducedEvidence(o Outcome) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// unobservedWhy says, from the runtime's log, how far a failed run that
+// did not show the pattern got through its schedule.
+func unobservedWhy(o Outcome) string {
+	armed, remote, released := false, 0, ""
+	for _, l := range o.RuntimeLog {
+		switch {
+		case strings.HasPrefix(l, "trigger"):
+			armed = true
+		case strings.HasPrefix(l, "remote"):
+			remote++
+		case strings.HasPrefix(l, "release") && released == "":
+			released = l
+		}
+	}
+	_, _, want := splitSteps(o.Schedule.Steps)
+	switch {
+	case !armed:
+		return "its first access was never reached at that occurrence"
+	case remote >= len(want) && remote > 0:
+		return "the remote steps were made, and the program failed before the local thread's second access"
+	case released != "":
+		return fmt.Sprintf("%d of %d remote steps were made before the held thread was let go (%s)", remote, len(want), released)
+	}
+	return fmt.Sprintf("%d of %d remote steps were made while the thread was held", remote, len(want))
 }
 
 func notReproducedEvidence(o Outcome) string {
@@ -620,22 +794,27 @@ func joinInts(ns []int) string {
 }
 
 // Apply writes the results into the report: each bug tried gets its
-// Reproduction; a relaxed candidate whose directed run failed (or, with
-// relaxedReproduced, that was reproduced at all) is added, with its
-// instances, marked Relaxed; the report's other bugs (an analysis
-// reproduce does not direct, such as deadlocks) are marked not_tried.
+// Reproduction; a relaxed candidate whose directed run failed (observed or
+// not) or, with relaxedReproduced, that was reproduced at all, is added,
+// with its instances, marked Relaxed; the report's other bugs (an analysis
+// reproduce does not direct, such as deadlocks) are marked not_tried; the
+// failures and the counts go into the report as they are.
 //
 // A relaxed candidate that was reproduced but changed nothing is left out
 // by default: relaxed models drop rules that say which interleavings the
 // program can take with the values it read, so a run forced into one can
 // show the pattern harmlessly (a flag polled again after it was set); only
 // a changed outcome sets it apart from that noise.
-func Apply(rep *bugs.Report, results []Result, relaxedReproduced bool) {
+func Apply(rep *bugs.Report, res Results, relaxedReproduced bool) {
+	results := res.Candidates
+	rep.Failures = append(rep.Failures, res.Failures...)
+	sum := res.Summary
+	rep.Reproduce = &sum
 	byID := map[string]*bugs.Reproduction{}
 	for i := range results {
 		r := &results[i]
 		if r.Relaxed {
-			if r.Reproduction.Status != bugs.Reproduced || !(r.Reproduction.Failed || relaxedReproduced) {
+			if !r.Reproduction.Failed && !(relaxedReproduced && r.Reproduction.Status == bugs.Reproduced) {
 				continue
 			}
 			b := r.Bug
@@ -680,7 +859,14 @@ func Replay(ctx context.Context, s Schedule, dir string, timeout time.Duration) 
 // Evidence says what a run of a schedule showed, as a reproduction's
 // evidence does.
 func (o Outcome) Evidence() string {
-	if o.Observation.Reproduced() {
+	if len(o.Schedule.Steps) == 0 {
+		f := bugs.Failure{Why: o.Exit, Attribution: bugs.AttrWindow}
+		if _, why := o.Changed(); why != "" {
+			f.Why = why
+		}
+		return failureEvidence(o, f, "")
+	}
+	if o.Observation.Reproduced() || o.Failed() {
 		return reproducedEvidence(o)
 	}
 	return notReproducedEvidence(o)

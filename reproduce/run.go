@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/recorder"
 )
 
@@ -40,6 +41,14 @@ type Outcome struct {
 	RuntimeLog   []string // what the runtime did (hold, release, ...)
 	Elapsed      time.Duration
 	Err          error // the run could not be made or read
+	// Log is the runtime's log of the process that failed (or held), and
+	// FailTrace that process's recording, kept when the run ended
+	// differently from the recorded one.
+	Log       runLog
+	FailTrace string
+	// Placement puts a failure in or outside the window of the run's
+	// holds (Place); nil until placed.
+	Placement *placement
 }
 
 // failureRE finds the messages of a run that went wrong on standard
@@ -70,10 +79,44 @@ func (o Outcome) Changed() (bool, string) {
 	return len(why) > 0, strings.Join(why, "; ")
 }
 
-// Failed reports whether the run reproduced the bug and ended differently.
+// Failed reports whether the run ended differently from the recorded one
+// in the window of its holds: whether or not the pattern was observed,
+// the schedule changed what the program did. A failure placed outside
+// any window (Place) is not the run's schedule's.
 func (o Outcome) Failed() bool {
 	ch, _ := o.Changed()
-	return o.Observation.Reproduced() && ch
+	return ch && (o.Placement == nil || o.Placement.attribution == bugs.AttrWindow)
+}
+
+// FailedOutside reports whether the run ended differently, but outside
+// the window of its holds, or without any hold.
+func (o Outcome) FailedOutside() bool {
+	ch, _ := o.Changed()
+	return ch && o.Placement != nil && o.Placement.attribution != bugs.AttrWindow
+}
+
+// Place puts the failure of a run that ended differently in or outside
+// the window of its last hold (objects: the window's objects, ObjectOf
+// names; recorded: the orders of the recorded run). It does nothing for a
+// run that ended as the recorded one.
+func (o *Outcome) Place(objects []string, recorded map[orderKey]bool) {
+	if ch, _ := o.Changed(); !ch || o.Placement != nil {
+		return
+	}
+	p := placement{attribution: bugs.AttrWindow}
+	if o.FailTrace != "" {
+		f, err := os.Open(o.FailTrace)
+		if err == nil {
+			p, err = place(f, o.Log, objects, recorded)
+			f.Close()
+		}
+		if err != nil {
+			p = placement{attribution: bugs.AttrWindow}
+		}
+	} else if o.Log.lastHold() == nil {
+		p.attribution = bugs.AttrNoHold
+	}
+	o.Placement = &p
 }
 
 // tailWriter keeps the last bytes written to it.
@@ -107,6 +150,12 @@ func (t *tailWriter) lines(n int) []string {
 // command builds the process of argv run in dir, in a process group of
 // its own (so that the whole of it can be stopped).
 func command(argv []string, dir string, env []string, stdout, stderr *tailWriter) *exec.Cmd {
+	return commandIn(argv, dir, env, "", stdout, stderr)
+}
+
+// commandIn is command with a file as standard input ("": none, an empty
+// input). A file that cannot be opened makes the start fail.
+func commandIn(argv []string, dir string, env []string, stdin string, stdout, stderr *tailWriter) *exec.Cmd {
 	prog := argv[0]
 	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) && dir != "" {
 		prog = filepath.Join(dir, prog)
@@ -121,7 +170,32 @@ func command(argv []string, dir string, env []string, stdout, stderr *tailWriter
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if stdin != "" {
+		cmd.Stdin = &stdinFile{path: stdin}
+	}
 	return cmd
+}
+
+// stdinFile opens its file when first read, so that a missing file is an
+// error of the run (exec copies from a Reader that is not an *os.File).
+type stdinFile struct {
+	path string
+	f    *os.File
+	err  error
+}
+
+func (s *stdinFile) Read(p []byte) (int, error) {
+	if s.f == nil && s.err == nil {
+		s.f, s.err = os.Open(s.path)
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.f.Read(p)
+	if err != nil {
+		s.f.Close()
+	}
+	return n, err
 }
 
 // runGroup runs cmd until it ends, timeout passes or ctx is done; then
@@ -193,7 +267,7 @@ func directedRun(ctx context.Context, s Schedule, schedPath, workDir string, tim
 	}
 	defer os.RemoveAll(raw)
 	stdout, stderr := &tailWriter{max: 8 << 10}, &tailWriter{max: 8 << 10}
-	cmd := command(s.Argv, s.Dir, []string{recorder.TraceDirEnv + "=" + raw, ScheduleEnv + "=" + schedPath, RunDirEnv + "=" + workDir}, stdout, stderr)
+	cmd := commandIn(s.Argv, s.Dir, []string{recorder.TraceDirEnv + "=" + raw, ScheduleEnv + "=" + schedPath, RunDirEnv + "=" + workDir}, s.Stdin, stdout, stderr)
 	timedOut, err := runGroup(ctx, cmd, timeout)
 	if cmd.Process == nil {
 		o.Err = fmt.Errorf("starting %s: %w", s.Argv[0], err)
@@ -209,10 +283,10 @@ func directedRun(ctx context.Context, s Schedule, schedPath, workDir string, tim
 		o.Err = ctx.Err()
 		return o
 	}
-	o.observe(raw, workDir, keep)
-	if s.Check != "" && o.Err == nil {
+	if s.Check != "" {
 		o.check(ctx, s)
 	}
+	o.observe(raw, workDir, keep)
 	return o
 }
 
@@ -227,10 +301,34 @@ func (o *Outcome) observe(raw, workDir string, keep bool) {
 		o.Err = err
 		return
 	}
+	changed, _ := o.Changed()
+	failPID, failRank := -1, -1
+	logs := map[int]runLog{}
 	for _, pid := range pids {
 		if b, err := os.ReadFile(filepath.Join(raw, fmt.Sprintf("p%d.sched", pid))); err == nil {
-			o.RuntimeLog = append(o.RuntimeLog, strings.Split(strings.TrimSpace(string(b)), "\n")...)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			o.RuntimeLog = append(o.RuntimeLog, lines...)
+			l := parseRunLog(lines)
+			logs[pid] = l
+			// The process that failed: the one that died of a signal,
+			// else one that held a thread, else the first.
+			rank := 0
+			switch {
+			case l.Fatal != 0:
+				rank = 2
+			case len(l.Holds) > 0:
+				rank = 1
+			}
+			if rank > failRank {
+				failPID, failRank = pid, rank
+			}
 		}
+	}
+	if failPID < 0 && len(pids) > 0 {
+		failPID = pids[0]
+	}
+	o.Log = logs[failPID]
+	for _, pid := range pids {
 		path := filepath.Join(workDir, fmt.Sprintf("trace-%d.csv", pid))
 		f, err := os.Create(path)
 		if err != nil {
@@ -248,16 +346,22 @@ func (o *Outcome) observe(raw, workDir string, keep bool) {
 			o.Err = fmt.Errorf("converting the directed run's log: %w", cerr)
 			return
 		}
-		obs, err := observeFile(path, o.Schedule)
-		if err != nil {
-			o.Err = err
-			return
+		var obs Observation
+		if len(o.Schedule.Steps) > 0 { // an exploring run has no pattern to observe
+			if obs, err = observeFile(path, o.Schedule); err != nil {
+				o.Err = err
+				return
+			}
 		}
+		kept := false
 		if obs.Reproduced() && o.TracePath == "" {
 			o.Observation, o.TracePath = obs, path
-			continue
+			kept = true
 		}
-		if !keep {
+		if changed && pid == failPID {
+			o.FailTrace, kept = path, true
+		}
+		if !kept && !keep {
 			os.Remove(path)
 		}
 	}
@@ -308,7 +412,7 @@ func controlRun(ctx context.Context, s Schedule, workDir string, timeout time.Du
 	}
 	defer os.RemoveAll(raw)
 	stdout, stderr := &tailWriter{max: 8 << 10}, &tailWriter{max: 8 << 10}
-	cmd := command(s.Argv, s.Dir, []string{recorder.TraceDirEnv + "=" + raw, RunDirEnv + "=" + raw}, stdout, stderr)
+	cmd := commandIn(s.Argv, s.Dir, []string{recorder.TraceDirEnv + "=" + raw, RunDirEnv + "=" + raw}, s.Stdin, stdout, stderr)
 	timedOut, err := runGroup(ctx, cmd, timeout)
 	if cmd.Process == nil || ctx.Err() != nil {
 		return false, ""

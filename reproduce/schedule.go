@@ -79,6 +79,26 @@ type Schedule struct {
 	Objects []string // the ELF objects to map sites to code in
 	Ended   string   // how the recorded run ended (the outcome to compare with)
 	Check   string   // the --check command ("" if none)
+	Stdin   string   // the file given as standard input ("" if none)
+	// Points are the change points of an exploring schedule (Explore):
+	// it has no steps the runtime acts on.
+	Points []Point
+}
+
+// Point is a change point of an exploring schedule: the Occurrence-th
+// execution of a site (by any thread) holds its thread before the access
+// or the acquisition, until no other thread can run or the pause ends, as
+// PCT lowers a thread's priority.
+type Point struct {
+	Kind       byte // R, W, or L (a lock acquisition)
+	File       string
+	Line       int
+	Occurrence int
+	Var        string // the variable (or lock) it was on in the recording
+}
+
+func (p Point) String() string {
+	return fmt.Sprintf("%c %s:%d#%d %s", p.Kind, p.File, p.Line, p.Occurrence, p.Var)
 }
 
 // splitSteps returns the local thread's two steps and the remote steps,
@@ -198,6 +218,9 @@ func (s Schedule) Write(w io.Writer, cc *codeCache) error {
 	if s.Check != "" {
 		fmt.Fprintf(bw, "check %s\n", s.Check)
 	}
+	if s.Stdin != "" {
+		fmt.Fprintf(bw, "stdin %s\n", s.Stdin)
+	}
 	for _, o := range s.Objects {
 		fmt.Fprintf(bw, "object %s\n", o)
 	}
@@ -224,7 +247,31 @@ func (s Schedule) Write(w io.Writer, cc *codeCache) error {
 			}
 		}
 	}
+	for i, p := range s.Points {
+		fmt.Fprintf(bw, "xpoint %d %c %s:%d %d %s\n", i, p.Kind, p.File, p.Line, p.Occurrence, p.Var)
+		if cc == nil {
+			continue
+		}
+		found, err := cc.lookup(s.Objects, p.File, p.Line)
+		if err != nil {
+			return fmt.Errorf("change point %d: %w", i, err)
+		}
+		for _, f := range found {
+			for _, r := range f.ranges {
+				fmt.Fprintf(bw, "point %d %c %s %x %x %d\n", i, p.Kind, moduleName(s.Objects, f.object), r.Lo, r.Hi, max(p.Occurrence, 1))
+			}
+		}
+	}
 	return bw.Flush()
+}
+
+// moduleName is how a schedule names the object code is in: "-" for the
+// executable (the first object), else its base name.
+func moduleName(objects []string, object string) string {
+	if len(objects) == 0 || object != objects[0] {
+		return filepath.Base(object)
+	}
+	return "-"
 }
 
 // ReadSchedule reads a schedule file written by Write.
@@ -267,6 +314,12 @@ func ReadSchedule(path string) (Schedule, error) {
 			s.Ended = val
 		case "check":
 			s.Check = val
+		case "stdin":
+			s.Stdin = val
+		case "xpoint":
+			var p Point
+			p, err = parsePoint(val)
+			s.Points = append(s.Points, p)
 		case "object":
 			s.Objects = append(s.Objects, val)
 		case "step":
@@ -281,10 +334,35 @@ func ReadSchedule(path string) (Schedule, error) {
 	if err := sc.Err(); err != nil {
 		return s, err
 	}
-	if len(s.Steps) == 0 || len(s.Argv) == 0 {
+	if (len(s.Steps) == 0 && len(s.Points) == 0) || len(s.Argv) == 0 {
 		return s, fmt.Errorf("schedule %s: no steps or no command: not a schedule written by mcpredict reproduce", path)
 	}
 	return s, nil
+}
+
+// parsePoint reads an xpoint line: IDX KIND FILE:LINE OCC [VAR].
+func parsePoint(val string) (Point, error) {
+	f := strings.SplitN(val, " ", 5)
+	if len(f) < 4 || len(f[1]) != 1 {
+		return Point{}, fmt.Errorf("want IDX KIND FILE:LINE OCC [VAR], got %q", val)
+	}
+	p := Point{Kind: f[1][0]}
+	i := strings.LastIndexByte(f[2], ':')
+	if i <= 0 {
+		return p, fmt.Errorf("bad site %q", f[2])
+	}
+	p.File = f[2][:i]
+	var err error
+	if p.Line, err = strconv.Atoi(f[2][i+1:]); err != nil {
+		return p, fmt.Errorf("bad line in %q", f[2])
+	}
+	if p.Occurrence, err = strconv.Atoi(f[3]); err != nil {
+		return p, fmt.Errorf("bad occurrence %q", f[3])
+	}
+	if len(f) == 5 {
+		p.Var = f[4]
+	}
+	return p, nil
 }
 
 func parseStep(val string) (Step, error) {

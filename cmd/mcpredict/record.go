@@ -222,6 +222,11 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		RawDir: *rawDir, Timeout: *timeout, NoFuncs: *noFuncs,
 		Convert: copts,
 	}
+	// Input from a file or a pipe is kept beside the trace (TRACE.stdin),
+	// for reproduce's directed runs; a terminal's is not.
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 && *out != "-" {
+		opts.StdinCopy = *out + ".stdin"
+	}
 	var res recorder.RecordResult
 	started := false
 	err := writeOutput(*out, stdout, func(w io.Writer) error {

@@ -69,13 +69,19 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	state := "did not happen again"
 	switch {
-	case o.Failed():
+	case len(s.Steps) == 0 && o.Failed():
+		state = "the run FAILED again"
+	case len(s.Steps) == 0:
+		state = "the run ended as the recorded one"
+	case o.Failed() && o.Observation.Reproduced():
 		state = "happened again, and the run FAILED"
+	case o.Failed():
+		state = "the run FAILED again, the pattern not observed in order"
 	case o.Observation.Reproduced():
 		state = "happened again; the run ended as the recorded one"
 	}
 	fmt.Fprintf(stdout, "%s %s: %s\n%s\n", s.Bug, s.Pattern, state, o.Evidence())
-	if o.Observation.Reproduced() {
+	if o.Observation.Reproduced() || o.Failed() {
 		return exitOK
 	}
 	return exitViolation

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/mcpredict/mcpredict/analysis"
 	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/predict"
+	"github.com/mcpredict/mcpredict/report"
 	"github.com/mcpredict/mcpredict/reproduce"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
@@ -69,6 +71,9 @@ type reproduceFlags struct {
 	maxRelaxed     int
 	showRelaxed    string
 	controls       int
+	explore        int
+	seed           int64
+	stdin          string
 }
 
 func (r *reproduceFlags) register(fs *flag.FlagSet) {
@@ -84,6 +89,9 @@ func (r *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&r.relaxedTimeout, "relaxed-timeout", time.Minute, "the longest each relaxed model may take; its candidates found by then are tried")
 	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most: round-robin over the objects they are on, the models in turn, more instances first")
 	fs.IntVar(&r.controls, "controls", 2, "runs of the command without a schedule made first: when one ends differently from the recorded run, the program fails on its own, which failed bugs' evidence then says")
+	fs.IntVar(&r.explore, "explore", 20, "exploring runs once the candidates are used up, within --budget and --max-runs (0: none): change points drawn from the recording, weighted toward the predicted variables, as PCT would put them; stops at the first failure")
+	fs.Int64Var(&r.seed, "seed", 1, "the seed of the exploration's draws (the same seed, the same schedules)")
+	fs.StringVar(&r.stdin, "stdin", "", "a `FILE` given as standard input to every run (default: the input mcpredict record kept beside the trace, TRACE.stdin, if any)")
 	fs.StringVar(&r.showRelaxed, "show-relaxed", "failed", "which bugs only relaxed models predict are reported: failed (their directed run changed the outcome) or reproduced (also those whose run changed nothing)")
 }
 
@@ -133,7 +141,14 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, "reproduce", err)
 	}
 	opts := reproduce.Options{Pause: rf.pause, RunTimeout: rf.runTimeout, RunsPerBug: rf.runsPerBug, MaxRuns: rf.maxRuns,
-		Budget: rf.budget, Check: rf.check, Argv: command, OutDir: rf.outDir, Jobs: 1, Controls: rf.controls}
+		Budget: rf.budget, Check: rf.check, Argv: command, OutDir: rf.outDir, Jobs: 1, Controls: rf.controls,
+		Explore: rf.explore, Seed: rf.seed}
+	if rf.stdin != "" {
+		if _, err := os.Stat(rf.stdin); err != nil {
+			return fail(stderr, "reproduce", &predict.UsageError{Msg: fmt.Sprintf("--stdin: %v", err)})
+		}
+		opts.Stdin = absPath(rf.stdin)
+	}
 	if jobsGiven {
 		opts.Jobs = cf.jobs
 	}
@@ -150,6 +165,9 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	results, err := reproduce.Run(ctx, rec, cands, opts)
 	if err != nil {
 		return fail(stderr, "reproduce", err)
+	}
+	for _, w := range results.Summary.Warnings {
+		fmt.Fprintf(stderr, "mcpredict reproduce: warning: %s\n", w)
 	}
 	reproduce.Apply(rep, results, rf.showRelaxed == "reproduced")
 	filt.apply(rep)
@@ -175,32 +193,53 @@ func reproduceProgress(stderr io.Writer) func(string, int, reproduce.Outcome) {
 		switch {
 		case o.Err != nil:
 			state = "error: " + o.Err.Error()
-		case o.Failed():
+		case o.FailedOutside():
+			state = "FAILED outside its window"
+		case o.Failed() && o.Observation.Reproduced():
+			state = "FAILED, pattern observed"
+		case o.Failed() && len(o.Schedule.Points) > 0:
 			state = "FAILED"
+		case o.Failed():
+			state = "FAILED, pattern not observed in order"
 		case o.Observation.Reproduced():
 			state = "reproduced"
+		case len(o.Schedule.Points) > 0:
+			state = "ended as recorded"
 		}
-		fmt.Fprintf(stderr, "  %s run %d (occurrence %d): %s, %s, %.1fs\n", bug, run, o.Schedule.Occurrence, state, o.Exit, o.Elapsed.Seconds())
+		where := fmt.Sprintf("occurrence %d", o.Schedule.Occurrence)
+		if len(o.Schedule.Points) > 0 {
+			where = fmt.Sprintf("%d change points", len(o.Schedule.Points))
+		}
+		fmt.Fprintf(stderr, "  %s run %d (%s): %s, %s, %.1fs\n", bug, run, where, state, o.Exit, o.Elapsed.Seconds())
 	}
 }
 
 // reproduceStatus is the exit status of reproduce: interrupted, bugs
 // reproduced, or none.
 func reproduceStatus(ctx context.Context, stderr io.Writer, rep *bugs.Report) int {
-	failed, reproduced := 0, 0
+	failed, unobserved, reproduced := 0, 0, 0
 	for _, b := range rep.Active() {
-		if r := b.Reproduction; r != nil && r.Status == bugs.Reproduced {
-			reproduced++
-			if r.Failed {
-				failed++
+		r := b.Reproduction
+		switch {
+		case r == nil:
+		case r.Failed:
+			failed++
+			if !r.Observed {
+				unobserved++
 			}
+		case r.Status == bugs.Reproduced:
+			reproduced++
 		}
 	}
-	fmt.Fprintf(stderr, "mcpredict reproduce: %d bugs reproduced, %d of them failed\n", reproduced, failed)
+	fmt.Fprintf(stderr, "mcpredict reproduce: %d bugs failed (%d without the pattern observed in order), %d more reproduced; %d other failing runs\n",
+		failed, unobserved, reproduced, len(rep.Failures))
+	if s := rep.Reproduce; s != nil {
+		fmt.Fprintf(stderr, "mcpredict reproduce: %s\n", report.RunSummary(*s))
+	}
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted
-	case reproduced > 0:
+	case failed+reproduced+len(rep.Failures) > 0:
 		return exitViolation
 	}
 	return exitOK

@@ -163,6 +163,9 @@ void __mcprec_sched_lock_pre(const volatile void *m, uint64_t pc);
 void __mcprec_sched_lock_busy(const volatile void *m);
 void __mcprec_sched_lock_post(const volatile void *m, uint64_t pc);
 void __mcprec_sched_unlock_post(const volatile void *m);
+void __mcprec_sched_block(int delta);
+void __mcprec_sched_threads(int delta);
+void __mcprec_sched_exit(void);
 #define SCHED(call) do { if (UNLIKELY(__mcprec_sched_on)) call; } while (0)
 
 static inline uint64_t next_seq(void);
@@ -933,6 +936,7 @@ static void thr_exit(void *p)
 	if (!t->busy)
 		put(t, next_seq(), MCPREC_THREAD_END, 0, 0, 0);
 	t->state = T_DONE;
+	SCHED(__mcprec_sched_threads(-1));
 	stack_unregister(t->stk);
 	t->stk = &g_nostk;
 	sys_munmap(t->win, CHUNK);
@@ -948,6 +952,7 @@ static void proc_exit(void)
 		watch_flush(t);
 		put(t, next_seq(), MCPREC_PROC_EXIT, 0, 0, 0);
 	}
+	SCHED(__mcprec_sched_exit());
 }
 
 static __attribute__((noinline)) int next_window(struct thr *t)
@@ -969,6 +974,12 @@ static inline uint64_t next_seq(void)
 {
 	return __atomic_add_fetch(&g_seq.v, 1, __ATOMIC_RELAXED);
 }
+
+/* __mcprec_seq_now is the number of the last event taken, and
+ * __mcprec_token the calling thread's token (0 if it is not recorded):
+ * the schedule's log says where in the trace a hold began and ended. */
+uint64_t __mcprec_seq_now(void) { return __atomic_load_n(&g_seq.v, __ATOMIC_RELAXED); }
+uint64_t __mcprec_token(void) { return T.state == T_READY ? T.tok : 0; }
 
 /* put stores one record. The slot is reserved with a single load and store
  * of pos, and seqkind is stored last, so a signal handler that records in
@@ -1821,10 +1832,12 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	/* The Create's number is taken before the child exists, so it is below
 	 * every event of the child; it is stored only if the create works. */
 	uint64_t seq = next_seq();
+	SCHED(__mcprec_sched_threads(1));
 	t->busy = 1;
 	int rc = real_pthread_create(th, attr, trampoline, s);
 	t->busy = 0;
 	if (rc != 0) {
+		SCHED(__mcprec_sched_threads(-1));
 		__libc_free(s);
 		return rc;
 	}
@@ -1848,7 +1861,9 @@ int pthread_join(pthread_t th, void **ret)
 	uint64_t pc = RA();
 	ENSURE(pthread_join);
 	uint64_t tok = tidmap_get((uint64_t)th);
+	SCHED(__mcprec_sched_block(1));
 	int rc = real_pthread_join(th, ret);
+	SCHED(__mcprec_sched_block(-1));
 	if (rc == 0)
 		joined(th, tok, pc);
 	return rc;
@@ -1870,7 +1885,9 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 	uint64_t pc = RA();
 	ENSURE(pthread_timedjoin_np);
 	uint64_t tok = tidmap_get((uint64_t)th);
+	SCHED(__mcprec_sched_block(1));
 	int rc = real_pthread_timedjoin_np(th, ret, ts);
+	SCHED(__mcprec_sched_block(-1));
 	if (rc == 0)
 		joined(th, tok, pc);
 	return rc;
@@ -1905,7 +1922,9 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		if (rc == EBUSY) {                         \
 			SCHED(__mcprec_sched_lock_busy(m)); \
 			ev(MCPREC_LOCKWAIT, m, kind, pc);  \
+			SCHED(__mcprec_sched_block(1));    \
 			rc = real_##name(m);               \
+			SCHED(__mcprec_sched_block(-1));   \
 		}                                          \
 		if (rc == 0) {                             \
 			ev(kind, m, 0, pc);                \
@@ -1920,7 +1939,9 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		uint64_t pc = RA();                                \
 		ENSURE(name);                                      \
 		SCHED(__mcprec_sched_lock_pre(m, pc));             \
+		SCHED(__mcprec_sched_block(1));                    \
 		int rc = real_##name(m, ts);                       \
+		SCHED(__mcprec_sched_block(-1));                   \
 		if (rc == 0) {                                     \
 			ev(kind, m, 0, pc);                        \
 			SCHED(__mcprec_sched_lock_post(m, pc));        \
@@ -1986,7 +2007,9 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	ENSURE(pthread_cond_wait);
 	struct thr *t = cur();
 	wait_begin(t, m, pc);
+	SCHED(__mcprec_sched_block(1));
 	int rc = real_pthread_cond_wait(c, m);
+	SCHED(__mcprec_sched_block(-1));
 	if (rc == 0)
 		wait_end(t, 1, c, m, pc);
 	return rc;
@@ -1998,7 +2021,9 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	ENSURE(pthread_cond_timedwait);
 	struct thr *t = cur();
 	wait_begin(t, m, pc);
+	SCHED(__mcprec_sched_block(1));
 	int rc = real_pthread_cond_timedwait(c, m, ts);
+	SCHED(__mcprec_sched_block(-1));
 	/* A wait that timed out was woken by no Signal; it still holds the
 	 * mutex again. */
 	if (rc == 0 || rc == ETIMEDOUT)
@@ -2013,7 +2038,9 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
 	ENSURE(pthread_cond_clockwait);
 	struct thr *t = cur();
 	wait_begin(t, m, pc);
+	SCHED(__mcprec_sched_block(1));
 	int rc = real_pthread_cond_clockwait(c, m, clk, ts);
+	SCHED(__mcprec_sched_block(-1));
 	if (rc == 0 || rc == ETIMEDOUT)
 		wait_end(t, rc == 0, c, m, pc);
 	return rc;
@@ -2024,12 +2051,33 @@ RELEASE(pthread_cond_broadcast, pthread_cond_t, MCPREC_BROADCAST)
 
 /* At arrival: every arrival of an episode then precedes every event after
  * the barrier, which is how the predictor orders barrier phases. */
-RELEASE(pthread_barrier_wait, pthread_barrier_t, MCPREC_BARRIER)
+int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	uint64_t pc = RA();
+	ENSURE(pthread_barrier_wait);
+	ev(MCPREC_BARRIER, b, 0, pc);
+	SCHED(__mcprec_sched_block(1));
+	int rc = real_pthread_barrier_wait(b);
+	SCHED(__mcprec_sched_block(-1));
+	return rc;
+}
 
 /* ---- semaphores ---- */
 
 RELEASE(sem_post, sem_t, MCPREC_SEMPOST)
-ACQUIRE(sem_wait, sem_t, MCPREC_SEMWAIT)
+int sem_wait(sem_t *m)
+{
+	uint64_t pc = RA();
+	ENSURE(sem_wait);
+	SCHED(__mcprec_sched_block(1));
+	int rc = real_sem_wait(m);
+	SCHED(__mcprec_sched_block(-1));
+	if (rc == 0) {
+		ev(MCPREC_SEMWAIT, m, 0, pc);
+		SCHED(__mcprec_sched_lock_post(m, pc));
+	}
+	return rc;
+}
 ACQUIRE(sem_trywait, sem_t, MCPREC_SEMWAIT)
 ACQUIRE_TIMED(sem_timedwait, sem_t, MCPREC_SEMWAIT)
 

@@ -31,8 +31,21 @@
  * that ends otherwise (the pause, a thread blocking on a lock a held thread
  * holds) ends the schedule, and every held thread goes on.
  *
+ * An exploring schedule (point lines, no L1) holds threads at change
+ * points instead, as PCT lowers a thread's priority: the OCC-th execution
+ * (any thread) of a point's site holds its thread before the access or
+ * the acquisition, until every other thread is blocked or gone, the pause
+ * ends, or another thread is about to block on a lock the held thread
+ * holds. Every hold, of either kind, also ends when no other thread can
+ * run (all of them blocked in a lock, a wait, a join, a barrier or a
+ * semaphore, or ended): holding longer would only stall the program.
+ *
  * Each step is written to "<trace prefix>.sched", which reproduce reads as
- * evidence. The directed run is recorded as any other; whether the pattern
+ * evidence, with the number of the last event taken (seq, the trace's
+ * second column) and the milliseconds since start-up (ms): the trace lines
+ * of a hold's window. A fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE,
+ * SIGILL) and exit() are logged the same way, so that a failure can be
+ * placed after the window it came from. The directed run is recorded as any other; whether the pattern
  * really happened is decided from its trace, not from this file.
  *
  * The file format, one directive per line:
@@ -41,12 +54,15 @@
  *   occurrence N
  *   prehold 0|1
  *   site ROLE KIND SAME MODULE LO HI
+ *   point IDX KIND MODULE LO HI OCC
  * ROLE is L1, L2, R1..R8 (R1..R4 for an access pattern) or PRE; KIND R
  * (read), W (write), A (any access) or L (a lock acquisition: PRE, or
  * every site of a deadlock, which an L1 of kind L makes the schedule);
  * SAME 1 when the access must touch the address L1 took; MODULE the base name of the ELF object, "-" for the
  * executable; LO, HI a link-time code range (hex) of the site's line:
- * a hook's return address minus one in it matches.
+ * a hook's return address minus one in it matches. A point's IDX (0 to
+ * MAXPOINTS-1) groups the ranges of one change point; its KIND is R, W, A
+ * or L, and OCC the execution of its site that holds.
  */
 #define _GNU_SOURCE
 #include "mcprec.h"
@@ -56,6 +72,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,7 +84,8 @@
 #define MAXRANGES 256
 #define MAXREMOTE 8 /* remote steps: R1..R8 (a deadlock cycle of 9 threads) */
 #define MAXHELD 16
-#define MAXHOLDING (MAXREMOTE + 2) /* threads held at once */
+#define MAXPOINTS 16               /* change points of an exploring schedule */
+#define MAXHOLDING (MAXREMOTE + MAXPOINTS + 2) /* threads held at once */
 
 enum { R_L1, R_L2, R_R1, R_PRE = R_R1 + MAXREMOTE, NROLES };
 enum { PH_OFF, PH_IDLE, PH_ARMED, PH_MATCHED, PH_DONE };
@@ -86,6 +104,13 @@ struct site {
 	struct range *r[MAXRANGES];
 };
 
+/* A change point of an exploring schedule. */
+struct point {
+	struct site s;
+	uint64_t occ;  /* the execution that holds */
+	uint64_t hits; /* executions so far */
+};
+
 struct sthr {
 	int armed;          /* to be held: it triggered L1 (or, in a deadlock cycle, made a remote step) */
 	int nheld, h0;      /* locks held now, and at L1 (at its remote step) */
@@ -93,6 +118,7 @@ struct sthr {
 	int just_matched;   /* made the last remote access: let go at its next hook */
 	int member;         /* a deadlock cycle's thread: 1 for L1, 1+k for Rk */
 	int abandon;        /* another thread is about to block on a lock this held thread holds */
+	uint64_t hold_no;   /* the number of its hold, in the order holds began */
 };
 
 int __mcprec_sched_on;
@@ -118,6 +144,17 @@ static struct sthr *g_holding[MAXHOLDING]; /* the threads held now (under g_lock
 static int g_nholding;
 static uint32_t g_lock;
 static int g_log = -1;
+static uint64_t g_start_ms;
+
+static struct point g_points[MAXPOINTS];
+static int g_npoints; /* 1 + the highest point index */
+/* Threads alive (the main one, and those created since) and blocked now:
+ * a hold ends when every other thread is blocked or gone. */
+static int g_live = 1, g_blocked;
+static uint64_t g_holds; /* holds begun so far */
+
+uint64_t __mcprec_seq_now(void);
+uint64_t __mcprec_token(void);
 
 static __thread struct sthr S __attribute__((tls_model("initial-exec")));
 
@@ -154,6 +191,14 @@ static void logf_(const char *fmt, ...)
 	buf[n++] = '\n';
 	ssize_t w = write(g_log, buf, (size_t)n);
 	(void)w;
+}
+
+/* at_ prints where the program is: the last event's number and the
+ * milliseconds since start-up. */
+static void at_(char *buf, size_t n)
+{
+	snprintf(buf, n, "seq=%llu ms=%llu", (unsigned long long)__mcprec_seq_now(),
+		 (unsigned long long)(now_ms() - g_start_ms));
 }
 
 static const char *base_name(const char *p)
@@ -208,6 +253,69 @@ static int role_of(const char *s)
 	if (s[0] == 'R' && s[1] >= '1' && s[1] < '1' + MAXREMOTE && s[2] == 0)
 		return R_R1 + (s[1] - '1');
 	return -1;
+}
+
+/* on_fatal logs a fatal signal, then lets it do what it would have done:
+ * the log then says where in the trace the program died. */
+static void on_fatal(int sig)
+{
+	char at[64];
+	at_(at, sizeof at);
+	logf_("fatal signal=%d %s thread=%llu", sig, at, (unsigned long long)__mcprec_token());
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void fatal_handlers(void)
+{
+	static const int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof sa);
+			sa.sa_handler = on_fatal;
+			sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+			sigaction(sigs[i], &sa, NULL);
+		}
+	}
+}
+
+/* __mcprec_sched_exit: the process calls exit(). */
+void __mcprec_sched_exit(void)
+{
+	char at[64];
+	at_(at, sizeof at);
+	logf_("exit %s thread=%llu", at, (unsigned long long)__mcprec_token());
+}
+
+void __mcprec_sched_block(int delta) { __atomic_add_fetch(&g_blocked, delta, __ATOMIC_ACQ_REL); }
+void __mcprec_sched_threads(int delta) { __atomic_add_fetch(&g_live, delta, __ATOMIC_ACQ_REL); }
+
+/* others_stuck reports whether no thread but the held ones can run: every
+ * other thread is blocked or gone (threads in a sleep or in uninstrumented
+ * waits, such as a read from a socket, count as running). */
+static int others_stuck(void)
+{
+	int live = __atomic_load_n(&g_live, __ATOMIC_ACQUIRE);
+	int blocked = __atomic_load_n(&g_blocked, __ATOMIC_ACQUIRE);
+	int held = __atomic_load_n(&g_nholding, __ATOMIC_ACQUIRE);
+	return live - blocked - held <= 0;
+}
+
+/* first_held reports whether the calling thread's hold began before every
+ * other hold now: when no thread can run, it is the one let go, the
+ * others held still (a later change point is a lower priority, as in
+ * PCT). */
+static int first_held(void)
+{
+	int first = 1;
+	slock();
+	for (int i = 0; i < g_nholding; i++)
+		if (g_holding[i] != &S && g_holding[i]->hold_no < S.hold_no)
+			first = 0;
+	sunlock();
+	return first;
 }
 
 /* __mcprec_sched_init reads the schedule named by MCPREDICT_SCHEDULE; the
@@ -277,6 +385,25 @@ void __mcprec_sched_init(const char *prefix)
 				s->r[s->n++] = r;
 			if (ro >= R_R1 && ro < R_R1 + MAXREMOTE && ro - R_R1 + 1 > g_nremote)
 				g_nremote = ro - R_R1 + 1;
+		} else if (strcmp(key, "point") == 0) {
+			int idx;
+			unsigned long long occ;
+			if (sscanf(line, "point %d %3s %63s %llx %llx %llu", &idx, kind, mod, &lo, &hi, &occ) != 6 ||
+			    idx < 0 || idx >= MAXPOINTS || g_nranges >= MAXRANGES) {
+				logf_("error schedule line %d: bad point", lineno);
+				return;
+			}
+			struct range *r = &g_ranges[g_nranges++];
+			r->llo = lo;
+			r->lhi = hi;
+			snprintf(r->mod, sizeof r->mod, "%s", mod);
+			struct point *pt = &g_points[idx];
+			pt->s.kind = kind[0];
+			pt->occ = occ ? occ : 1;
+			if (pt->s.n < MAXRANGES)
+				pt->s.r[pt->s.n++] = r;
+			if (idx + 1 > g_npoints)
+				g_npoints = idx + 1;
 		} else if (sscanf(line, "pause_ms %llu", &v) == 1) {
 			g_pause_ms = v;
 		} else if (sscanf(line, "occurrence %llu", &v) == 1) {
@@ -285,17 +412,21 @@ void __mcprec_sched_init(const char *prefix)
 			g_prehold = v != 0;
 		}
 	}
-	if (g_sites[R_L1].n == 0 || g_nremote == 0) {
-		logf_("error schedule %s: no L1 or no remote site", path);
+	int directed = g_sites[R_L1].n > 0 && g_nremote > 0;
+	if (!directed && g_npoints == 0) {
+		logf_("error schedule %s: no L1 or no remote site, and no change point", path);
 		return;
 	}
-	g_cycle = g_sites[R_L1].kind == 'L';
+	g_cycle = directed && g_sites[R_L1].kind == 'L';
 	g_unresolved = g_nranges;
+	g_start_ms = now_ms();
 	__mcprec_sched_on = 1;
-	g_phase = PH_IDLE;
+	g_phase = directed ? PH_IDLE : PH_OFF;
+	fatal_handlers();
 	__mcprec_sched_resolve();
-	logf_("start pause_ms=%llu occurrence=%llu prehold=%d unresolved=%d remote=%d%s", (unsigned long long)g_pause_ms,
-	      (unsigned long long)g_occ, g_prehold, g_unresolved, g_nremote, g_cycle ? " cycle" : "");
+	logf_("start pause_ms=%llu occurrence=%llu prehold=%d unresolved=%d remote=%d points=%d%s",
+	      (unsigned long long)g_pause_ms, (unsigned long long)g_occ, g_prehold, g_unresolved, g_nremote, g_npoints,
+	      g_cycle ? " cycle" : "");
 }
 
 static int in_site(int role, uint64_t pc, char kind)
@@ -355,13 +486,18 @@ static void hold(const char *where, int want_phase)
 	slock();
 	if (g_nholding < MAXHOLDING)
 		g_holding[g_nholding++] = &S;
+	S.hold_no = ++g_holds;
 	sunlock();
 	step_name(name, sizeof name);
-	logf_("hold %s phase=%d%s", where, want_phase, name);
+	char at[64];
+	at_(at, sizeof at);
+	logf_("hold %s phase=%d%s %s", where, want_phase, name, at);
 	const char *why = "timeout";
+	int stuck = 0;
 	for (;;) {
 		int ph = __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE);
 		uint64_t now = now_ms();
+		(void)ph;
 		if (want_phase == PH_IDLE && ph != PH_IDLE) {
 			why = "armed";
 			break;
@@ -379,6 +515,13 @@ static void hold(const char *where, int want_phase)
 		}
 		if (__atomic_load_n(&S.abandon, __ATOMIC_ACQUIRE)) {
 			why = "lock";
+			break;
+		}
+		/* Twice in a row, 100 us apart: a thread between its wake-up and
+		 * its hook is not taken for blocked. */
+		stuck = others_stuck() && first_held() ? stuck + 1 : 0;
+		if (stuck >= 3) {
+			why = "stuck";
 			break;
 		}
 		if (now >= deadline)
@@ -401,7 +544,8 @@ static void hold(const char *where, int want_phase)
 	__atomic_store_n(&S.abandon, 0, __ATOMIC_RELEASE);
 	if (want_phase == PH_ARMED)
 		S.armed = 0;
-	logf_("release %s after_ms=%llu why=%s%s", where, (unsigned long long)(now_ms() - start), why, name);
+	at_(at, sizeof at);
+	logf_("release %s after_ms=%llu why=%s%s %s", where, (unsigned long long)(now_ms() - start), why, name, at);
 	pthread_setcancelstate(cancel_state, NULL);
 }
 
@@ -425,6 +569,37 @@ static void maybe_pause(const char *where)
 
 static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int may_hold);
 
+/* in_point reports whether pc is in change point i's site, for kind. */
+static int in_point(int i, uint64_t pc, char kind)
+{
+	struct site *s = &g_points[i].s;
+	if (s->n == 0 || (s->kind != 'A' && s->kind != kind))
+		return 0;
+	uint64_t p = pc - 1;
+	for (int j = 0; j < s->n; j++) {
+		struct range *r = s->r[j];
+		if (__atomic_load_n(&r->resolved, __ATOMIC_ACQUIRE) && p >= r->lo && p < r->hi)
+			return 1;
+	}
+	return 0;
+}
+
+/* explore holds the thread at the change points its access or
+ * acquisition at pc is the OCC-th execution of. */
+static void explore(uint64_t pc, char kind)
+{
+	for (int i = 0; i < g_npoints; i++) {
+		if (!in_point(i, pc, kind))
+			continue;
+		uint64_t n = __atomic_add_fetch(&g_points[i].hits, 1, __ATOMIC_RELAXED);
+		if (n == g_points[i].occ) {
+			char where[32];
+			snprintf(where, sizeof where, "point=%d", i);
+			hold(where, PH_OFF);
+		}
+	}
+}
+
 void __mcprec_sched_access(uint64_t pc, uintptr_t a, uint64_t size, int write)
 {
 	access_step(pc, a, size, write, 1);
@@ -441,6 +616,8 @@ static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int 
 {
 	tick();
 	char kind = write ? 'W' : 'R';
+	if (g_npoints && may_hold)
+		explore(pc, kind);
 	int ph = __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE);
 	if (ph == PH_IDLE) {
 		if (in_site(R_L1, pc, kind)) {
@@ -456,8 +633,10 @@ static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int 
 					S.h0 = S.nheld;
 				}
 				sunlock();
-				logf_("trigger occurrence=%llu addr=%#lx size=%llu locks=%d", (unsigned long long)n,
-				      (unsigned long)a, (unsigned long long)size, S.nheld);
+				char at[64];
+				at_(at, sizeof at);
+				logf_("trigger occurrence=%llu addr=%#lx size=%llu locks=%d %s", (unsigned long long)n,
+				      (unsigned long)a, (unsigned long long)size, S.nheld, at);
 				return;
 			}
 		}
@@ -479,7 +658,9 @@ static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int 
 				}
 			}
 			sunlock();
-			logf_("remote step=%d addr=%#lx kind=%c", role - R_R1 + 1, (unsigned long)a, kind);
+			char at[64];
+			at_(at, sizeof at);
+			logf_("remote step=%d addr=%#lx kind=%c %s", role - R_R1 + 1, (unsigned long)a, kind, at);
 		}
 		return;
 	}
@@ -491,6 +672,8 @@ void __mcprec_sched_lock_pre(const volatile void *m, uint64_t pc)
 {
 	(void)m;
 	tick();
+	if (g_npoints)
+		explore(pc, 'L');
 	if (S.armed) {
 		maybe_pause("before-lock");
 		return;
@@ -564,7 +747,9 @@ void __mcprec_sched_lock_post(const volatile void *m, uint64_t pc)
 			S.h0 = S.nheld;
 		}
 		sunlock();
-		logf_("trigger occurrence=%llu lock=%#lx", (unsigned long long)n, (unsigned long)(uintptr_t)m);
+		char at[64];
+		at_(at, sizeof at);
+		logf_("trigger occurrence=%llu lock=%#lx %s", (unsigned long long)n, (unsigned long)(uintptr_t)m, at);
 		return;
 	}
 	if (ph != PH_ARMED || !g_cycle || S.member || self_id() == g_local)
