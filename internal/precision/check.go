@@ -177,7 +177,8 @@ func Check(ctx context.Context, bin string, prog *Program, opts Options) (*Resul
 }
 
 // Record compiles the program with `bin cc -O1` (Options.CFlags) into dir and records it
-// with `bin record`, again while the run interleaves prog.NotExhibited.
+// with `bin record` (prog.Stdin its standard input), again while the run
+// interleaves prog.NotExhibited.
 func Record(ctx context.Context, bin string, prog *Program, dir string, opts Options) (*Recording, error) {
 	rec := &Recording{Program: prog}
 	exe := filepath.Join(dir, strings.TrimSuffix(prog.Name, filepath.Ext(prog.Name)))
@@ -201,7 +202,7 @@ func Record(ctx context.Context, bin string, prog *Program, dir string, opts Opt
 	for {
 		rec.Attempts++
 		args := append([]string{"record", "-o", rec.Trace, "--", exe}, prog.Args...)
-		if _, err := run(ctx, bin, opts.Env, args...); err != nil {
+		if _, err := runStdin(ctx, bin, opts.Env, prog.Stdin, args...); err != nil {
 			return nil, fmt.Errorf("%s: recording: %w", prog.Path, err)
 		}
 		if prog.Reproduce != "" {
@@ -300,10 +301,24 @@ func Predict(ctx context.Context, bin string, rec *Recording, opts Options) (*Re
 // run runs bin with args and returns its standard output; an error
 // includes the command and its standard error.
 func run(ctx context.Context, bin string, env []string, args ...string) ([]byte, error) {
+	return runStdin(ctx, bin, env, "", args...)
+}
+
+// runStdin is run with the file stdin as the standard input ("" for
+// none).
+func runStdin(ctx context.Context, bin string, env []string, stdin string, args ...string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("standard input of %s %s: %w", filepath.Base(bin), strings.Join(args, " "), err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
 	// On cancellation, kill the whole process group: mcpredict record's
 	// child, the recorded program, holds the output pipes too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

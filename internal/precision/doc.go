@@ -13,6 +13,13 @@
 //
 // the program's arguments for the recording (optional; none by default).
 //
+//	mcpredict:stdin input.txt
+//
+// (optional) the program's standard input: a file beside the program,
+// read when it is recorded and given to `mcpredict reproduce --stdin`, so
+// that the directed runs read what the recorded run read (an empty
+// standard input by default).
+//
 //	mcpredict:expect none
 //
 // a correctly synchronised program (an idiom): nothing may be reported.

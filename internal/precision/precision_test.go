@@ -72,8 +72,21 @@ balance = b + amount; /* @write */
 	}
 
 	p, err = Parse("ok.c", []byte("/* mcpredict:expect none */\nint x;\n"))
-	if err != nil || p.Kind() != "idiom" || len(p.Args) != 0 {
+	if err != nil || p.Kind() != "idiom" || len(p.Args) != 0 || p.Stdin != "" {
 		t.Errorf("expect none: %+v, %v", p, err)
+	}
+
+	// mcpredict:stdin names a file beside the program.
+	src = "/*\n * mcpredict:args 20000\n * mcpredict:stdin in/numbers.txt\n * mcpredict:reproduce failed\n */\n"
+	p, err = Parse("examples/fail/sum.c", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join("examples", "fail", "in", "numbers.txt"); p.Stdin != want {
+		t.Errorf("stdin %q, want %q", p.Stdin, want)
+	}
+	if p.Kind() != "bug" || p.ReproduceWant() != "failed" {
+		t.Errorf("stdin program: kind %q, want %q", p.Kind(), p.ReproduceWant())
 	}
 }
 
@@ -92,6 +105,11 @@ func TestParseErrors(t *testing.T) {
 		{"// mcpredict:allow P1 x\n", "e.c: no mcpredict:expect line"},
 		{"// mcpredict:expect none\n// mcpredict:allow P1\n", "e.c:2: mcpredict:allow wants"},
 		{"// mcpredict:expect none\n// mcpredict:allow P1 x\n", "e.c:1: mcpredict:expect none with allowed bugs (line 2)"},
+		{"// mcpredict:expect none\n// mcpredict:stdin\n", "e.c:2: mcpredict:stdin wants one file"},
+		{"// mcpredict:expect none\n// mcpredict:stdin a.in b.in\n", "e.c:2: mcpredict:stdin wants one file"},
+		{"// mcpredict:expect none\n// mcpredict:stdin /etc/passwd\n", "e.c:2: mcpredict:stdin wants one file, a path relative"},
+		{"// mcpredict:expect none\n// mcpredict:stdin ../up.in\n", "e.c:2: mcpredict:stdin wants one file, a path relative"},
+		{"// mcpredict:expect none\n// mcpredict:stdin a.in\n// mcpredict:stdin b.in\n", "e.c:3: second mcpredict:stdin line (first at line 2)"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("e.c", []byte(tt.src))
@@ -151,6 +169,61 @@ func TestLoadExamples(t *testing.T) {
 	}
 	if kinds["idiom"] == 0 || kinds["bug"] == 0 {
 		t.Errorf("programs by kind: %v", kinds)
+	}
+}
+
+// TestLoadFail checks the annotations of examples/c/fail: each buggy
+// program must fail under reproduce and has a correct twin that must not,
+// and every mcpredict:stdin file is there.
+func TestLoadFail(t *testing.T) {
+	progs, err := Load("../../examples/c/fail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, p := range progs {
+		want[p.Name] = p.ReproduceWant()
+		if p.Stdin != "" {
+			if _, err := os.Stat(p.Stdin); err != nil {
+				t.Errorf("%s: mcpredict:stdin: %v", p.Path, err)
+			}
+		}
+	}
+	for name, w := range want {
+		twin, isTwin := strings.CutSuffix(name, "_ok.c")
+		switch {
+		case isTwin && w != "clean":
+			t.Errorf("%s: a correct twin wants %s, not clean", name, w)
+		case isTwin && want[twin+".c"] != "failed":
+			t.Errorf("%s: its buggy program %s.c is missing or does not want failed", name, twin)
+		case !isTwin && w != "failed":
+			t.Errorf("%s: a buggy program wants %s, not failed", name, w)
+		case !isTwin && want[strings.TrimSuffix(name, ".c")+"_ok.c"] == "":
+			t.Errorf("%s: no correct twin", name)
+		}
+	}
+}
+
+// TestRunStdin checks that a command gets the file as its standard input.
+func TestRunStdin(t *testing.T) {
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		t.Skip("cat not installed")
+	}
+	in := filepath.Join(t.TempDir(), "in.txt")
+	if err := os.WriteFile(in, []byte("1 2 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runStdin(context.Background(), cat, nil, in, "-")
+	if err != nil || string(out) != "1 2 3\n" {
+		t.Errorf("runStdin: %q, %v; want the file's text", out, err)
+	}
+	out, err = run(context.Background(), cat, nil, "-")
+	if err != nil || len(out) != 0 {
+		t.Errorf("run: %q, %v; want an empty standard input", out, err)
+	}
+	if _, err := runStdin(context.Background(), cat, nil, in+".missing", "-"); err == nil || !strings.Contains(err.Error(), "standard input") {
+		t.Errorf("a missing file: error %v", err)
 	}
 }
 

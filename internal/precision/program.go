@@ -30,6 +30,10 @@ type Program struct {
 	// (mcpredict:reports): the program of a bug it finds, or the correct
 	// twin it is silent on.
 	Reports []AnalysisReport
+	// Stdin is the file the program reads as its standard input when it
+	// is recorded and reproduced (mcpredict:stdin, a file beside the
+	// program; "" for none).
+	Stdin string
 	// Reproduce is what mcpredict reproduce must show (mcpredict:reproduce):
 	// "failed" (a directed run fails), "clean" (none fails), "missed" (a
 	// bug it does not expose yet, the reason given: a run that fails is
@@ -161,7 +165,7 @@ func Parse(path string, src []byte) (*Program, error) {
 	var expects []pending
 	nexpect := 0
 	var none, haveArgs bool
-	noneLine, notLine := 0, 0
+	noneLine, notLine, stdinLine := 0, 0, 0
 	var errs []error
 	fail := func(line int, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, args...)))
@@ -230,10 +234,19 @@ func Parse(path string, src []byte) (*Program, error) {
 				break
 			}
 			p.Reproduce = word
+		case "stdin":
+			if len(fields) != 1 || !filepath.IsLocal(fields[0]) {
+				fail(n, "mcpredict:stdin wants one file, a path relative to the program's directory")
+				break
+			}
+			if stdinLine != 0 {
+				fail(n, "second mcpredict:stdin line (first at line %d)", stdinLine)
+			}
+			p.Stdin, stdinLine = filepath.Join(filepath.Dir(path), fields[0]), n
 		case "window":
 			// The two sites of the local thread's window, for the reader.
 		default:
-			fail(n, "unknown annotation mcpredict:%s (want args, expect, allow, notexhibited, reports, reproduce or window)", keyword)
+			fail(n, "unknown annotation mcpredict:%s (want args, stdin, expect, allow, notexhibited, reports, reproduce or window)", keyword)
 		}
 	}
 	if err := sc.Err(); err != nil {

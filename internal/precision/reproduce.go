@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -30,14 +31,25 @@ type Reproduction struct {
 func (r Reproduction) OK() bool { return r.Err == nil && len(r.Problems) == 0 }
 
 // Reproduce runs `bin reproduce` on the recording (whose program must still
-// be where it was recorded) and checks it against the annotations: every
+// be where it was recorded; with --stdin for a program with
+// mcpredict:stdin) and checks it against the annotations: every
 // expected bug reproduced, a failed run for mcpredict:reproduce failed, none
 // for a correct program (mcpredict:expect none or mcpredict:reproduce clean).
 func Reproduce(ctx context.Context, bin string, rec *Recording, opts Options) Reproduction {
 	p := rec.Program
 	r := Reproduction{Program: p, Expected: len(p.Expect)}
 	start := time.Now()
-	args := []string{"reproduce", "--format", "json", "--quiet", "--no-cache", "--engine", "native", rec.Trace}
+	args := []string{"reproduce", "--format", "json", "--quiet", "--no-cache", "--engine", "native"}
+	if p.Stdin != "" {
+		// The directed runs read the input the recorded run read.
+		stdin, err := filepath.Abs(p.Stdin)
+		if err != nil {
+			r.Err = fmt.Errorf("%s: reproducing: %w", p.Path, err)
+			return r
+		}
+		args = append(args, "--stdin", stdin)
+	}
+	args = append(args, rec.Trace)
 	out, err := run(ctx, bin, opts.Env, args...)
 	r.Elapsed = time.Since(start)
 	var ee *exec.ExitError
