@@ -13,7 +13,8 @@ import (
 // The never claims of the built-in patterns, made ahead.
 //
 // Every model's claims are the same few dozen formulas (five one-variable
-// patterns and six two-variable ones, each in both views), and spin -f
+// patterns, P3 also in its precise form, and six two-variable ones, each
+// in both views), and spin -f
 // took 13 ms a formula: 0.3 s on the first set model a run confirms, on
 // the critical path of a run's confirmations. neverclaims.txt holds spin -f's
 // translation of each, made by the Spin version its header names; a runner

@@ -13,10 +13,17 @@ var update = flag.Bool("update", false, "rewrite neverclaims.txt with the instal
 
 // builtinFormulas lists the formulas of the built-in patterns' claims, as
 // models carry them: each pattern in both views, a two-variable one in both
-// assignments.
+// assignments, then those of the precise forms that differ
+// (ltl.Pattern.Precise: P3).
 func builtinFormulas() []string {
+	pats := ltl.BothAssignments(ltl.AllBuiltin())
+	for _, p := range ltl.Builtin() {
+		if q := p.Precise(); q.Source != p.Source {
+			pats = append(pats, q)
+		}
+	}
 	var fs []string
-	for _, p := range ltl.BothAssignments(ltl.AllBuiltin()) {
+	for _, p := range pats {
 		for local := 1; local <= 2; local++ {
 			fs = append(fs, p.Formula(local))
 		}
