@@ -69,7 +69,7 @@ bench: setup build
 # another value: a failed run each).
 precision: setup build
 	$(GO) run ./internal/precision/cmd/precision -engine native,auto -bin $(BIN) -survey all -reproduce -v examples/c examples/c/sets
-	$(GO) run ./internal/precision/cmd/precision -bin $(BIN) -reproduce-only -v examples/c/prove
+	$(GO) run ./internal/precision/cmd/precision -bin $(BIN) -reproduce-only -v examples/c/prove examples/c/fail
 
 # Regenerates the ANTLR parser of the pattern language (needs Node/npm).
 generate:

@@ -198,9 +198,11 @@ type placement struct {
 }
 
 // place reads a failed run's trace and puts its failure in or outside the
-// window of its last hold. objects are the window's objects (ObjectOf
-// names: a candidate's variables; none for an exploration), recorded the
-// orders of the recorded run.
+// window of its last hold: in it when the program failed while held,
+// within nearEvents events after the hold ended, or when the failing
+// thread accessed the window's objects after it ended (objects: ObjectOf
+// names, a candidate's variables; none for an exploration). recorded are
+// the orders of the recorded run.
 func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) (placement, error) {
 	var p placement
 	h := l.lastHold()
@@ -274,6 +276,9 @@ func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) 
 		}
 		if p.lastSite == "" && (l.End == nil || l.End.Thread == "" || n.e.Thread == l.End.Thread) {
 			p.lastSite = fmt.Sprintf("%s:%d", n.e.File, n.e.Line)
+		}
+		if h.Released && n.e.Seq <= h.End.Seq {
+			continue // before the window ended: what the hold changed came after
 		}
 		for _, obj := range objects {
 			touched = touched || ObjectOf(n.e.Object) == obj

@@ -1,0 +1,206 @@
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/recorder"
+)
+
+func TestParseRunLog(t *testing.T) {
+	l := parseRunLog([]string{
+		"start pause_ms=300 occurrence=1 prehold=0 unresolved=0 remote=1 points=0",
+		"trigger occurrence=1 addr=0x10 size=4 locks=2 seq=7 ms=2",
+		"hold after-unlock phase=2 step=L1 seq=9 ms=2",
+		"remote step=1 addr=0x10 kind=R seq=10 ms=21",
+		"release after-unlock after_ms=19 why=matched step=L1 seq=12 ms=21",
+		"hold point=1 phase=0 seq=20 ms=30",
+		"fatal signal=6 seq=25 ms=31 thread=1",
+		"exit seq=26 ms=32 thread=1",
+	})
+	if !l.Armed || len(l.Holds) != 2 || l.Fatal != 6 || l.End == nil || l.End.Seq != 25 || l.End.Thread != "1" {
+		t.Fatalf("log %+v", l)
+	}
+	if h := l.Holds[0]; !h.Released || h.Begin.Seq != 9 || h.End.Seq != 12 || h.Why != "matched" || h.AfterMs != 19 {
+		t.Errorf("first hold %+v", h)
+	}
+	if h := l.lastHold(); h == nil || h.Where != "point=1" || h.Released {
+		t.Errorf("last hold %+v, want point=1 still held", h)
+	}
+}
+
+// trace builds a CSV trace of events "thread seq file-line action object".
+func trace(lines ...string) string {
+	var b strings.Builder
+	b.WriteString("# a trace\n")
+	for _, l := range lines {
+		b.WriteString(strings.Join(strings.Fields(l), ", ") + "\n")
+	}
+	return b.String()
+}
+
+func TestPlace(t *testing.T) {
+	recorded := map[orderKey]bool{{"a.c:10 Write", "a.c:20 Read"}: true}
+	var long []string
+	long = append(long, "2 5 a.c-10 Write x", "1 6 a.c-20 Read x")
+	for i := 0; i < nearEvents+10; i++ {
+		long = append(long, "3 "+strconv.Itoa(100+i)+" b.c-5 Write y")
+	}
+	long = append(long, "1 9000 c.c-7 Read z")
+	held := func(begin, end uint64, fatalSeq uint64) runLog {
+		l := runLog{Armed: true, Holds: []holdSpan{{Where: "before-lock", Begin: logPoint{Seq: begin}, End: logPoint{Seq: end, Ms: 10}, Released: end > 0, Why: "timeout"}}}
+		if fatalSeq > 0 {
+			l.End, l.Fatal = &logPoint{Seq: fatalSeq, Ms: 40, Thread: "1"}, 6
+		}
+		return l
+	}
+	tests := []struct {
+		name     string
+		trace    string
+		log      runLog
+		objects  []string
+		want     string
+		events   int
+		newOrder string
+	}{
+		{"no hold", trace("1 1 a.c-1 Read x"), runLog{}, nil, bugs.AttrNoHold, 0, ""},
+		{"while held", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x"), held(4, 0, 6), nil, bugs.AttrWindow, 0, ""},
+		{"just after", trace("2 5 a.c-10 Write x", "1 6 a.c-30 Read x"), held(3, 4, 6), nil, bugs.AttrWindow, 2, "a.c:30 Read by thread 1"},
+		{"far, away from its objects", trace(long...), held(3, 7, 9000), []string{"x"}, bugs.AttrOutside, nearEvents + 11, ""},
+		{"far, on its objects", trace(append(long, "1 9001 a.c-20 Read x")...), held(3, 7, 9001), []string{"x"}, bugs.AttrWindow, nearEvents + 12, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := place(strings.NewReader(tt.trace), tt.log, tt.objects, recorded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.attribution != tt.want {
+				t.Fatalf("attribution %s, want %s (%+v)", p.attribution, tt.want, p.window)
+			}
+			if p.window != nil && p.window.Events != tt.events {
+				t.Errorf("%d events after the window, want %d", p.window.Events, tt.events)
+			}
+			got := ""
+			if p.window != nil {
+				got = strings.Join(p.window.Interleaved, "\n")
+			}
+			if (tt.newOrder == "") != (got == "") || !strings.Contains(got, tt.newOrder) {
+				t.Errorf("interleaved %q, want %q", got, tt.newOrder)
+			}
+		})
+	}
+}
+
+func TestSchedulePointsRoundTrip(t *testing.T) {
+	s := Schedule{Bug: "explore", Pattern: "explore", Argv: []string{"./p"}, Stdin: "/tmp/in",
+		Points: []Point{{Kind: 'L', File: "a.c", Line: 9, Occurrence: 2, Var: "m"}, {Kind: 'R', File: "b.c", Line: 3, Occurrence: 1, Var: "x.y"}}}
+	var b bytes.Buffer
+	if err := s.Write(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run1.sched")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSchedule(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stdin != s.Stdin || len(got.Points) != 2 || got.Points[0] != s.Points[0] || got.Points[1] != s.Points[1] {
+		t.Errorf("read back %+v, want %+v", got, s)
+	}
+}
+
+func TestFailureIDStable(t *testing.T) {
+	a := Outcome{Exit: "killed by signal 6 (aborted)", ExitCode: -1, Stderr: []string{"p: p.c:17: main: Assertion `g == 0' failed.", "pid 123"}}
+	b := a
+	b.Stderr = []string{"p: p.c:17: main: Assertion `g == 0' failed.", "pid 456"}
+	c := a
+	c.Stderr = []string{"p: p.c:18: main: Assertion `h == 0' failed."}
+	if failureID(a, "p.c:17") != failureID(b, "p.c:17") {
+		t.Error("the same failure has two ids")
+	}
+	if failureID(a, "p.c:17") == failureID(c, "p.c:17") || failureID(a, "p.c:17") == failureID(a, "p.c:9") {
+		t.Error("two failures share an id")
+	}
+	var fs failureSet
+	fs.add(a, "explore", "")
+	fs.add(b, "explore", "")
+	fs.add(c, "AV-1", "")
+	if got := fs.failures(controlResult{}); len(got) != 2 || got[0].Runs != 2 || got[1].Source != "AV-1" {
+		t.Errorf("failures %+v", got)
+	}
+}
+
+// TestReproduceRestore records testdata/restore.c, whose recorded run is
+// clean, and reproduces it with no candidate: the exploration must make
+// main's assertion fire (a failure found by change points alone, pinned
+// on its hold), and the program written with one critical section must
+// never fail.
+func TestReproduceRestore(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	src, _ := filepath.Abs(filepath.Join("testdata", "restore.c"))
+	exe := filepath.Join(dir, "restore")
+	var out bytes.Buffer
+	if err := recorder.CC(ctx, []string{"-O1", "-g", "-o", exe, src}, "", recorder.DefaultCacheDir(), false, &out, &out); err != nil {
+		t.Fatalf("mcpredict cc: %v\n%s", err, out.String())
+	}
+	for _, tc := range []struct {
+		arg      string
+		wantFail bool
+	}{{"bug", true}, {"ok", false}} {
+		t.Run(tc.arg, func(t *testing.T) {
+			tracePath := filepath.Join(dir, tc.arg+".csv")
+			var tr bytes.Buffer
+			if _, err := recorder.Record(ctx, &tr, recorder.RecordOptions{Program: exe, Args: []string{tc.arg}, Dir: dir,
+				Stdout: &out, Stderr: &out, Timeout: 10 * time.Second}); err != nil {
+				t.Fatalf("recording: %v\n%s", err, out.String())
+			}
+			if !strings.Contains(tr.String(), "# ended: exit status 0\n") {
+				t.Fatalf("the recorded run was not clean:\n%s", out.String())
+			}
+			if err := os.WriteFile(tracePath, tr.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := ReadRecording(tracePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(ctx, rec, nil, Options{Explore: 30, OutDir: filepath.Join(dir, tc.arg+".runs"), Controls: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantFail {
+				if len(res.Failures) != 1 {
+					t.Fatalf("%d failures after %d exploring runs, want 1", len(res.Failures), res.Summary.ExploreRuns)
+				}
+				f := res.Failures[0]
+				if f.Source != "explore" || !strings.Contains(f.Evidence, "Assertion") || f.Pinned == "" || f.Schedule == "" {
+					t.Errorf("failure %+v", f)
+				}
+				t.Logf("found in %d exploring runs: %s\n%s", res.Summary.ExploreRuns, f.Pinned, f.Evidence)
+				return
+			}
+			if len(res.Failures) != 0 || res.Summary.FailedRuns != 0 {
+				t.Errorf("the correct program failed: %+v", res.Failures)
+			}
+			if res.Summary.ExploreRuns != 30 {
+				t.Errorf("%d exploring runs, want 30", res.Summary.ExploreRuns)
+			}
+		})
+	}
+}
