@@ -24,10 +24,10 @@ type Reproduction struct {
 	// Failures are the report's failing runs that no bug accounts for
 	// (the exploration's, or outside a window), by id.
 	Failures []string
-	Runs                 int   // directed runs in all
-	Elapsed              time.Duration
-	Problems             []string // what the program's annotations wanted and did not get
-	Err                  error
+	Runs     int // directed runs in all
+	Elapsed  time.Duration
+	Problems []string // what the program's annotations wanted and did not get
+	Err      error
 }
 
 // OK reports whether the program met its annotations.
