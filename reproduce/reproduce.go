@@ -335,6 +335,17 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) (R
 	}
 	close(next)
 	wg.Wait()
+	for i := range results {
+		rp := &results[i].Reproduction
+		if len(results[i].Runs) == 0 && rp.Status == bugs.NotTried && strings.HasPrefix(rp.Evidence, "budget spent") {
+			switch {
+			case ctx.Err() != nil:
+				rp.Evidence = "interrupted before its first run"
+			case b.spent != "":
+				rp.Evidence = b.spent + " ran out before its first run"
+			}
+		}
+	}
 	out.Candidates = results
 	var fails failureSet
 	for _, r := range results {

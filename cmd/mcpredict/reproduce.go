@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpredict/mcpredict/analysis"
@@ -71,6 +73,7 @@ type reproduceFlags struct {
 	maxRelaxed     int
 	showRelaxed    string
 	controls       int
+	relaxedMemory  int64
 	explore        int
 	seed           int64
 	stdin          string
@@ -87,6 +90,7 @@ func (r *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.outDir, "out-dir", "", "`DIR` for the schedules and the traces of reproducing runs (default TRACE.reproduce)")
 	fs.StringVar(&r.relaxed, "relaxed", "dataflow,reads,boundaries", "relaxed models whose extra bugs are tried too, a comma-separated `LIST`: dataflow (a read sees another value), reads (a read sees an older write), boundaries (regions go on over blocking synchronization; the costliest: each model stops at --relaxed-timeout), or none")
 	fs.DurationVar(&r.relaxedTimeout, "relaxed-timeout", time.Minute, "the longest each relaxed model may take; its candidates found by then are tried")
+	fs.Int64Var(&r.relaxedMemory, "relaxed-memory", 2048, "the heap, in `MiB`, at which a relaxed model is stopped (its candidates found by then are tried; 0: no bound)")
 	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most: round-robin over the objects they are on, the models in turn, more instances first")
 	fs.IntVar(&r.controls, "controls", 2, "runs of the command without a schedule made first: when one ends differently from the recorded run, the program fails on its own, which failed bugs' evidence then says")
 	fs.IntVar(&r.explore, "explore", 20, "exploring runs once the candidates are used up, within --budget and --max-runs (0: none): change points drawn from the recording, weighted toward the predicted variables, as PCT would put them; stops at the first failure")
@@ -352,12 +356,19 @@ func relaxedCandidates(ctx context.Context, runModel func(context.Context, predi
 		o.Engine, o.Confirm, o.Cache, o.Progress = predict.EngineNative, predict.ConfirmNone, nil, nil
 		r.relax(&o.Project)
 		rctx, cancel := context.WithTimeout(ctx, rf.relaxedTimeout)
-		rr, err := runModel(rctx, o)
+		mctx, overMemory := watchHeap(rctx, rf.relaxedMemory<<20)
+		rr, err := runModel(mctx, o)
+		over := overMemory()
 		timedOut := rctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case over:
+			fmt.Fprintf(stderr, "mcpredict reproduce: warning: relaxed model %s stopped at --relaxed-memory %d MiB: only the candidates found by then are tried\n", r.name, rf.relaxedMemory)
+			if rr == nil {
+				continue
+			}
 		case timedOut:
 			fmt.Fprintf(stderr, "mcpredict reproduce: warning: relaxed model %s took longer than --relaxed-timeout %v: only the candidates found by then are tried\n", r.name, rf.relaxedTimeout)
 			if rr == nil {
@@ -378,6 +389,42 @@ func relaxedCandidates(ctx context.Context, runModel func(context.Context, predi
 	}
 	out := reproduce.RankRelaxed(models...)
 	return out[:min(len(out), max(rf.maxRelaxed, 0))], nil
+}
+
+// watchHeap returns a context that is cancelled when the process's live
+// heap exceeds limit bytes (0: never), and a function that reports
+// whether that is what happened. The heap is read every 50 ms.
+func watchHeap(ctx context.Context, limit int64) (context.Context, func() bool) {
+	if limit <= 0 {
+		return ctx, func() bool { return false }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var over atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				metrics.Read(sample)
+				if sample[0].Value.Kind() == metrics.KindUint64 && int64(sample[0].Value.Uint64()) > limit {
+					over.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() bool {
+		cancel()
+		<-done
+		return over.Load()
+	}
 }
 
 // absPath is path made absolute, or path if it cannot be.
