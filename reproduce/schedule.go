@@ -396,9 +396,13 @@ const MaxCycle = 8
 type cycleThread struct{ held, acquire bugs.Access }
 
 // cycleOf returns the threads of a deadlock's cycle, in cycle order (each
-// acquires the lock the next one holds) from the thread that took its held
-// lock first in the recorded run: the schedule arms on that thread, and
-// the others, which came later, are held as they come.
+// acquires the lock the next one holds) from the thread that must take
+// its held lock first: one that takes it while holding the lock another
+// thread of the cycle holds in it (carter01: a thread takes l under m,
+// then lets m go, and the other holds m when it wants l; started with the
+// other, the first would block on m and the cycle never forms), else the
+// one that took its held lock first in the recorded run. The schedule
+// arms on that thread, and the others are held as they come.
 func cycleOf(v bugs.Violation) ([]cycleThread, error) {
 	as := v.EssentialAccesses()
 	n := len(as) / 2
@@ -418,7 +422,26 @@ func cycleOf(v bugs.Violation) ([]cycleThread, error) {
 		}
 		seen[h.Handle] = true
 		cyc[i] = cycleThread{h, a}
-		if h.TraceLine < cyc[first].held.TraceLine {
+	}
+	held := map[string]bool{}
+	for _, t := range cyc {
+		held[t.held.Object] = true
+	}
+	// needs reports whether thread i takes its held lock while holding
+	// another thread's held lock (the locks of its context, when known).
+	needs := func(i int) bool {
+		for _, l := range cyc[i].held.Locks {
+			if l != cyc[i].held.Object && held[l] {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range cyc {
+		switch {
+		case needs(i) && !needs(first):
+			first = i
+		case needs(i) == needs(first) && cyc[i].held.TraceLine < cyc[first].held.TraceLine:
 			first = i
 		}
 	}
