@@ -26,9 +26,18 @@ Re-runs the recorded program under schedules that force the interleaving of
 each predicted bug, records every directed run, and reports which bugs
 really happened (reproduced: the directed run's own trace has the pattern's
 accesses, on the same sites and variables, in the predicted order) and
-which changed the program's outcome (failed: a reproduced run that ended
-differently from the recorded one — exit status, a signal, an assertion or
-sanitizer message — or whose --check command failed).
+which changed the program's outcome (failed: a run that ended differently
+from the recorded one in the bug's window — exit status, a signal, an
+assertion or sanitizer message, a hang — or whose --check command failed;
+"pattern observed" or "not observed in order"). Every run that ends
+differently is reported: one that failed outside any bug's window, or in
+the exploration, is listed under "failing runs".
+
+When no candidate fails, --explore runs try schedules a PCT scheduler
+would: change points drawn from the recorded accesses and lock
+acquisitions (the predicted variables weighted up), each holding its thread
+until no other can run; the first failure ends them, and is re-run with
+each change point alone to pin it.
 
 The command is the one recorded in the trace's header (argv and working
 directory; mcpredict record writes them), or the one after --. A server is
@@ -54,9 +63,12 @@ at other occurrences in later runs (--runs-per-bug). Each bug's schedules
 and reproducing traces go to --out-dir; mcpredict replay runs a schedule
 again.
 
-Exit status: 0 no bug reproduced, 1 bugs reproduced (failed or not),
-2 bad usage or bad input, 3 tool failure, 4 interrupted (the report says
-what was tried).`
+Standard input kept by mcpredict record (TRACE.stdin) is given to every
+run. The summary says how many candidates the budget left untried.
+
+Exit status: 0 no bug reproduced and no run failed, 1 bugs reproduced or
+failed, or a failing run, 2 bad usage or bad input, 3 tool failure,
+4 interrupted (the report says what was tried).`
 
 // reproduceFlags are the flags of reproduce that run does not have.
 type reproduceFlags struct {
