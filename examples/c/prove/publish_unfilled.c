@@ -14,9 +14,12 @@
  * then, so the recorded run reads only filled fields. Holding the first
  * reader between the publication and config_fill() lets the second read
  * the zeroes: a value of the fields that no order of the recorded events
- * gives.
+ * gives. mcpredict run still predicts it, as a publication: M5 on g_cfg
+ * and g_cfg->magic, the field the readers read first and config_fill()
+ * sets last, whose read of another value completes the pattern.
  *
  * mcpredict:args 5 20000
+ * mcpredict:expect M5 g_cfg local:Write@publish remote:Read@check
  * mcpredict:reproduce failed
  * mcpredict:window get_config@publish config_fill@fill
  */
