@@ -11,8 +11,8 @@
  * check the quota they see, and main exits 1 when one saw 0.
  *
  * The same idiom as dcl_singleton.c written another way: no struct (the
- * one "field" is the int itself, quota[i][0] to the recorder), one pointer per
- * table slot, and the reader's loop over the shards.
+ * one "field" is the int itself, quota[i][0] to the recorder), one
+ * pointer per table slot, and the reader's loop over the shards.
  *
  * Two clients each make N rounds of one request per shard; the second
  * starts STAGGER µs after the first, which has allocated every shard's
