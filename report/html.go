@@ -80,6 +80,7 @@ type htmlInstance struct {
 func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"plural":     plural,
+		"runSummary": RunSummary,
 		"engineName": engineName,
 	}).Parse(htmlTemplate)
 	if err != nil {
@@ -105,7 +106,7 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 	groups := bugs.Groups(active)
 	rankGroups(groups)
 	page.Reproduce = ReproduceSummary(active)
-	page.Reproductions = page.Reproduce != ""
+	page.Reproductions = page.Reproduce != "" || r.Reproduce != nil
 	switch len(active) {
 	case 0:
 		page.Title = "No atomicity violation predicted in " + r.Trace

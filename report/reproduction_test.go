@@ -73,6 +73,40 @@ func reproReport() *bugs.Report {
 	return r
 }
 
+// reproFailuresReport is reproReport with what reproduce adds since every
+// failing run is a finding: a bug that failed without its pattern
+// observed, failing runs no bug accounts for, and the runs' counts.
+func reproFailuresReport() *bugs.Report {
+	r := reproReport()
+	pattern := func(id, p, name, v, file, fn string, line int, rep *bugs.Reproduction) {
+		as := []bugs.Access{
+			{Thread: 2, Handle: "T2", Role: "local", Action: "Write", File: file, Line: line, Func: fn, Instance: true, Essential: true},
+			{Thread: 1, Handle: "T1", Role: "remote", Action: "Read", File: file, Line: line + 9, Func: "main", Instance: true, Essential: true},
+			{Thread: 2, Handle: "T2", Role: "local", Action: "Write", File: file, Line: line + 1, Func: fn, Instance: true, Essential: true}}
+		r.Violations = append(r.Violations, bugs.Violation{Var: v, Local: tracemodel.ThreadRef{ID: 2, Handle: "T2"},
+			Remote: tracemodel.ThreadRef{ID: 1, Handle: "T1"}, Pattern: p, PatternName: name, Claim: p + "_1",
+			Accesses: as, Interleaving: as, Engine: "native", BugID: id, Analysis: "mcpatom"})
+		r.Bugs = append(r.Bugs, bugs.Bug{ID: id, Pattern: p, PatternName: name, Vars: []string{v}, Count: 1,
+			Instances: []int{len(r.Violations) - 1}, Analysis: "mcpatom", Locations: bugs.LocationsOf(as), Reproduction: rep})
+	}
+	// A failed run without the pattern observed, and failing runs no bug
+	// accounts for.
+	pattern("AV-f1", "P4", "dirty (intermediate) read", "g", "f.c", "t", 8, &bugs.Reproduction{Status: bugs.NotReproduced, Failed: true, Runs: 1,
+		Relaxed: true, Schedule: "/tmp/repro/AV-f1.sched", Evidence: "the run failed: killed by signal 6 (aborted)\nthe program failed while a thread was held at after-unlock (event 9) until the program ended",
+		Window: &bugs.Window{Hold: "held at after-unlock (event 9) until the program ended", Interleaved: []string{"g: f.c:8 Write by thread 2, then f.c:17 Read by thread 1"}}})
+	r.Failures = []bugs.Failure{
+		{ID: "FAIL-0a1b2c3d4e5f", Ended: "killed by signal 11 (segmentation fault)", Why: "killed by signal 11 (segmentation fault) (the recorded run: exit status 0)",
+			Source: "AV-a1", Attribution: bugs.AttrOutside, Runs: 2, Schedule: "/tmp/repro/AV-a1/run2.sched",
+			Window: &bugs.Window{Hold: "held at before-lock from event 10 to 12 (300 ms, let go: timeout)", Events: 100000, Ms: 900},
+			Evidence: "the run failed: killed by signal 11\noutside any window: the failure came 100000 events and 900 ms after the last hold ended"},
+		{ID: "FAIL-5f4e3d2c1b0a", Ended: "killed by signal 6 (aborted)", Why: "stderr: Assertion `top > 0' failed.", Source: "explore",
+			Attribution: bugs.AttrWindow, Pinned: "the hold at L s.c:20#1 m alone fails (run 4)", Runs: 1, Schedule: "/tmp/repro/explore/run3.sched",
+			Evidence: "the run failed: stderr: Assertion `top > 0' failed.\nchange points: L s.c:20#1 m; R s.c:31#2 top"},
+	}
+	r.Reproduce = &bugs.ReproduceSummary{Candidates: 7, Tried: 5, Untried: 1, Runs: 19, ExploreRuns: 0, FailedRuns: 4, ReproducedRuns: 3, BudgetSpent: "--budget"}
+	return r
+}
+
 // headings are the bug and group ids of a text report, in order.
 func headings(text string) []string {
 	var out []string
@@ -276,7 +310,7 @@ func TestHTMLReproduction(t *testing.T) {
 // TestGoldenReproduction pins the text, JSON, SARIF and HTML of a report
 // with reproductions (golden files reproduce.*; -update rewrites them).
 func TestGoldenReproduction(t *testing.T) {
-	rep := reproReport()
+	rep := reproFailuresReport()
 	var text, js, sarif, page bytes.Buffer
 	if err := report.WriteText(&text, rep); err != nil {
 		t.Fatal(err)
