@@ -97,7 +97,7 @@ func reproFailuresReport() *bugs.Report {
 	r.Failures = []bugs.Failure{
 		{ID: "FAIL-0a1b2c3d4e5f", Ended: "killed by signal 11 (segmentation fault)", Why: "killed by signal 11 (segmentation fault) (the recorded run: exit status 0)",
 			Source: "AV-a1", Attribution: bugs.AttrOutside, Runs: 2, Schedule: "/tmp/repro/AV-a1/run2.sched",
-			Window: &bugs.Window{Hold: "held at before-lock from event 10 to 12 (300 ms, let go: timeout)", Events: 100000, Ms: 900},
+			Window:   &bugs.Window{Hold: "held at before-lock from event 10 to 12 (300 ms, let go: timeout)", Events: 100000, Ms: 900},
 			Evidence: "the run failed: killed by signal 11\noutside any window: the failure came 100000 events and 900 ms after the last hold ended"},
 		{ID: "FAIL-5f4e3d2c1b0a", Ended: "killed by signal 6 (aborted)", Why: "stderr: Assertion `top > 0' failed.", Source: "explore",
 			Attribution: bugs.AttrWindow, Pinned: "the hold at L s.c:20#1 m alone fails (run 4)", Runs: 1, Schedule: "/tmp/repro/explore/run3.sched",
