@@ -68,8 +68,9 @@ type pubWriter struct {
 // and the readers' matching ones, co their kinds (the writer's writes of
 // both, the reader's reads). addressed holds the pairs of which a steering
 // read of one directly selected the other (bit i: pair[i] was read).
-// At most maxPartners fields of one pointer are kept, those read the most
-// (then in variable order).
+// At most maxPartners fields of one pointer are kept: those that a reader
+// read closest after the pointer, then those read the most, then in
+// variable order.
 func (m *Model) publications(isShared []bool, addressed map[[2]int32]uint8, maxPartners int) map[[2]int32]*pairStat {
 	byName := map[string]int32{}
 	for v := range m.Vars {
@@ -110,6 +111,7 @@ func (m *Model) publications(isShared []bool, addressed map[[2]int32]uint8, maxP
 	type found struct {
 		field int32
 		st    *pairStat
+		gap   int32 // the fewest events between a read of the pointer and the field's
 	}
 	var out map[[2]int32]*pairStat
 	pc := m.Pacer()
@@ -137,11 +139,16 @@ func (m *Model) publications(isShared []bool, addressed map[[2]int32]uint8, maxP
 				st.regions++
 				setCo(st, w.thread, 3) // writes of both
 			}
-			if m.pubReaders(ptrs, accs, writers, st, &pc) {
-				fs = append(fs, found{c.field, st})
+			if gap := m.pubReaders(ptrs, accs, writers, st, &pc); gap > 0 {
+				fs = append(fs, found{c.field, st, gap})
 			}
 		}
-		slices.SortStableFunc(fs, func(a, b found) int { return b.st.regions - a.st.regions })
+		// The fields read closest to the pointer first: a read of another
+		// field in between, which saw the value the writer stored, would
+		// order the reader after that store (the observed data flow).
+		slices.SortStableFunc(fs, func(a, b found) int {
+			return cmp.Or(cmp.Compare(a.gap, b.gap), cmp.Compare(b.st.regions, a.st.regions))
+		})
 		for _, f := range fs[:min(maxPartners, len(fs))] {
 			if out == nil {
 				out = map[[2]int32]*pairStat{}
@@ -250,13 +257,15 @@ func (m *Model) pubWriters(ptrs, fields map[int32][]Access) []pubWriter {
 	return out
 }
 
-// pubReaders reports whether a thread read the pointer and then, as its
-// next access of the field, the field, in the same region, holding none of
-// the locks of a writer of another thread at either read; it adds those
-// reads (up to maxPubReads, the threads in order) to st. ptrs and fields
-// are the two variables' accesses by thread.
-func (m *Model) pubReaders(ptrs, fields map[int32][]Access, writers []pubWriter, st *pairStat, pc *Pacer) bool {
-	n := 0
+// pubReaders returns the fewest positions from a thread's read of the
+// pointer to its read of the field, over the reads of the field that are
+// the thread's next access of it after one of the pointer, in the same
+// region, holding none of the locks of a writer of another thread at
+// either read; 0 if there are none. It adds those reads (up to
+// maxPubReads, the threads in order) to st. ptrs and fields are the two
+// variables' accesses by thread.
+func (m *Model) pubReaders(ptrs, fields map[int32][]Access, writers []pubWriter, st *pairStat, pc *Pacer) int32 {
+	n, gap := 0, int32(0)
 	for _, t := range slices.Sorted(maps.Keys(ptrs)) {
 		fs := fields[t]
 		if len(fs) == 0 {
@@ -287,12 +296,15 @@ func (m *Model) pubReaders(ptrs, fields map[int32][]Access, writers []pubWriter,
 			}
 			st.regions++
 			setCo(st, t, 0) // reads of both
+			if d := f.Pos - a.Pos; gap == 0 || d < gap {
+				gap = d
+			}
 			if n++; n == maxPubReads {
-				return true
+				return gap
 			}
 		}
 	}
-	return n > 0
+	return gap
 }
 
 // holdsAny reports whether thread t holds one of locks at position pos,

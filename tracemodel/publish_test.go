@@ -27,7 +27,7 @@ func TestPublications(t *testing.T) {
 		{"nested.csv", []string{"g+g->value"}},
 		{"loop.csv", []string{"buf+buf[2]"}},
 		{"index.csv", []string{"n+items[2]"}},
-		{"fields.csv", []string{"g+g->a", "g+g->b"}},
+		{"fields.csv", []string{"g+g->a", "g+g->c"}},
 		{"locked_read.csv", nil},
 		{"filled_first.csv", nil},
 		{"field_locked.csv", nil},
