@@ -308,7 +308,7 @@ func (fs *failureSet) add(o Outcome, source, pinned string) {
 	if p := o.Placement; p != nil {
 		f.Attribution, f.Window, site = p.attribution, p.window, p.lastSite
 	}
-	f.ID = failureID(o, site)
+	f.ID = o.failureID()
 	f.Evidence = failureEvidence(o, f, site)
 	if fs.byID == nil {
 		fs.byID = map[string]int{}
@@ -333,9 +333,22 @@ func (fs *failureSet) failures(c controlResult) []bugs.Failure {
 	return out
 }
 
+// failureID names the way a run failed (failureID).
+func (o Outcome) failureID() string {
+	site := ""
+	if p := o.Placement; p != nil {
+		site = p.lastSite
+		if o.TimedOut && len(p.blocked) > 0 {
+			site = "blocked at " + strings.Join(p.blocked, ", ")
+		}
+	}
+	return failureID(o, site)
+}
+
 // failureID names a way of failing: how the run ended (the exit status,
 // the signal, a hang), the failure message without its numbers, and the
-// failing thread's last site.
+// failing thread's last site (for a hang in a deadlock, where the threads
+// blocked).
 func failureID(o Outcome, site string) string {
 	end := "exit " + strconv.Itoa(o.ExitCode)
 	switch {

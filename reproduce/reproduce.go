@@ -335,6 +335,7 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) (R
 	}
 	close(next)
 	wg.Wait()
+	sameFailures(results)
 	for i := range results {
 		rp := &results[i].Reproduction
 		if len(results[i].Runs) == 0 && rp.Status == bugs.NotTried && strings.HasPrefix(rp.Evidence, "budget spent") {
@@ -383,6 +384,52 @@ func recordingWarnings(rec Recording, opts *Options) []string {
 		}
 	}
 	return ws
+}
+
+// sameFailures takes back the failures of candidates whose pattern was
+// not observed when their run failed the same way (failureID) as a run in
+// which another candidate's pattern was, or as an earlier candidate's run
+// that did not observe its pattern either: a deadlock that the holds of
+// other candidates run into, an assertion that one root cause fires. The
+// failure is reported once; the others are not reproduced, and say under
+// which bug it is.
+func sameFailures(results []Result) {
+	observed := map[string]string{} // failure id -> bug
+	for _, r := range results {
+		for _, o := range r.Runs {
+			if o.Failed() && o.Observation.Reproduced() {
+				if _, ok := observed[o.failureID()]; !ok {
+					observed[o.failureID()] = r.Bug.ID
+				}
+			}
+		}
+	}
+	first := map[string]string{} // failure id -> the first bug that failed so, unobserved
+	for i := range results {
+		rp := &results[i].Reproduction
+		if !rp.Failed || rp.Observed {
+			continue
+		}
+		for _, o := range results[i].Runs {
+			if !o.Failed() || o.Observation.Reproduced() {
+				continue
+			}
+			id := o.failureID()
+			why := "whose pattern was observed"
+			bug, ok := observed[id]
+			if !ok {
+				bug, ok = first[id]
+				why = "the first to fail so"
+			}
+			if !ok {
+				first[id] = results[i].Bug.ID
+				break
+			}
+			rp.Failed, rp.Window, rp.Status = false, nil, bugs.NotReproduced
+			rp.Evidence = fmt.Sprintf("its run failed as %s's did, %s (%s): that failure is reported once, under %s\n%s", bug, why, o.Exit, bug, rp.Evidence)
+			break
+		}
+	}
 }
 
 // anyFailed reports whether a candidate's run failed: the program is

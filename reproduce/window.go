@@ -3,6 +3,7 @@ package reproduce
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -195,6 +196,9 @@ type placement struct {
 	attribution string // bugs.AttrWindow, AttrOutside, AttrNoHold
 	window      *bugs.Window
 	lastSite    string // the failing thread's last access ("" unknown)
+	// blocked are the sites of the acquisitions that never returned (a
+	// run that hung in a deadlock), sorted.
+	blocked []string
 }
 
 // place reads a failed run's trace and puts its failure in or outside the
@@ -224,9 +228,13 @@ func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) 
 	}
 	var tail []near
 	o := newOrders()
+	blocked := map[string]bool{}
 	err := scanEvents(r, func(e event) error {
 		if e.Seq > end {
 			return nil
+		}
+		if e.kind() == 'B' {
+			blocked[fmt.Sprintf("%s:%d", e.File, e.Line)] = true
 		}
 		if h.Released && e.Seq > h.End.Seq {
 			after++
@@ -285,6 +293,10 @@ func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) 
 		}
 	}
 	p.window = w
+	for b := range blocked {
+		p.blocked = append(p.blocked, b)
+	}
+	slices.Sort(p.blocked)
 	switch {
 	case !h.Released || w.Events <= nearEvents || touched:
 		p.attribution = bugs.AttrWindow
