@@ -1885,9 +1885,7 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 	uint64_t pc = RA();
 	ENSURE(pthread_timedjoin_np);
 	uint64_t tok = tidmap_get((uint64_t)th);
-	SCHED(__mcprec_sched_block(1));
 	int rc = real_pthread_timedjoin_np(th, ret, ts);
-	SCHED(__mcprec_sched_block(-1));
 	if (rc == 0)
 		joined(th, tok, pc);
 	return rc;
@@ -1939,9 +1937,7 @@ int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
 		uint64_t pc = RA();                                \
 		ENSURE(name);                                      \
 		SCHED(__mcprec_sched_lock_pre(m, pc));             \
-		SCHED(__mcprec_sched_block(1));                    \
 		int rc = real_##name(m, ts);                       \
-		SCHED(__mcprec_sched_block(-1));                   \
 		if (rc == 0) {                                     \
 			ev(kind, m, 0, pc);                        \
 			SCHED(__mcprec_sched_lock_post(m, pc));        \
@@ -2021,9 +2017,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	ENSURE(pthread_cond_timedwait);
 	struct thr *t = cur();
 	wait_begin(t, m, pc);
-	SCHED(__mcprec_sched_block(1));
 	int rc = real_pthread_cond_timedwait(c, m, ts);
-	SCHED(__mcprec_sched_block(-1));
 	/* A wait that timed out was woken by no Signal; it still holds the
 	 * mutex again. */
 	if (rc == 0 || rc == ETIMEDOUT)
@@ -2038,9 +2032,7 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
 	ENSURE(pthread_cond_clockwait);
 	struct thr *t = cur();
 	wait_begin(t, m, pc);
-	SCHED(__mcprec_sched_block(1));
 	int rc = real_pthread_cond_clockwait(c, m, clk, ts);
-	SCHED(__mcprec_sched_block(-1));
 	if (rc == 0 || rc == ETIMEDOUT)
 		wait_end(t, rc == 0, c, m, pc);
 	return rc;

@@ -38,7 +38,8 @@
  * ends, or another thread is about to block on a lock the held thread
  * holds. Every hold, of either kind, also ends when no other thread can
  * run (all of them blocked in a lock, a wait, a join, a barrier or a
- * semaphore, or ended): holding longer would only stall the program.
+ * semaphore, or ended; a timed wait is not blocked, it wakes on its own):
+ * holding longer would only stall the program.
  *
  * Each step is written to "<trace prefix>.sched", which reproduce reads as
  * evidence, with the number of the last event taken (seq, the trace's
