@@ -3,10 +3,12 @@ package predict
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpredict/mcpredict/spinrunner"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -18,9 +20,16 @@ import (
 // the re-read, or only with an atomic read-modify-write as W1, is not.
 // --semantics paper is McPatom's R1 A2* W2 A2* R1* W1, atomic writes
 // included. Each case lists the local lines of thread 1's P3 instances,
-// by both engines.
+// by the native engine and, when Spin is installed, by Spin's claims.
 func TestLostUpdateSearched(t *testing.T) {
-	tools := fastTools(t)
+	engines := []Engine{EngineNative}
+	tools, err := spinrunner.FindTools()
+	if err == nil {
+		engines = append(engines, EngineSpin)
+		if tcc, err := exec.LookPath("tcc"); err == nil {
+			tools.CC = tcc
+		}
+	}
 	tests := []struct {
 		name, trace      string
 		precise, literal []string // the local lines of each P3 instance of local thread 1
@@ -89,7 +98,7 @@ func TestLostUpdateSearched(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, eng := range []Engine{EngineNative, EngineSpin} {
+				for _, eng := range engines {
 					rep, err := Run(context.Background(), m, Options{Engine: eng, Tools: tools, Jobs: 1, Project: po})
 					if err != nil {
 						t.Fatalf("%s, %s: %v", sem, eng, err)
