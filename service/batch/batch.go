@@ -461,7 +461,10 @@ func discover(args, match []string) ([]input, error) {
 					return err
 				}
 				if d.IsDir() {
-					if p != arg && strings.HasPrefix(d.Name(), ".") {
+					// Hidden folders, and the directed runs that mcpredict
+					// reproduce leaves beside a trace (TRACE.reproduce/):
+					// their traces are its, not the batch's.
+					if p != arg && (strings.HasPrefix(d.Name(), ".") || strings.HasSuffix(d.Name(), ".reproduce")) {
 						return filepath.SkipDir
 					}
 					return nil

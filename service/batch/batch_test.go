@@ -215,7 +215,7 @@ func TestCompare(t *testing.T) {
 
 func TestDiscover(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"a.csv", "b.csv.gz", "notes.txt", "sub/c.csv", "sub/deeper/a.csv", ".hidden/x.csv"} {
+	for _, f := range []string{"a.csv", "b.csv.gz", "notes.txt", "sub/c.csv", "sub/deeper/a.csv", ".hidden/x.csv", "a.csv.reproduce/AV-1/run1/trace-9.csv"} {
 		p := filepath.Join(dir, f)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, nil, 0o644)
