@@ -246,8 +246,13 @@ type builder struct {
 	// eventLines counts the event lines applied, dropped ones too: a
 	// trace without any is refused (Options.AllowEmpty).
 	eventLines int
-	m          *Model
-	opts       Options
+	// recorded is set by the header mcpredict record writes, ended by
+	// the trailer it writes last ("# end: N events, ..."): a recorded
+	// trace without it was cut short (a disk full, a copy stopped).
+	recorded, ended bool
+	lastLine        int // the number of the last line taken
+	m               *Model
+	opts            Options
 
 	objIndex    map[string]int32
 	fileIndex   map[string]int32   // file name -> small id, for locIndex
@@ -429,6 +434,13 @@ func (b *builder) thread(handle []byte) int32 {
 // path the program first reached it through.
 const reachedPrefix = "# reached: "
 
+// recordedPrefix starts the first line of a trace mcpredict record wrote,
+// endPrefix its last.
+const (
+	recordedPrefix = "# mcpredict trace (CSV"
+	endPrefix      = "# end: "
+)
+
 // sourcePrefix starts the comment line in which the recorder keeps the
 // source text of a location: "# source: FILE-LINE<TAB>TEXT".
 const sourcePrefix = "# source: "
@@ -437,6 +449,12 @@ const sourcePrefix = "# source: "
 // locations: "# reached: NAME as PATH" (Model.Reached), "# source:
 // FILE-LINE<TAB>TEXT" (Model.Sources). Other comments are ignored.
 func (b *builder) comment(t []byte) {
+	switch {
+	case bytes.HasPrefix(t, []byte(recordedPrefix)):
+		b.recorded = true
+	case bytes.HasPrefix(t, []byte(endPrefix)):
+		b.ended = true
+	}
 	if rest, ok := bytes.CutPrefix(t, []byte(sourcePrefix)); ok {
 		loc, text, ok := bytes.Cut(rest, []byte("\t"))
 		file, line, msg := parseLoc(loc)
@@ -497,6 +515,7 @@ func (p *preLine) parse(n int, text []byte) {
 
 // take applies a line. It returns an error only when parsing must stop.
 func (b *builder) take(p *preLine) error {
+	b.lastLine = p.n
 	if p.blank {
 		return nil
 	}

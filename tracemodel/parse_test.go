@@ -137,6 +137,37 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestTruncatedRecording: a trace mcpredict record wrote ends with its
+// "# end:" trailer; cut short, it is bad input (but with --lenient).
+func TestTruncatedRecording(t *testing.T) {
+	head := "# mcpredict trace (CSV: thread, sequence number, file-line, action, object[, object2])\n1, 1, a.c-1, Read, x\n1, 2, a.c-2, Write, x\n"
+	tests := []struct {
+		name, text string
+		lenient    bool
+		wantErr    string
+	}{
+		{"whole", head + "# end: 2 events, 1 threads\n", false, ""},
+		{"cut", head, false, "bad.csv:3: truncated after this line"},
+		{"cut, lenient", head, true, ""},
+		{"not a recording", "1, 1, a.c-1, Read, x\n", false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Parse(context.Background(), strings.NewReader(tc.text), "bad.csv", Options{Lenient: tc.lenient})
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
 func TestCondWaitTakeover(t *testing.T) {
 	// The consumer's Wait is recorded when it returns, after the producer
 	// locked and unlocked the mutex.

@@ -296,6 +296,9 @@ func (b *builder) build(name string, read func() error) (*Model, error) {
 		// A broken recording step must not pass as a clean program.
 		return nil, &ParseError{File: name, Msg: noEventsMsg}
 	}
+	if b.recorded && !b.ended && !b.opts.Lenient {
+		return nil, &ParseError{File: name, Line: b.lastLine, Msg: "truncated after this line: a trace of mcpredict record ends with a \"# end:\" line, and this one has none (the file was cut short: copy or record it again, or read what there is with --lenient)"}
+	}
 	m, err := b.finish()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
