@@ -29,9 +29,17 @@ import (
 // turn; the first that fails ends the exploration, after runs with each
 // of its change points alone say which of them it needs.
 
-// weightNamed is how much likelier an event on an object a candidate
-// names is drawn than another.
-const weightNamed = 4
+// The weights of the recorded events as change points: an event on an
+// object a candidate names, on an object two threads or more touched, on
+// one only one thread touched (its own data, most often; but a thread
+// that never ran in the recording touched nothing, and holding the others
+// at their own accesses lets it run: main exiting before its threads
+// started).
+const (
+	weightNamed  = 16
+	weightShared = 4
+	weightOwn    = 1
+)
 
 // maxPoolEvents bounds the recorded events kept to draw from: beyond it, a
 // uniform sample of them (reservoir) is kept.
@@ -59,8 +67,8 @@ type poolEvent struct {
 	weight float32
 }
 
-// explorePool reads the recording's shared accesses and lock acquisitions
-// (objects that two threads or more touch), weighting up those on named
+// explorePool reads the recording's accesses and lock acquisitions,
+// weighting up those on objects two threads touch and more those on named
 // objects (ObjectOf names).
 func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, error) {
 	rc, err := openTrace(trace)
@@ -117,12 +125,12 @@ func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, er
 	}
 	p := &pool{sites: sites}
 	for _, r := range evs {
-		if len(threads[r.obj]) < 2 {
-			continue // one thread's own data, or a lock only it takes
-		}
-		w := float32(1)
-		if named[ObjectOf(r.obj)] {
+		w := float32(weightOwn)
+		switch {
+		case named[ObjectOf(r.obj)]:
 			w = weightNamed
+		case len(threads[r.obj]) >= 2:
+			w = weightShared
 		}
 		p.events = append(p.events, poolEvent{site: r.site, occ: r.occ, weight: w})
 		p.total += float64(w)
