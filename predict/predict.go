@@ -275,17 +275,17 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 	variables := len(opts.patterns(VariableModels)) > 0
 	shared := m.SharedVars()
 	for _, pat := range opts.ExcludeVars {
-		if _, err := path.Match(pat, ""); err != nil {
-			return nil, &UsageError{Msg: fmt.Sprintf("--exclude-vars: bad pattern %q: %v", pat, err)}
+		if _, err := path.Match(pat, ""); err != nil && m.VarByName(pat) == 0 {
+			return nil, &UsageError{Msg: fmt.Sprintf("--exclude-vars: bad pattern %q: %v (a name with brackets is matched as written; in a glob, \\[ is a bracket)", pat, err)}
 		}
 	}
 	for _, pat := range opts.Vars {
-		if _, err := path.Match(pat, ""); err != nil {
-			return nil, &UsageError{Msg: fmt.Sprintf("--vars: bad pattern %q: %v", pat, err)}
+		if _, err := path.Match(pat, ""); err != nil && m.VarByName(pat) == 0 {
+			return nil, &UsageError{Msg: fmt.Sprintf("--vars: bad pattern %q: %v (a name with brackets is matched as written; in a glob, \\[ is a bracket)", pat, err)}
 		}
 		found := false
 		for _, sv := range shared {
-			if ok, _ := path.Match(pat, sv.Name); ok {
+			if nameMatch(m, pat, sv.Name) {
 				found = true
 				break
 			}
@@ -308,7 +308,7 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 	}
 	selected := make([]tracemodel.SharedVar, 0, len(shared))
 	for _, sv := range shared {
-		if matchAny(opts.ExcludeVars, sv.Name) || len(opts.Vars) > 0 && !matchAny(opts.Vars, sv.Name) {
+		if matchAny(m, opts.ExcludeVars, sv.Name) || len(opts.Vars) > 0 && !matchAny(m, opts.Vars, sv.Name) {
 			continue
 		}
 		selected = append(selected, sv)
@@ -537,13 +537,28 @@ func usable(s tracemodel.AtomicSet, pats []ltl.Pattern, l, r int) bool {
 }
 
 // matchAny reports whether name matches one of the globs.
-func matchAny(globs []string, name string) bool {
+func matchAny(m *tracemodel.Model, globs []string, name string) bool {
 	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok {
+		if nameMatch(m, g, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// nameMatch reports whether a variable's name is pat, or, when no
+// variable of m is named pat, matches it as a path.Match glob:
+// "table[0].refs" names the element as written (as a glob, its [0] would
+// match "table0.refs"); `table\[*\].refs` is the glob of every element.
+func nameMatch(m *tracemodel.Model, pat, name string) bool {
+	if pat == name {
+		return true
+	}
+	if m.VarByName(pat) != 0 {
+		return false
+	}
+	ok, _ := path.Match(pat, name)
+	return ok
 }
 
 // selects reports whether the thread selection of --threads keeps a pair:
