@@ -96,7 +96,7 @@ func ParseAllocFuncList(list string, free bool) ([]AllocFunc, error) {
 // converter removes it from function names.
 const realPrefix = "__mcprec_real_"
 
-// rewriteAsm renames, in an assembly file that gcc wrote, the definitions
+// rewriteAsm renames, in an assembly file that gcc or clang wrote, the definitions
 // of the named functions to __mcprec_real_NAME and appends for each a
 // wrapper named NAME that calls it and tells the recorder runtime. Every
 // call to NAME — from this file, other files, other libraries — then goes
@@ -115,16 +115,22 @@ func rewriteAsm(path string, funcs []AllocFunc) ([]string, error) {
 	var wrappers bytes.Buffer
 	for _, f := range funcs {
 		label := f.Name + ":"
+		real := realPrefix + f.Name
 		found := false
 		for i, l := range lines {
+			// gcc's lines, and clang's: a comment after the label,
+			// no space in .type, the end of the function a label.
 			switch {
-			case l == label:
-				lines[i] = realPrefix + f.Name + ":"
+			case l == label || strings.HasPrefix(l, label+" ") || strings.HasPrefix(l, label+"\t"):
+				lines[i] = real + l[len(f.Name):]
 				found = true
-			case l == "\t.type\t"+f.Name+", @function":
-				lines[i] = "\t.type\t" + realPrefix + f.Name + ", @function"
+			case l == "\t.type\t"+f.Name+", @function" || l == "\t.type\t"+f.Name+",@function":
+				lines[i] = "\t.type\t" + real + ", @function"
 			case l == "\t.size\t"+f.Name+", .-"+f.Name:
-				lines[i] = "\t.size\t" + realPrefix + f.Name + ", .-" + realPrefix + f.Name
+				lines[i] = "\t.size\t" + real + ", .-" + real
+			case strings.HasPrefix(l, "\t.size\t"+f.Name+", .L") && strings.HasSuffix(l, "-"+f.Name):
+				end := strings.TrimSuffix(strings.TrimPrefix(l, "\t.size\t"+f.Name+", "), "-"+f.Name)
+				lines[i] = "\t.size\t" + real + ", " + end + "-" + real
 			}
 		}
 		if !found {

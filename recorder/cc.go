@@ -14,9 +14,14 @@ import (
 
 // CCOptions configure CompileCommands.
 type CCOptions struct {
-	// Compiler is the gcc driver to run; "" picks g++ when a source file
-	// is C++, gcc otherwise.
+	// Compiler is the gcc or clang driver to run; "" picks g++ when a
+	// source file is C++, gcc otherwise. A link with C++ inputs (sources,
+	// or objects and static libraries that refer to the C++ runtime) is
+	// made by its C++ counterpart (g++ for gcc, clang++ for clang).
 	Compiler string
+	// Clang selects clang's instrumentation flags (IsClang of the
+	// driver).
+	Clang bool
 	// Runtime is the path of the recorder runtime library (RuntimeLib).
 	Runtime string
 	// TempDir receives the objects of a command that compiles and links
@@ -39,12 +44,37 @@ const RewriteStep = "mcpredict-rewrite-asm"
 // instrumentFlags are added to every compilation. ThreadSanitizer's
 // instrumentation gives the hooks; trace-cmp gives the operands of every
 // comparison and switch, from which the runtime tells the reads whose value
-// steers the thread from those it only uses as data (DataRead); frame pointers let the runtime find the
-// frame of a stack access (the converter names it from that function's
-// DWARF locals); -g gives the line tables and variable types the converter
-// reads (added only if the user chose no -g level).
-func instrumentFlags(args []string) []string {
-	flags := []string{"-fsanitize=thread", "-fsanitize-coverage=trace-cmp", "-fno-omit-frame-pointer"}
+// steers the thread from those it only uses as data (DataRead); frame
+// pointers let the runtime find the frame of a stack access (the converter
+// names it from that function's DWARF locals); -g gives the line tables and
+// variable types the converter reads (added only if the user chose no -g
+// level).
+func instrumentFlags(args []string, clang bool) []string {
+	return append(sanitizeFlags(clang), frameFlags(args)...)
+}
+
+// sanitizeFlags are the instrumentation proper, for compilations only: on
+// a link, gcc's and clang's -fsanitize=thread would link their own
+// runtime. clang needs two more things. Its trace-cmp needs a coverage
+// kind besides: func with trace-pc-guard is one call of an empty runtime
+// function per function entry (clang 14's inline-bool-flag and
+// inline-8bit-counters would be cheaper, but its ThreadSanitizer pass
+// instruments their stores, which would be recorded as accesses). And its
+// ThreadSanitizer pass leaves out a load followed by a store to the same
+// address in the same basic block (x++ would be one Write, and the
+// predictor would never see the read of a lost update), unless told
+// -tsan-instrument-read-before-write.
+func sanitizeFlags(clang bool) []string {
+	if clang {
+		return []string{"-fsanitize=thread", "-fsanitize-coverage=func,trace-pc-guard,trace-cmp",
+			"-mllvm", "-tsan-instrument-read-before-write"}
+	}
+	return []string{"-fsanitize=thread", "-fsanitize-coverage=trace-cmp"}
+}
+
+// frameFlags are the frame pointers and the debug information.
+func frameFlags(args []string) []string {
+	flags := []string{"-fno-omit-frame-pointer"}
 	for _, a := range args {
 		if strings.HasPrefix(a, "-g") && a != "-g0" {
 			return flags
@@ -197,7 +227,7 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 	}
 	if compileOnly {
 		if len(opts.AllocFuncs) == 0 || !onlyC(args) {
-			cmd := append([]string{compiler}, instrumentFlags(args)...)
+			cmd := append([]string{compiler}, instrumentFlags(args, opts.Clang)...)
 			return [][]string{append(cmd, flat(nil)...)}, nil
 		}
 		// Each source through assembly, into its object.
@@ -244,7 +274,17 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 			compileFlags = append(compileFlags, p.args...)
 		}
 	}
-	link := []string{compiler}
+	// A link of C++ code needs the C++ driver, which adds libstdc++ (or
+	// libc++): that of the sources, or of objects and static libraries
+	// compiled by another command (the link step of CMake and make).
+	linker := compiler
+	var cxxLibs []string
+	if !isCxxDriver(compiler) && (cxx || inputsNeedCxx(linkInputs(parsed))) {
+		if linker = cxxDriver(compiler); linker == "" {
+			linker, cxxLibs = compiler, []string{"-lstdc++"}
+		}
+	}
+	link := []string{linker}
 	nsrc := 0
 	for _, p := range parsed {
 		if !p.source {
@@ -257,7 +297,7 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 		if len(opts.AllocFuncs) > 0 {
 			cmds = append(cmds, viaAssembly(compiler, args, compileFlags, p, obj, nsrc, opts)...)
 		} else {
-			cmd := append([]string{compiler}, instrumentFlags(args)...)
+			cmd := append([]string{compiler}, instrumentFlags(args, opts.Clang)...)
 			cmd = append(cmd, compileFlags...)
 			if p.lang != "" {
 				cmd = append(cmd, "-x", p.lang)
@@ -274,13 +314,25 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 		return nil, errors.New("no directory for the objects of a one-step build")
 	}
 	if shared {
-		// The flags without the instrumentation itself (the first two):
-		// a shared library's link must not pull in libtsan.
-		link = append(link, instrumentFlags(args)[2:]...)
+		// The flags without the instrumentation itself: a shared
+		// library's link must not pull in libtsan.
+		link = append(link, frameFlags(args)...)
 	} else {
 		link = append(link, linkFlags(opts.Runtime)...)
 	}
-	return append(cmds, link), nil
+	return append(cmds, append(link, cxxLibs...)), nil
+}
+
+// linkInputs are the files of a link that are not sources: objects,
+// libraries, @response files.
+func linkInputs(parsed []ccArg) []string {
+	var in []string
+	for _, p := range parsed {
+		if !p.source && len(p.args) == 1 && p.args[0] != "-" && !strings.HasPrefix(p.args[0], "-") {
+			in = append(in, p.args[0])
+		}
+	}
+	return in
 }
 
 // onlyC reports whether a compile-only command compiles to objects (-c),
@@ -304,7 +356,7 @@ func onlyC(args []string) bool {
 func viaAssembly(compiler string, args, flags []string, p ccArg, obj string, n int, opts CCOptions) [][]string {
 	src := p.args[0]
 	asm := filepath.Join(opts.TempDir, fmt.Sprintf("%d-%s.s", n, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))))
-	cmd := append([]string{compiler}, instrumentFlags(args)...)
+	cmd := append([]string{compiler}, instrumentFlags(args, opts.Clang)...)
 	cmd = append(cmd, flags...)
 	// Dependency files keep the names and targets they would have had.
 	has := func(names ...string) bool {
@@ -394,8 +446,9 @@ func CC(ctx context.Context, args []string, compiler, cacheDir string, verbose b
 	return CCWith(ctx, args, CCOptions{Compiler: compiler}, cacheDir, verbose, stdout, stderr)
 }
 
-// CCWith is CC with options: opts.Compiler and opts.AllocFuncs are used
-// (the runtime and the temporary directory are CC's).
+// CCWith is CC with options: opts.Compiler, opts.Clang (also set when
+// IsClang of the compiler) and opts.AllocFuncs are used (the runtime and
+// the temporary directory are CC's).
 func CCWith(ctx context.Context, args []string, opts CCOptions, cacheDir string, verbose bool, stdout, stderr io.Writer) error {
 	compiler := opts.Compiler
 	tmp, err := os.MkdirTemp("", "mcpredict-cc-")
@@ -403,15 +456,12 @@ func CCWith(ctx context.Context, args []string, opts CCOptions, cacheDir string,
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	runtimeCompiler := "gcc"
-	if compiler != "" {
-		runtimeCompiler = compiler
-	}
-	lib, err := RuntimeLib(ctx, runtimeCompiler, cacheDir)
+	lib, err := RuntimeLib(ctx, compiler, cacheDir)
 	if err != nil {
 		return err
 	}
-	cmds, err := CompileCommands(args, CCOptions{Compiler: compiler, Runtime: lib, TempDir: tmp, AllocFuncs: opts.AllocFuncs})
+	clang := opts.Clang || compiler != "" && IsClang(ctx, compiler)
+	cmds, err := CompileCommands(args, CCOptions{Compiler: compiler, Clang: clang, Runtime: lib, TempDir: tmp, AllocFuncs: opts.AllocFuncs})
 	if err != nil {
 		return err
 	}

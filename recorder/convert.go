@@ -576,8 +576,8 @@ func (tw *traceWriter) event(ev *rawEvent) {
 			return
 		}
 		name := syms.function(ev.Addr)
-		if merge && name == ts.root {
-			return // the start routine, entered already
+		if merge && name == ts.root || generatedFunc(name) {
+			return // the start routine, entered already; or no code of the program
 		}
 		ts.funcs = append(ts.funcs, name)
 		c.line(t, ev.Seq, syms.location(ev.PC), "Enter", name)
@@ -586,6 +586,9 @@ func (tw *traceWriter) event(ev *rawEvent) {
 			return
 		}
 		name := syms.function(ev.PC)
+		if generatedFunc(name) {
+			return
+		}
 		if len(ts.funcs) > 0 {
 			ts.funcs = ts.funcs[:len(ts.funcs)-1]
 		}
@@ -611,6 +614,13 @@ func (tw *traceWriter) event(ev *rawEvent) {
 			c.line(t, ev.Seq, syms.location(ev.PC), action, n.syncName(ev.Addr, ev.Seq))
 		}
 	}
+}
+
+// generatedFunc reports whether a function is one the compiler made, not
+// the program: clang's module constructor of the coverage instrumentation
+// (sancov.module_ctor_trace_pc_guard), which ThreadSanitizer instruments.
+func generatedFunc(name string) bool {
+	return strings.HasPrefix(name, "sancov.")
 }
 
 // access writes a Read or Write of size bytes at ev.Addr: one line per

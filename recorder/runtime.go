@@ -42,9 +42,11 @@ func runtimeCFlags() []string {
 }
 
 // RuntimeLib returns the path of the recorder runtime library
-// (libmcprec.a), building it with compiler from the embedded sources into
-// cacheDir if that has not been done yet for these sources and this
-// compiler. The build is atomic: concurrent callers never see a partial
+// (libmcprec.a), building it from the embedded sources into cacheDir if
+// that has not been done yet for these sources and this compiler. The
+// runtime is C: a C++ driver (g++, clang++, c++) builds it through its C
+// counterpart (gcc, clang, cc), or itself with -x c when that is not
+// installed. The build is atomic: concurrent callers never see a partial
 // library.
 func RuntimeLib(ctx context.Context, compiler, cacheDir string) (string, error) {
 	if p := os.Getenv(RuntimeEnv); p != "" {
@@ -53,19 +55,18 @@ func RuntimeLib(ctx context.Context, compiler, cacheDir string) (string, error) 
 		}
 		return p, nil
 	}
-	if compiler == "" {
-		compiler = "gcc"
-	}
+	compiler, lang := runtimeCompiler(compiler)
 	if _, err := exec.LookPath(compiler); err != nil {
-		return "", fmt.Errorf("%s not found: install it (Debian: apt-get install gcc g++): %w", compiler, err)
+		return "", fmt.Errorf("%s not found: install it (Debian: apt-get install gcc g++, or clang): %w", compiler, err)
 	}
 	ver, err := exec.CommandContext(ctx, compiler, "--version").Output()
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", compiler, err)
 	}
+	flags := append(runtimeCFlags(), lang...)
 	h := sha256.New()
 	h.Write(ver)
-	h.Write([]byte(strings.Join(runtimeCFlags(), " ")))
+	h.Write([]byte(strings.Join(flags, " ")))
 	err = fs.WalkDir(rtSources, "rt", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -112,7 +113,7 @@ func RuntimeLib(ctx context.Context, compiler, cacheDir string) (string, error) 
 		return nil
 	}
 	for _, src := range []string{"mcprec.c", "mcprec_wrap.c", "mcprec_sched.c"} {
-		args := append(runtimeCFlags(), "-c", src, "-o", strings.TrimSuffix(src, ".c")+".o")
+		args := append(flags[:len(flags):len(flags)], "-c", src, "-o", strings.TrimSuffix(src, ".c")+".o")
 		if err := run(compiler, args...); err != nil {
 			return "", err
 		}
@@ -128,6 +129,25 @@ func RuntimeLib(ctx context.Context, compiler, cacheDir string) (string, error) 
 		return "", err
 	}
 	return lib, nil
+}
+
+// runtimeCompiler returns the driver that builds the runtime for the
+// program's compiler, and the options that make it compile C: the C
+// counterpart of a C++ driver when it is installed, or the C++ driver
+// with -x c.
+func runtimeCompiler(compiler string) (string, []string) {
+	if compiler == "" {
+		return "gcc", nil
+	}
+	if !isCxxDriver(compiler) {
+		return compiler, nil
+	}
+	if c := cDriver(compiler); c != "" {
+		if _, err := exec.LookPath(c); err == nil {
+			return c, nil
+		}
+	}
+	return compiler, []string{"-x", "c"}
 }
 
 // DefaultCacheDir is where RuntimeLib builds the runtime unless told

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ianlancetaylor/demangle"
 )
 
 // lineRow is one row of a DWARF line table.
@@ -29,14 +32,21 @@ type dwarfScope struct {
 	// on the way here ("helper::").
 	frame *frameFunc
 	inl   string
+	// agg is the offset of a struct, class or union DIE, 0 for other
+	// scopes.
+	agg dwarf.Offset
 }
 
 // frameFunc is a function's code range and its locals that live at fixed
 // offsets from the frame's CFA (DW_OP_fbreg with DW_OP_call_frame_cfa as
-// the frame base, as gcc emits on x86-64).
+// the frame base, as gcc emits on x86-64, or the frame pointer %rbp, as
+// clang does).
 type frameFunc struct {
 	lo, hi uint64
 	name   string
+	// base is the frame base minus the CFA: 0 for the CFA, -16 for
+	// %rbp (the return address and the saved %rbp lie between them).
+	base   int64
 	locals []localVar
 	// ptrs are the struct types its pointer variables and parameters
 	// point to (wherever they live, inlined functions' too): the types
@@ -91,7 +101,11 @@ func loadModSyms(path string, fullPaths bool) *modSyms {
 
 	linkage := map[string]string{} // C++ linkage name -> qualified name
 	if d, err := f.DWARF(); err == nil {
-		if err := ms.readDWARF(d, fullPaths, linkage); err != nil {
+		var addrs []byte // DWARF 5's address table, for DW_OP_addrx
+		if s := f.Section(".debug_addr"); s != nil {
+			addrs, _ = s.Data()
+		}
+		if err := ms.readDWARF(d, addrs, fullPaths, linkage); err != nil {
 			ms.err = fmt.Errorf("%s: DWARF: %w", path, err)
 		}
 	}
@@ -112,13 +126,23 @@ func loadModSyms(path string, fullPaths bool) *modSyms {
 }
 
 // readDWARF collects line rows, global variables with their types, and the
-// qualified names of C++ functions.
-func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]string) error {
+// qualified names of C++ functions. addrs is the .debug_addr section, for
+// the addresses of DWARF 5 (clang's globals are DW_OP_addrx).
+func (ms *modSyms) readDWARF(d *dwarf.Data, addrs []byte, fullPaths bool, linkage map[string]string) error {
 	r := d.Reader()
+	var addrBase int64 = -1 // the compile unit's DW_AT_addr_base
 	// stack holds the enclosing DIEs that have children (namespaces,
 	// classes, functions, lexical blocks …); name is "" for the unnamed.
 	var stack []dwarfScope
 	seen := map[string]bool{} // variables already collected, by name@addr
+	// decls are the scopes (svc, Cache) of the variable declarations
+	// seen so far: a definition outside its namespace or class (gcc's
+	// C++ globals and static members) is named after its declaration's.
+	decls := map[dwarf.Offset][]string{}
+	// statics are the static data members of each struct type, by its
+	// offset: members to debug/dwarf, at offset 0 (clang's DWARF 5, any
+	// DWARF 4), where they would hide the first field.
+	statics := map[dwarf.Offset][]string{}
 	origins := map[dwarf.Offset]*dwarf.Entry{}
 	origin := func(e *dwarf.Entry) *dwarf.Entry {
 		for i := 0; i < 4; i++ {
@@ -156,6 +180,7 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]s
 			return err
 		}
 		if e == nil {
+			dropStatics(d, statics)
 			return nil
 		}
 		if e.Tag == 0 {
@@ -168,17 +193,31 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]s
 		switch e.Tag {
 		case dwarf.TagCompileUnit:
 			stack = stack[:0]
+			addrBase = -1
+			if b, ok := e.Val(dwarf.AttrAddrBase).(int64); ok {
+				addrBase = b
+			}
 			if err := ms.readLines(d, e, fullPaths); err != nil {
 				return err
 			}
 		case dwarf.TagVariable, dwarf.TagFormalParameter:
 			if e.Tag == dwarf.TagVariable {
-				ms.addVar(d, e, stack, seen)
+				if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+					decls[e.Offset] = scopeNames(stack)
+				}
+				ms.addVar(d, e, stack, seen, decls, addrs, addrBase)
 			}
 			if len(stack) > 0 && stack[len(stack)-1].frame != nil {
 				sc := stack[len(stack)-1]
 				addLocal(d, e, origin(e), named(e), sc)
 				addPointee(d, e, origin(e), sc.frame)
+			}
+		case dwarf.TagMember:
+			decl, _ := e.Val(dwarf.AttrDeclaration).(bool)
+			ext, _ := e.Val(dwarf.AttrExternal).(bool)
+			if len(stack) > 0 && stack[len(stack)-1].agg != 0 && (decl || ext) && name != "" {
+				agg := stack[len(stack)-1].agg
+				statics[agg] = append(statics[agg], name)
 			}
 		case dwarf.TagSubprogram:
 			if ln, ok := e.Val(dwarf.AttrLinkageName).(string); ok && name != "" {
@@ -194,11 +233,15 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]s
 		if e.Children {
 			isFn := e.Tag == dwarf.TagSubprogram
 			n := ""
+			var agg dwarf.Offset
 			switch e.Tag {
-			case dwarf.TagNamespace, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType, dwarf.TagSubprogram:
+			case dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
+				agg = e.Offset
+				n = name
+			case dwarf.TagNamespace, dwarf.TagSubprogram:
 				n = name
 			}
-			sc := dwarfScope{name: n, fn: isFn}
+			sc := dwarfScope{name: n, fn: isFn, agg: agg}
 			if len(stack) > 0 {
 				sc.frame, sc.inl = stack[len(stack)-1].frame, stack[len(stack)-1].inl
 			}
@@ -219,6 +262,29 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, fullPaths bool, linkage map[string]s
 			}
 			stack = append(stack, sc)
 		}
+	}
+}
+
+// dropStatics removes the static data members from the fields of the
+// struct types that debug/dwarf decoded (and caches: every later Type of
+// the offset has the same fields).
+func dropStatics(d *dwarf.Data, statics map[dwarf.Offset][]string) {
+	for off, names := range statics {
+		t, err := d.Type(off)
+		if err != nil {
+			continue
+		}
+		st, ok := t.(*dwarf.StructType)
+		if !ok {
+			continue
+		}
+		fields := st.Field[:0]
+		for _, f := range st.Field {
+			if !slices.Contains(names, f.Name) {
+				fields = append(fields, f)
+			}
+		}
+		st.Field = fields
 	}
 }
 
@@ -263,21 +329,35 @@ func (ms *modSyms) readLines(d *dwarf.Data, cu *dwarf.Entry, fullPaths bool) err
 	}
 }
 
-// addVar records a variable DIE with a fixed address (DW_OP_addr).
-func (ms *modSyms) addVar(d *dwarf.Data, e *dwarf.Entry, stack []dwarfScope, seen map[string]bool) {
-	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
-	if !ok || len(loc) != 9 || loc[0] != 0x03 { // DW_OP_addr <8 bytes>
-		return
-	}
-	addr := binary.LittleEndian.Uint64(loc[1:])
-	name, _ := e.Val(dwarf.AttrName).(string)
-	typOff, hasType := e.Val(dwarf.AttrType).(dwarf.Offset)
+// scopeNames are the names of the named scopes on the stack.
+func scopeNames(stack []dwarfScope) []string {
 	var scopes []string
 	for _, s := range stack {
 		if s.name != "" {
 			scopes = append(scopes, s.name)
 		}
 	}
+	return scopes
+}
+
+// addVar records a variable DIE with a fixed address: DW_OP_addr, or
+// DW_OP_addrx, an index into addrs from the compile unit's addrBase. A
+// definition of a declaration (DW_AT_specification) takes the
+// declaration's name, type and scopes (decls), or, for a declaration not
+// seen yet, its demangled linkage name.
+func (ms *modSyms) addVar(d *dwarf.Data, e *dwarf.Entry, stack []dwarfScope, seen map[string]bool,
+	decls map[dwarf.Offset][]string, addrs []byte, addrBase int64) {
+	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
+	if !ok {
+		return
+	}
+	addr, ok := fixedAddr(loc, addrs, addrBase)
+	if !ok {
+		return
+	}
+	name, _ := e.Val(dwarf.AttrName).(string)
+	typOff, hasType := e.Val(dwarf.AttrType).(dwarf.Offset)
+	scopes := scopeNames(stack)
 	if spec, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
 		// A C++ static member or a definition separate from its
 		// declaration: the name and type are on the declaration.
@@ -289,6 +369,13 @@ func (ms *modSyms) addVar(d *dwarf.Data, e *dwarf.Entry, stack []dwarfScope, see
 			}
 			if !hasType {
 				typOff, hasType = se.Val(dwarf.AttrType).(dwarf.Offset)
+			}
+			if sc, ok := decls[spec]; ok {
+				scopes = sc
+			} else if ln, ok := se.Val(dwarf.AttrLinkageName).(string); ok && name != "" {
+				if q := demangled(ln); q != ln {
+					name, scopes = q, nil
+				}
 			}
 		}
 	}
@@ -316,11 +403,57 @@ func (ms *modSyms) addVar(d *dwarf.Data, e *dwarf.Entry, stack []dwarfScope, see
 	ms.vars = append(ms.vars, v)
 }
 
+// fixedAddr returns the address of a location expression that is one
+// fixed address: DW_OP_addr A, or DW_OP_addrx I (the I-th address of the
+// compile unit's part of .debug_addr, at addrBase).
+func fixedAddr(loc, addrs []byte, addrBase int64) (uint64, bool) {
+	switch {
+	case len(loc) == 9 && loc[0] == 0x03: // DW_OP_addr <8 bytes>
+		return binary.LittleEndian.Uint64(loc[1:]), true
+	case len(loc) >= 2 && loc[0] == 0xa1 && addrBase >= 0: // DW_OP_addrx uleb128
+		idx, n := uleb128(loc[1:])
+		if n != len(loc)-1 {
+			return 0, false
+		}
+		off := uint64(addrBase) + idx*8
+		if idx >= 1<<32 || off+8 > uint64(len(addrs)) {
+			return 0, false
+		}
+		return binary.LittleEndian.Uint64(addrs[off:]), true
+	}
+	return 0, false
+}
+
+// uleb128 decodes an unsigned LEB128 number and returns it and its
+// length (0 if it is cut short or too long).
+func uleb128(b []byte) (uint64, int) {
+	var v uint64
+	for i, c := range b {
+		if i >= 10 {
+			break
+		}
+		v |= uint64(c&0x7f) << (7 * uint(i))
+		if c&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
+
 // newFrameFunc returns the frame of a concrete function (one with code)
-// whose frame base is the CFA, or nil.
+// whose frame base is the CFA (gcc) or the frame pointer (clang, which
+// mcpredict cc makes keep it), or nil.
 func newFrameFunc(d *dwarf.Data, e *dwarf.Entry, name string) *frameFunc {
 	fb, ok := e.Val(dwarf.AttrFrameBase).([]byte)
-	if !ok || len(fb) != 1 || fb[0] != 0x9c { // DW_OP_call_frame_cfa
+	if !ok || len(fb) != 1 {
+		return nil
+	}
+	var base int64
+	switch fb[0] {
+	case 0x9c: // DW_OP_call_frame_cfa
+	case 0x56: // DW_OP_reg6, %rbp: the CFA is 16 bytes above it
+		base = -16
+	default:
 		return nil
 	}
 	rs, err := d.Ranges(e)
@@ -331,7 +464,7 @@ func newFrameFunc(d *dwarf.Data, e *dwarf.Entry, name string) *frameFunc {
 	for _, r := range rs[1:] {
 		lo, hi = min(lo, r[0]), max(hi, r[1])
 	}
-	return &frameFunc{lo: lo, hi: hi, name: name}
+	return &frameFunc{lo: lo, hi: hi, name: name, base: base}
 }
 
 // addLocal adds a local variable or parameter at a fixed offset from the
@@ -350,7 +483,7 @@ func addLocal(d *dwarf.Data, e, origin *dwarf.Entry, name string, sc dwarfScope)
 	if !ok {
 		typOff, ok = origin.Val(dwarf.AttrType).(dwarf.Offset)
 	}
-	v := localVar{name: sc.inl + name, off: off}
+	v := localVar{name: sc.inl + name, off: off + sc.frame.base}
 	if ok {
 		if t, err := d.Type(typOff); err == nil {
 			v.typ = t
@@ -452,9 +585,11 @@ func (ms *modSyms) readELFSymbols(f *elf.File, linkage map[string]string) {
 			name := strings.TrimPrefix(s.Name, realPrefix)
 			if q, ok := linkage[name]; ok {
 				name = q
-			}
-			if i := strings.Index(name, "@"); i > 0 {
-				name = name[:i]
+			} else {
+				if i := strings.Index(name, "@"); i > 0 {
+					name = name[:i]
+				}
+				name = demangled(name)
 			}
 			hi := s.Value + s.Size
 			if s.Size == 0 {
@@ -475,9 +610,21 @@ func (ms *modSyms) readELFSymbols(f *elf.File, linkage map[string]string) {
 			if size == 0 {
 				size = 1
 			}
-			ms.vars = append(ms.vars, varSym{lo: s.Value, size: size, name: s.Name})
+			ms.vars = append(ms.vars, varSym{lo: s.Value, size: size, name: demangled(s.Name)})
 		}
 	}
+}
+
+// demangled returns the name of a C++ symbol as the source spells it,
+// without the parameter lists of functions and without anonymous
+// namespaces, as the DWARF names are (svc::Cache::lookup for
+// _ZN3svc5Cache6lookupEi, svc::g_stats for _ZN3svc7g_statsE); any other
+// name as it is.
+func demangled(name string) string {
+	if !strings.HasPrefix(name, "_Z") {
+		return name
+	}
+	return strings.ReplaceAll(demangle.Filter(name, demangle.NoParams), "(anonymous namespace)::", "")
 }
 
 // location returns the file and line of a return address (the instruction

@@ -1277,6 +1277,10 @@ void __sanitizer_cov_trace_const_cmp4(uint32_t a, uint32_t b) { cmp_hook(a, b, 4
 void __sanitizer_cov_trace_const_cmp8(uint64_t a, uint64_t b) { cmp_hook(a, b, 8); }
 void __sanitizer_cov_trace_cmpf(float a, float b) { (void)a; (void)b; }
 void __sanitizer_cov_trace_cmpd(double a, double b) { (void)a; (void)b; }
+/* clang's trace-cmp needs a coverage kind: mcpredict cc gives it func with
+ * trace-pc-guard, one call per function entry, which records nothing. */
+void __sanitizer_cov_trace_pc_guard(uint32_t *g) { (void)g; }
+void __sanitizer_cov_trace_pc_guard_init(uint32_t *lo, uint32_t *hi) { (void)lo; (void)hi; }
 
 /* cases[0] is the number of case values, cases[1] their size in bits. */
 void __sanitizer_cov_trace_switch(uint64_t v, uint64_t *cases)
