@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpredict/mcpredict/analysis/deadlock"
+	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/native"
 	"github.com/mcpredict/mcpredict/predict"
 	"github.com/mcpredict/mcpredict/report"
@@ -61,6 +62,8 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var match listFlag
 	fs.Var(&match, "match", "base-name globs of the trace files taken from directories (default *.csv,*.trace,*.std,*.jsonl and .gz/.zst)")
 	parallel := fs.Int("parallel", 1, "traces checked at once")
+	reproduceEach := fs.Bool("reproduce", false, "also run mcpredict reproduce on each trace (its program must be where it was recorded): the reports then say which bugs failed or were reproduced, and list the failing runs; directed runs go beside each trace, TRACE.reproduce/")
+	reproduceBudget := fs.Duration("reproduce-budget", 2*time.Minute, "with --reproduce, the wall time of each trace's directed runs")
 	server := fs.String("server", "", "check on the mcpredict server at `URL` instead of locally")
 	tokenFile := fs.String("token-file", "", "read the bearer token for --server from `FILE` (default $MCPREDICT_TOKEN)")
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often to poll the server for a job's state")
@@ -157,6 +160,9 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !quiet {
 		cfg.Log = stderr
 	}
+	if *server != "" && *reproduceEach {
+		return fail(stderr, "batch", &predict.UsageError{Msg: "--reproduce runs the programs here: it does not go with --server"})
+	}
 	if *server != "" {
 		cfg.Check = batch.Remote(&client.Client{Base: *server, Token: token}, jo, *poll)
 	} else {
@@ -175,6 +181,10 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			m, _, err := plugins.Open(ctx, path, inf.format, topts)
 			return m, err
 		})
+		if *reproduceEach {
+			cfg.Check = reproduceChecker(&cf, &af, &inf, *reproduceBudget, stderr)
+			cfg.OptionsKey += " reproduce"
+		}
 	}
 	sum, err := batch.Run(ctx, cfg)
 	if sum == nil {
@@ -193,6 +203,19 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitInternal
 	}
 	return batchStatus(sum)
+}
+
+// reproduceChecker checks a batch's traces as mcpredict reproduce does,
+// with its default flags but the budget, quietly: the reports have the
+// reproductions.
+func reproduceChecker(cf *checkFlags, af *analysisFlags, inf *inputFlags, budget time.Duration, stderr io.Writer) batch.Checker {
+	return func(ctx context.Context, path string) (*bugs.Report, error) {
+		var rf reproduceFlags
+		rf.register(flag.NewFlagSet("reproduce", flag.ContinueOnError)) // its defaults
+		rf.budget = budget
+		c := *cf // reproduceCandidates may change the engine
+		return reproduceTrace(ctx, path, nil, &c, af, inf, &rf, 1, true, stderr)
+	}
 }
 
 // batchStatus is the exit status of a finished batch.

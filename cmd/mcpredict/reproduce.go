@@ -136,56 +136,21 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "mcpredict reproduce: want exactly one TRACE argument (see mcpredict reproduce -h)")
 		return exitUsage
 	}
-	jobsGiven := flagSet(fs, "jobs")
-	trace := pos[0]
-	rec, err := reproduce.ReadRecording(trace)
-	if err != nil {
-		return fail(stderr, "reproduce", err)
-	}
-	if len(command) == 0 && len(rec.Argv) == 0 {
-		return fail(stderr, "reproduce", &predict.UsageError{Msg: fmt.Sprintf("trace %s: its header names no command (not recorded by mcpredict record): give it after --", trace)})
+	if rf.showRelaxed != "failed" && rf.showRelaxed != "reproduced" {
+		return fail(stderr, "reproduce", &predict.UsageError{Msg: fmt.Sprintf("--show-relaxed %q: want failed or reproduced", rf.showRelaxed)})
 	}
 	filt, err := of.load()
-	if err == nil && rf.showRelaxed != "failed" && rf.showRelaxed != "reproduced" {
-		err = &predict.UsageError{Msg: fmt.Sprintf("--show-relaxed %q: want failed or reproduced", rf.showRelaxed)}
-	}
 	if err != nil {
 		return fail(stderr, "reproduce", err)
 	}
-	rep, cands, err := reproduceCandidates(ctx, trace, cf, af, &rfl.input, &rf, stderr)
+	jobs := 1
+	if flagSet(fs, "jobs") {
+		jobs = cf.jobs
+	}
+	rep, err := reproduceTrace(ctx, pos[0], command, cf, af, &rfl.input, &rf, jobs, of.quiet, stderr)
 	if err != nil {
 		return fail(stderr, "reproduce", err)
 	}
-	opts := reproduce.Options{Pause: rf.pause, RunTimeout: rf.runTimeout, RunsPerBug: rf.runsPerBug, MaxRuns: rf.maxRuns,
-		Budget: rf.budget, Check: rf.check, Argv: command, OutDir: rf.outDir, Jobs: 1, Controls: rf.controls,
-		Explore: rf.explore, Seed: rf.seed}
-	if rf.stdin != "" {
-		if _, err := os.Stat(rf.stdin); err != nil {
-			return fail(stderr, "reproduce", &predict.UsageError{Msg: fmt.Sprintf("--stdin: %v", err)})
-		}
-		opts.Stdin = absPath(rf.stdin)
-	}
-	if jobsGiven {
-		opts.Jobs = cf.jobs
-	}
-	if opts.OutDir == "" {
-		opts.OutDir = trace + ".reproduce"
-	}
-	// Absolute: the program runs in its own directory, and a server that
-	// changes directory still finds its run directory (MCPREDICT_RUN_DIR).
-	opts.OutDir = absPath(opts.OutDir)
-	if !of.quiet {
-		fmt.Fprintf(stderr, "mcpredict reproduce: %d candidates; directed runs of %s, schedules in %s\n", len(cands), strings.Join(commandOf(rec, command), " "), opts.OutDir)
-		opts.Progress = reproduceProgress(stderr)
-	}
-	results, err := reproduce.Run(ctx, rec, cands, opts)
-	if err != nil {
-		return fail(stderr, "reproduce", err)
-	}
-	for _, w := range results.Summary.Warnings {
-		fmt.Fprintf(stderr, "mcpredict reproduce: warning: %s\n", w)
-	}
-	reproduce.Apply(rep, results, rf.showRelaxed == "reproduced")
 	filt.apply(rep)
 	of.warn(stderr, "reproduce", rep)
 	pats, _ := cf.checkPatterns()
@@ -193,6 +158,51 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, "reproduce", fmt.Errorf("writing report: %w", werr))
 	}
 	return reproduceStatus(ctx, stderr, rep)
+}
+
+// reproduceTrace predicts on a trace (or reads --report) and makes the
+// directed runs of its candidates, then of the exploration: the report of
+// mcpredict reproduce, with its reproductions, failing runs and counts.
+// command replaces the recorded one when given; jobs is the number of
+// directed runs side by side; quiet leaves out the progress lines.
+func reproduceTrace(ctx context.Context, trace string, command []string, cf *checkFlags, af *analysisFlags, inf *inputFlags, rf *reproduceFlags, jobs int, quiet bool, stderr io.Writer) (*bugs.Report, error) {
+	rec, err := reproduce.ReadRecording(trace)
+	if err != nil {
+		return nil, err
+	}
+	if len(command) == 0 && len(rec.Argv) == 0 {
+		return nil, &predict.UsageError{Msg: fmt.Sprintf("trace %s: its header names no command (not recorded by mcpredict record): give it after --", trace)}
+	}
+	rep, cands, err := reproduceCandidates(ctx, trace, cf, af, inf, rf, stderr)
+	if err != nil {
+		return nil, err
+	}
+	opts := reproduce.Options{Pause: rf.pause, RunTimeout: rf.runTimeout, RunsPerBug: rf.runsPerBug, MaxRuns: rf.maxRuns,
+		Budget: rf.budget, Check: rf.check, Argv: command, OutDir: rf.outDir, Jobs: jobs, Controls: rf.controls,
+		Explore: rf.explore, Seed: rf.seed}
+	if rf.stdin != "" {
+		if _, err := os.Stat(rf.stdin); err != nil {
+			return nil, &predict.UsageError{Msg: fmt.Sprintf("--stdin: %v", err)}
+		}
+		opts.Stdin = absPath(rf.stdin)
+	}
+	if opts.OutDir == "" {
+		opts.OutDir = trace + ".reproduce"
+	}
+	// Absolute: the program runs in its own directory, and a server that
+	// changes directory still finds its run directory (MCPREDICT_RUN_DIR).
+	opts.OutDir = absPath(opts.OutDir)
+	if !quiet {
+		fmt.Fprintf(stderr, "mcpredict reproduce: %d candidates; directed runs of %s, schedules in %s\n", len(cands), strings.Join(commandOf(rec, command), " "), opts.OutDir)
+		opts.Progress = reproduceProgress(stderr)
+	}
+	results, err := reproduce.Run(ctx, rec, cands, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep.Warnings = append(rep.Warnings, results.Summary.Warnings...)
+	reproduce.Apply(rep, results, rf.showRelaxed == "reproduced")
+	return rep, nil
 }
 
 func commandOf(rec reproduce.Recording, command []string) []string {

@@ -151,6 +151,11 @@ type Trace struct {
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	BugIDs     []string      `json:"bug_ids,omitempty"`
 	GroupIDs   []string      `json:"group_ids,omitempty"`
+	// Failed counts, in a report of mcpredict reproduce (batch
+	// --reproduce), its failed bugs and its failing runs; Reproduced the
+	// bugs reproduced without failing.
+	Failed     int `json:"failed,omitempty"`
+	Reproduced int `json:"reproduced,omitempty"`
 	// Resumed marks a trace finished by an earlier, interrupted run.
 	Resumed bool `json:"resumed,omitempty"`
 }
@@ -372,8 +377,18 @@ func checkOne(ctx context.Context, cfg Config, t Trace) Trace {
 	for _, g := range groups {
 		t.GroupIDs = append(t.GroupIDs, g.ID)
 	}
+	t.Failed, t.Reproduced = 0, 0
+	for _, b := range active {
+		switch b.ReproductionState() {
+		case bugs.StateFailed:
+			t.Failed++
+		case bugs.Reproduced:
+			t.Reproduced++
+		}
+	}
+	t.Failed += len(rep.Failures)
 	t.Status, t.Error, t.BadInput = StatusOK, "", false
-	if len(active) > 0 {
+	if len(active) > 0 || len(rep.Failures) > 0 {
 		t.Status = StatusViolations
 	}
 	logf(cfg.Log, "%s: %d events, %d shared variables, %d models, %d bugs in %s, %s\n",
@@ -646,6 +661,9 @@ func WriteText(w io.Writer, s *Summary) error {
 		}
 		if t.Status == StatusError {
 			status += ": " + firstLine(t.Error)
+		}
+		if t.Failed > 0 || t.Reproduced > 0 {
+			status += fmt.Sprintf(" (%d failed, %d reproduced)", t.Failed, t.Reproduced)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", t.Path, t.Events, t.SharedVars, t.Models, t.Bugs, t.Groups,
 			t.Elapsed.Round(time.Millisecond), status)
