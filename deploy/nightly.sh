@@ -19,6 +19,11 @@
 #   NIGHTLY_AT        time of day, UTC, HH:MM (default 02:00)
 #   NIGHTLY_AT_START  1: also run once when the container starts
 #   NIGHTLY_FLAGS     more `mcpredict batch` flags, e.g. "--engine native"
+#   NIGHTLY_REPRODUCE 1: check the traces here with `batch --reproduce`
+#                     instead of on the server: each trace's recorded program
+#                     is run again under directed schedules (it must be at
+#                     its recorded path in this container), and the reports
+#                     say which bugs failed
 set -eu
 MCPREDICT=${MCPREDICT:-mcpredict}
 SERVER=${MCPREDICT_SERVER:-http://server:8080}
@@ -42,7 +47,9 @@ wait_server() {
 }
 
 run_once() {
-	wait_server || return 3
+	if [ "${NIGHTLY_REPRODUCE:-0}" != 1 ]; then
+		wait_server || return 3
+	fi
 	mkdir -p "$REPORTS"
 	stamp=$(date -u +%Y%m%dT%H%M%SZ)
 	n=1
@@ -51,7 +58,11 @@ run_once() {
 		stamp=$(date -u +%Y%m%dT%H%M%SZ)-$n
 	done
 	out="$REPORTS/$stamp"
-	set -- --server "$SERVER" --out-dir "$out" --formats text --quiet
+	if [ "${NIGHTLY_REPRODUCE:-0}" = 1 ]; then
+		set -- --reproduce --out-dir "$out" --formats text --quiet
+	else
+		set -- --server "$SERVER" --out-dir "$out" --formats text --quiet
+	fi
 	if [ -f "$REPORTS/latest/summary.json" ]; then
 		# The night itself, not the link, so that the summary names it.
 		set -- "$@" --previous "$REPORTS/$(readlink "$REPORTS/latest")"

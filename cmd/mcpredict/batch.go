@@ -231,6 +231,13 @@ func batchStatus(sum *batch.Summary) int {
 	case sum.Compare == nil && to.Bugs > 0:
 		return exitViolation
 	}
+	if sum.Compare == nil {
+		for _, t := range sum.Traces {
+			if t.Failed > 0 { // a failing run of batch --reproduce that is no bug
+				return exitViolation
+			}
+		}
+	}
 	return exitOK
 }
 

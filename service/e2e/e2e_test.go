@@ -449,3 +449,40 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestNightlyReproduce runs deploy/nightly.sh --once with
+// NIGHTLY_REPRODUCE=1 on the recording of a program whose bug `run`
+// cannot see (a counter bumped and restored in two critical sections, its
+// assertion read between them): the night reports the failure.
+func TestNightlyReproduce(t *testing.T) {
+	needSpin(t)
+	ctx := ctxT(t, 3*time.Minute)
+	traces := t.TempDir()
+	exe := filepath.Join(traces, "restore")
+	src, _ := filepath.Abs(filepath.Join(repo, "reproduce", "testdata", "restore.c"))
+	if out, err := exec.CommandContext(ctx, bin, "cc", "-O1", "-g", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("mcpredict cc: %v\n%s", err, out)
+	}
+	trace := filepath.Join(traces, "restore.csv")
+	if out, err := exec.CommandContext(ctx, bin, "record", "-o", trace, "--", exe).CombinedOutput(); err != nil {
+		t.Fatalf("mcpredict record: %v\n%s", err, out)
+	}
+	if out, err := exec.CommandContext(ctx, bin, "run", "--engine", "native", trace).CombinedOutput(); err != nil {
+		t.Fatalf("run predicts something on it (%v): this test wants a bug only directed runs show\n%s", err, out)
+	}
+	reports := filepath.Join(t.TempDir(), "reports")
+	cmd := exec.CommandContext(ctx, "sh", filepath.Join(repo, "deploy", "nightly.sh"), "--once")
+	cmd.Env = env("NIGHTLY_REPRODUCE=1", "TRACES="+traces, "REPORTS="+reports, "NIGHTLY_FLAGS=--engine native")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("nightly.sh: %v, want exit status 1 (a new finding)\n%s", err, out)
+	}
+	sum, err := batch.ReadSummary(filepath.Join(reports, "latest"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(sum.Traces) != 1 || sum.Traces[0].Failed == 0 || sum.Traces[0].Status != batch.StatusViolations {
+		t.Fatalf("night: %+v\n%s", sum.Traces, out)
+	}
+}
