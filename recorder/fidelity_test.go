@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -148,31 +149,37 @@ func TestStableNames(t *testing.T) {
 // TestStackObject: main's own accesses to the struct it gave to the
 // worker are recorded and named main::ctx.done; what only main touches
 // is not in the trace.
+//
+// With gcc the locals' frame base is the CFA, with clang the frame
+// pointer: both name the struct.
 func TestStackObject(t *testing.T) {
-	requireTool(t, "gcc")
 	src := exampleSource("rec_stack_ctx.c")
-	prog := build(t, src)
-	trace, _ := record(t, prog, "2")
-	evs := parseTrace(t, trace)
 	mk := markers(t, src)
-	for _, th := range []string{"1", "2"} {
-		for _, a := range []struct{ action, marker string }{{"Read", "read"}, {"Write", "write"}} {
-			n := 0
-			for _, e := range find(evs, a.action, "main::ctx.done", mk[a.marker]) {
-				if e.thread == th {
-					n++
+	for _, compiler := range []string{"gcc", "clang"} {
+		t.Run(compiler, func(t *testing.T) {
+			prog := buildWith(t, compiler, src)
+			trace, _ := record(t, prog, "2")
+			evs := parseTrace(t, trace)
+			for _, th := range []string{"1", "2"} {
+				for _, a := range []struct{ action, marker string }{{"Read", "read"}, {"Write", "write"}} {
+					n := 0
+					for _, e := range find(evs, a.action, "main::ctx.done", mk[a.marker]) {
+						if e.thread == th {
+							n++
+						}
+					}
+					if n != 2 {
+						t.Errorf("thread %s: %d %s of main::ctx.done at line %d, want 2", th, n, a.action, mk[a.marker])
+					}
 				}
 			}
-			if n != 2 {
-				t.Errorf("thread %s: %d %s of main::ctx.done at line %d, want 2", th, n, a.action, mk[a.marker])
+			mustFind(t, evs, "Lock", "main::ctx.lock", 0)
+			for _, e := range evs {
+				if len(e.objs) > 0 && (strings.HasPrefix(e.objs[0], "main::ctx.name") || strings.HasPrefix(e.objs[0], "stack:")) {
+					t.Errorf("unshared or unnamed stack memory in the trace: %v", e)
+				}
 			}
-		}
-	}
-	mustFind(t, evs, "Lock", "main::ctx.lock", 0)
-	for _, e := range evs {
-		if len(e.objs) > 0 && (strings.HasPrefix(e.objs[0], "main::ctx.name") || strings.HasPrefix(e.objs[0], "stack:")) {
-			t.Errorf("unshared or unnamed stack memory in the trace: %v", e)
-		}
+		})
 	}
 }
 
@@ -418,11 +425,19 @@ func TestAllocFuncLifetimes(t *testing.T) {
 	}
 }
 
-// TestRewriteAsm checks the renaming and the wrapper on gcc's own output,
-// and that the wrapped program runs without the recorder (the runtime's
-// hooks are weak references).
+// TestRewriteAsm checks the renaming and the wrapper on gcc's and clang's
+// own output, and that the wrapped program runs without the recorder (the
+// runtime's hooks are weak references).
 func TestRewriteAsm(t *testing.T) {
-	requireTool(t, "gcc")
+	for _, compiler := range []string{"gcc", "clang"} {
+		t.Run(compiler, func(t *testing.T) {
+			requireTool(t, compiler)
+			rewriteAsmWith(t, compiler)
+		})
+	}
+}
+
+func rewriteAsmWith(t *testing.T, compiler string) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "p.c")
 	if err := os.WriteFile(src, []byte(`#include <stdlib.h>
@@ -435,8 +450,8 @@ int main(void) { char *p = get(1, 15); p[0] = 'x'; putp(p); printf("ok %d\n", p 
 		t.Fatal(err)
 	}
 	asm := filepath.Join(dir, "p.s")
-	if out, err := exec.Command("gcc", "-O1", "-S", "-o", asm, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc -S: %v\n%s", err, out)
+	if out, err := exec.Command(compiler, "-O1", "-S", "-o", asm, src).CombinedOutput(); err != nil {
+		t.Fatalf("%s -S: %v\n%s", compiler, err, out)
 	}
 	funcs := []AllocFunc{{Name: "get", Arg: 2}, {Name: "put", Free: true, Arg: 1}, {Name: "absent"}}
 	done, err := rewriteAsm(asm, funcs)
@@ -447,17 +462,30 @@ int main(void) { char *p = get(1, 15); p[0] = 'x'; putp(p); printf("ok %d\n", p 
 		t.Errorf("wrapped %v, want get and put", done)
 	}
 	text, _ := os.ReadFile(asm)
-	for _, want := range []string{realPrefix + "get:", realPrefix + "put:", "\nget:\n", "\nput:\n", "\t.globl\tget"} {
+	for _, want := range []string{realPrefix + "get:", realPrefix + "put:", "\nget:\n", "\nput:\n", "\t.globl\tget",
+		"\t.type\t" + realPrefix + "get, @function"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("rewritten assembly lacks %q", want)
 		}
 	}
 	exe := filepath.Join(dir, "p")
-	if out, err := exec.Command("gcc", "-o", exe, asm).CombinedOutput(); err != nil {
+	if out, err := exec.Command(compiler, "-o", exe, asm).CombinedOutput(); err != nil {
 		t.Fatalf("assembling: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(exe).CombinedOutput(); err != nil || string(out) != "ok 1\n" {
 		t.Errorf("wrapped program without the recorder: %v, %q", err, out)
+	}
+	// The renamed functions' sizes are theirs, not the wrappers'.
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Name == realPrefix+"get" && s.Size == 0 {
+			t.Errorf("%s has no size", s.Name)
+		}
 	}
 }
 

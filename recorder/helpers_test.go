@@ -38,15 +38,25 @@ func testContext(t testing.TB) context.Context {
 // returns the executable.
 func build(t testing.TB, src string, extra ...string) string {
 	t.Helper()
-	compiler := "gcc"
-	if isCxxSource(src) {
-		compiler = "g++"
+	return buildWith(t, "", src, extra...)
+}
+
+// buildWith is build with the compiler driver of mcpredict cc --compiler
+// ("": gcc or g++); the test skips if the driver is not installed.
+func buildWith(t testing.TB, compiler, src string, extra ...string) string {
+	t.Helper()
+	tool := compiler
+	if tool == "" {
+		tool = "gcc"
+		if isCxxSource(src) {
+			tool = "g++"
+		}
 	}
-	requireTool(t, compiler)
+	requireTool(t, tool)
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
 	args := append([]string{"-O1", "-Wall", "-o", out, src}, extra...)
 	var stderr bytes.Buffer
-	if err := CC(testContext(t), args, "", testCacheDir(), false, &stderr, &stderr); err != nil {
+	if err := CC(testContext(t), args, compiler, testCacheDir(), false, &stderr, &stderr); err != nil {
 		t.Fatalf("mcpredict cc %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return out

@@ -113,6 +113,35 @@ func TestCompileCommands(t *testing.T) {
 			args: []string{"--version"},
 			want: [][]string{{"gcc", "--version"}},
 		},
+		{
+			name: "clang: compile only, with its coverage kind and the reads before writes",
+			args: []string{"-O2", "-c", "a.c"},
+			opts: CCOptions{Compiler: "clang", Clang: true},
+			want: [][]string{{"clang", "-fsanitize=thread", "-fsanitize-coverage=func,trace-pc-guard,trace-cmp",
+				"-mllvm", "-tsan-instrument-read-before-write", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c"}},
+		},
+		{
+			name: "clang: C++ sources linked by clang++",
+			args: []string{"-std=c++17", "x.cpp", "-o", "x"},
+			opts: CCOptions{Compiler: "clang", Clang: true},
+			want: [][]string{
+				{"clang", "-fsanitize=thread", "-fsanitize-coverage=func,trace-pc-guard,trace-cmp",
+					"-mllvm", "-tsan-instrument-read-before-write", "-fno-omit-frame-pointer", "-g", "-std=c++17", "-c", "x.cpp", "-o", "/tmp/x/1-x.o"},
+				append([]string{"clang++", "-std=c++17", "/tmp/x/1-x.o", "-o", "x"}, link...),
+			},
+		},
+		{
+			name: "clang++: a shared library, no sanitizer on the link",
+			args: []string{"-shared", "-o", "libx.so", "x.o"},
+			opts: CCOptions{Compiler: "clang++", Clang: true},
+			want: [][]string{{"clang++", "-shared", "-o", "libx.so", "x.o", "-fno-omit-frame-pointer", "-g"}},
+		},
+		{
+			name: "g++ links C objects too",
+			args: []string{"-o", "prog", "a.o"},
+			opts: CCOptions{Compiler: "g++"},
+			want: [][]string{append([]string{"g++", "-o", "prog", "a.o"}, link...)},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +150,7 @@ func TestCompileCommands(t *testing.T) {
 				o.Compiler = tt.opts.Compiler
 			}
 			o.AllocFuncs = tt.opts.AllocFuncs
+			o.Clang = tt.opts.Clang
 			got, err := CompileCommands(tt.args, o)
 			if err != nil {
 				t.Fatal(err)

@@ -6,12 +6,20 @@ import "testing"
 // read whose value no comparison with equal operands, no switch, no
 // address and no array index used. Two workers run one after the other; the first sees the
 // reference count and the barrier count miss their targets, the second
-// hits them.
+// hits them. Built with gcc and with clang (whose comparisons need
+// another coverage option).
 func TestSteeringReads(t *testing.T) {
 	src := "testdata/steer/steer.c"
 	mk := markers(t, src)
-	trace, _ := record(t, build(t, src))
-	evs := parseTrace(t, trace)
+	for _, compiler := range []string{"gcc", "clang"} {
+		t.Run(compiler, func(t *testing.T) {
+			trace, _ := record(t, buildWith(t, compiler, src))
+			steering(t, parseTrace(t, trace), mk)
+		})
+	}
+}
+
+func steering(t *testing.T, evs []event, mk map[string]int) {
 	tests := []struct {
 		marker, variable string
 		data             [2]bool // first worker, second worker

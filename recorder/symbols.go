@@ -618,9 +618,15 @@ func (ms *modSyms) readELFSymbols(f *elf.File, linkage map[string]string) {
 // demangled returns the name of a C++ symbol as the source spells it,
 // without the parameter lists of functions and without anonymous
 // namespaces, as the DWARF names are (svc::Cache::lookup for
-// _ZN3svc5Cache6lookupEi, svc::g_stats for _ZN3svc7g_statsE); any other
-// name as it is.
+// _ZN3svc5Cache6lookupEi, svc::g_stats for _ZN3svc7g_statsE; gcc's static
+// initializers of a file keep their prefix: _GLOBAL__sub_I_svc::g_cache);
+// any other name as it is.
 func demangled(name string) string {
+	for _, p := range []string{"_GLOBAL__sub_I_", "_GLOBAL__sub_D_"} {
+		if rest, ok := strings.CutPrefix(name, p); ok && strings.HasPrefix(rest, "_Z") {
+			return p + demangled(rest)
+		}
+	}
 	if !strings.HasPrefix(name, "_Z") {
 		return name
 	}
