@@ -336,17 +336,7 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) (R
 	close(next)
 	wg.Wait()
 	sameFailures(results)
-	for i := range results {
-		rp := &results[i].Reproduction
-		if len(results[i].Runs) == 0 && rp.Status == bugs.NotTried && strings.HasPrefix(rp.Evidence, "budget spent") {
-			switch {
-			case ctx.Err() != nil:
-				rp.Evidence = "interrupted before its first run"
-			case b.spent != "":
-				rp.Evidence = b.spent + " ran out before its first run"
-			}
-		}
-	}
+	explainUntried(results, ctx.Err() != nil, b.spent)
 	out.Candidates = results
 	var fails failureSet
 	for _, r := range results {
@@ -428,6 +418,23 @@ func sameFailures(results []Result) {
 			rp.Failed, rp.Window, rp.Status = false, nil, bugs.NotReproduced
 			rp.Evidence = fmt.Sprintf("its run failed as %s's did, %s (%s): that failure is reported once, under %s\n%s", bug, why, o.Exit, bug, rp.Evidence)
 			break
+		}
+	}
+}
+
+// explainUntried says in the evidence of each candidate left without a
+// run why: an interruption, or the budget that ran out.
+func explainUntried(results []Result, interrupted bool, spent string) {
+	for i := range results {
+		rp := &results[i].Reproduction
+		if len(results[i].Runs) > 0 || rp.Status != bugs.NotTried || !strings.HasPrefix(rp.Evidence, "budget spent") {
+			continue
+		}
+		switch {
+		case interrupted:
+			rp.Evidence = "interrupted before its first run"
+		case spent != "":
+			rp.Evidence = spent + " ran out before its first run"
 		}
 	}
 }

@@ -238,12 +238,8 @@ func (s Schedule) Write(w io.Writer, cc *codeCache) error {
 			return fmt.Errorf("step %s: %w", st.Role, err)
 		}
 		for _, f := range found {
-			mod := "-"
-			if len(s.Objects) == 0 || f.object != s.Objects[0] {
-				mod = filepath.Base(f.object)
-			}
 			for _, r := range f.ranges {
-				fmt.Fprintf(bw, "site %s %c %d %s %x %x\n", st.Role, st.runtimeKind(), same, mod, r.Lo, r.Hi)
+				fmt.Fprintf(bw, "site %s %c %d %s %x %x\n", st.Role, st.runtimeKind(), same, moduleName(s.Objects, f.object), r.Lo, r.Hi)
 			}
 		}
 	}

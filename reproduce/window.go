@@ -214,62 +214,13 @@ func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) 
 		p.attribution = bugs.AttrNoHold
 		return p, scanEvents(r, func(event) error { return nil })
 	}
-	end := ^uint64(0)
-	if l.End != nil {
-		end = l.End.Seq
-	}
-	after := 0
-	// The failing thread's last accesses (every thread's when the log
-	// does not say which one failed).
-	type near struct {
-		e        event
-		order    string
-		newOrder bool
-	}
-	var tail []near
-	o := newOrders()
-	blocked := map[string]bool{}
-	err := scanEvents(r, func(e event) error {
-		if e.Seq > end {
-			return nil
-		}
-		if e.kind() == 'B' {
-			blocked[fmt.Sprintf("%s:%d", e.File, e.Line)] = true
-		}
-		if h.Released && e.Seq > h.End.Seq {
-			after++
-		}
-		key, prev, ok := o.add(e)
-		if k := e.kind(); k != 'R' && k != 'W' {
-			return nil
-		}
-		if l.End != nil && l.End.Thread != "" && e.Thread != l.End.Thread {
-			// Another thread's access: it is an order the failing
-			// thread may see, but not one of its own accesses.
-			if ok && !recorded[key] && e.Seq >= h.Begin.Seq {
-				tail = append(tail, near{e: e, order: orderText(e, prev), newOrder: true})
-			}
-			return nil
-		}
-		n := near{e: e}
-		if ok && !recorded[key] && e.Seq >= h.Begin.Seq {
-			n.order, n.newOrder = orderText(e, prev), true
-		}
-		tail = append(tail, n)
-		if len(tail) > 4*lastAccesses {
-			tail = append(tail[:0], tail[len(tail)-lastAccesses:]...)
-		}
-		return nil
-	})
+	sc, err := scanFailure(r, l, h, recorded)
 	if err != nil {
 		return p, err
 	}
-	if len(tail) > lastAccesses {
-		tail = tail[len(tail)-lastAccesses:]
-	}
 	w := &bugs.Window{Hold: h.describe()}
 	if h.Released {
-		w.Events = after
+		w.Events = sc.after
 		endMs := h.End.Ms
 		if l.End != nil {
 			endMs = l.End.Ms
@@ -277,9 +228,9 @@ func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) 
 		w.Ms = max(endMs-h.End.Ms, 0)
 	}
 	touched := false
-	for i := len(tail) - 1; i >= 0; i-- {
-		n := tail[i]
-		if n.newOrder && len(w.Interleaved) < maxInterleaved {
+	for i := len(sc.tail) - 1; i >= 0; i-- {
+		n := sc.tail[i]
+		if n.order != "" && len(w.Interleaved) < maxInterleaved {
 			w.Interleaved = append(w.Interleaved, n.order)
 		}
 		if p.lastSite == "" && (l.End == nil || l.End.Thread == "" || n.e.Thread == l.End.Thread) {
@@ -292,11 +243,7 @@ func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) 
 			touched = touched || ObjectOf(n.e.Object) == obj
 		}
 	}
-	p.window = w
-	for b := range blocked {
-		p.blocked = append(p.blocked, b)
-	}
-	slices.Sort(p.blocked)
+	p.window, p.blocked = w, sc.blocked
 	switch {
 	case !h.Released || w.Events <= nearEvents || touched:
 		p.attribution = bugs.AttrWindow
@@ -304,6 +251,71 @@ func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) 
 		p.attribution = bugs.AttrOutside
 	}
 	return p, nil
+}
+
+// nearAccess is an access near a failure: the failing thread's own, or
+// another thread's in an order the recording never had (order says it).
+type nearAccess struct {
+	e     event
+	order string
+}
+
+// failureScan is what a failed run's trace says up to the failure.
+type failureScan struct {
+	tail    []nearAccess // the last lastAccesses of them, in order
+	after   int          // events after the hold ended
+	blocked []string     // sites of acquisitions that never returned, sorted
+}
+
+// scanFailure reads a failed run's trace up to the failure (the log's end
+// point, or the trace's end), its hold h.
+func scanFailure(r io.Reader, l runLog, h *holdSpan, recorded map[orderKey]bool) (failureScan, error) {
+	var sc failureScan
+	end := ^uint64(0)
+	if l.End != nil {
+		end = l.End.Seq
+	}
+	failing := ""
+	if l.End != nil {
+		failing = l.End.Thread
+	}
+	o := newOrders()
+	blocked := map[string]bool{}
+	err := scanEvents(r, func(e event) error {
+		if e.Seq > end {
+			return nil
+		}
+		if e.kind() == 'B' {
+			blocked[fmt.Sprintf("%s:%d", e.File, e.Line)] = true
+		}
+		if h.Released && e.Seq > h.End.Seq {
+			sc.after++
+		}
+		key, prev, ok := o.add(e)
+		if k := e.kind(); k != 'R' && k != 'W' {
+			return nil
+		}
+		n := nearAccess{e: e}
+		if ok && !recorded[key] && e.Seq >= h.Begin.Seq {
+			n.order = orderText(e, prev)
+		}
+		if failing != "" && e.Thread != failing && n.order == "" {
+			return nil // another thread's access, in an order seen before
+		}
+		sc.tail = append(sc.tail, n)
+		if len(sc.tail) > 4*lastAccesses {
+			sc.tail = append(sc.tail[:0], sc.tail[len(sc.tail)-lastAccesses:]...)
+		}
+		return nil
+	})
+	if len(sc.tail) > lastAccesses {
+		sc.tail = sc.tail[len(sc.tail)-lastAccesses:]
+	}
+	for b := range blocked {
+		sc.blocked = append(sc.blocked, b)
+	}
+	slices.Sort(sc.blocked)
+	return sc, err
 }
 
 // orderText says an order of two threads' accesses to a variable.
