@@ -204,3 +204,27 @@ func TestReproduceRestore(t *testing.T) {
 		})
 	}
 }
+
+func TestExplainUntried(t *testing.T) {
+	untried := func() []Result {
+		return []Result{
+			{Runs: []Outcome{{}}, Reproduction: bugs.Reproduction{Status: bugs.NotReproduced, Runs: 1}},
+			{Reproduction: bugs.Reproduction{Status: bugs.NotTried, Evidence: "budget spent before its first run (--max-runs, --budget) or interrupted"}},
+			{Reproduction: bugs.Reproduction{Status: bugs.NotTried, Evidence: "no schedule: DL: a cycle of 9 threads"}},
+		}
+	}
+	for _, tc := range []struct {
+		interrupted bool
+		spent, want string
+	}{{false, "--max-runs", "--max-runs ran out before its first run"}, {true, "", "interrupted before its first run"}} {
+		rs := untried()
+		explainUntried(rs, tc.interrupted, tc.spent)
+		if rs[1].Reproduction.Evidence != tc.want || !strings.HasPrefix(rs[2].Reproduction.Evidence, "no schedule") {
+			t.Errorf("evidence %q, %q; want %q", rs[1].Reproduction.Evidence, rs[2].Reproduction.Evidence, tc.want)
+		}
+		s := summarizeRuns(rs, nil, &budget{spent: tc.spent, runs: 1}, tc.interrupted, time.Now())
+		if s.Tried != 1 || s.Untried != 1 || s.BudgetSpent != tc.spent || s.Interrupted != tc.interrupted {
+			t.Errorf("summary %+v", s)
+		}
+	}
+}
