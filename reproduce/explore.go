@@ -41,6 +41,9 @@ const (
 	weightOwn    = 1
 )
 
+// createObject stands for the object of a thread creation's change points.
+const createObject = "\x00create"
+
 // maxPoolEvents bounds the recorded events kept to draw from: beyond it, a
 // uniform sample of them (reservoir) is kept.
 const maxPoolEvents = 1 << 20
@@ -86,11 +89,7 @@ func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, er
 	threads := map[string]map[string]bool{} // object -> threads
 	var evs []raw
 	seen := 0
-	err = scanEvents(rc, func(e event) error {
-		k := e.kind()
-		if (k != 'R' && k != 'W' && k != 'L') || e.File == "" || e.File == "?" || e.Line <= 0 || e.Object == "" {
-			return nil
-		}
+	add := func(e event, k byte) {
 		key := siteKey{e.File, e.Line, k}
 		i, ok := siteIx[key]
 		if !ok {
@@ -118,6 +117,22 @@ func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, er
 				evs[j] = r
 			}
 		}
+	}
+	err = scanEvents(rc, func(e event) error {
+		if e.File == "" || e.File == "?" || e.Line <= 0 || e.Object == "" {
+			return nil
+		}
+		switch k := e.kind(); {
+		case k == 'R' || k == 'W' || k == 'L':
+			add(e, k)
+		case e.Action == "Create":
+			// The creator once the thread exists, and the new thread
+			// before its first step: a thread that never ran in the
+			// recording (main returned first) runs, or runs last.
+			e.Object = createObject
+			add(e, 'C')
+			add(e, 'S')
+		}
 		return nil
 	})
 	if err != nil {
@@ -129,7 +144,7 @@ func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, er
 		switch {
 		case named[ObjectOf(r.obj)]:
 			w = weightNamed
-		case len(threads[r.obj]) >= 2:
+		case len(threads[r.obj]) >= 2 || r.obj == createObject:
 			w = weightShared
 		}
 		p.events = append(p.events, poolEvent{site: r.site, occ: r.occ, weight: w})
@@ -158,7 +173,11 @@ func (p *pool) pick(rng *rand.Rand, d int) []Point {
 		}
 		used[i] = true
 		s := p.sites[e.site]
-		out = append(out, Point{Kind: s.kind, File: s.file, Line: s.line, Occurrence: int(e.occ), Var: s.obj})
+		v := s.obj
+		if v == createObject {
+			v = "(thread)"
+		}
+		out = append(out, Point{Kind: s.kind, File: s.file, Line: s.line, Occurrence: int(e.occ), Var: v})
 	}
 	// In the order of the recording: the runtime does not care, the
 	// reader does.

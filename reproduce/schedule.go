@@ -90,7 +90,7 @@ type Schedule struct {
 // or the acquisition, until no other thread can run or the pause ends, as
 // PCT lowers a thread's priority.
 type Point struct {
-	Kind       byte // R, W, or L (a lock acquisition)
+	Kind       byte // R, W, L (a lock acquisition), C (the creator after a thread creation), S (a created thread at its start)
 	File       string
 	Line       int
 	Occurrence int

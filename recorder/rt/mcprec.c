@@ -166,6 +166,8 @@ void __mcprec_sched_unlock_post(const volatile void *m);
 void __mcprec_sched_block(int delta);
 void __mcprec_sched_threads(int delta);
 void __mcprec_sched_exit(void);
+void __mcprec_sched_created(uint64_t pc);
+void __mcprec_sched_started(uint64_t create_pc);
 #define SCHED(call) do { if (UNLIKELY(__mcprec_sched_on)) call; } while (0)
 
 static inline uint64_t next_seq(void);
@@ -1796,6 +1798,7 @@ struct start {
 	void *(*fn)(void *);
 	void *arg;
 	uint64_t tok, parent;
+	uint64_t pc; /* where it was created */
 };
 
 static void *trampoline(void *p)
@@ -1808,6 +1811,7 @@ static void *trampoline(void *p)
 		if (t)
 			put(t, next_seq(), MCPREC_THREAD_START, 0, (uint64_t)(uintptr_t)s.fn, 0);
 	}
+	SCHED(__mcprec_sched_started(s.pc));
 	return s.fn(s.arg);
 }
 
@@ -1827,6 +1831,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	s->arg = arg;
 	s->tok = tok;
 	s->parent = t->tok;
+	s->pc = pc;
 	/* A pointer into our own stack given to the new thread: that part of
 	 * the stack is shared from now on (see "stacks"). */
 	if ((uintptr_t)arg - t->stk_lo < t->stk_size) {
@@ -1847,6 +1852,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	}
 	put(t, seq, MCPREC_CREATE, pc, tok, 0);
 	tidmap_put((uint64_t)*th, tok);
+	SCHED(__mcprec_sched_created(pc));
 	return 0;
 }
 

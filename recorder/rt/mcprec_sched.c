@@ -63,7 +63,9 @@
  * executable; LO, HI a link-time code range (hex) of the site's line:
  * a hook's return address minus one in it matches. A point's IDX (0 to
  * MAXPOINTS-1) groups the ranges of one change point; its KIND is R, W, A
- * or L, and OCC the execution of its site that holds.
+ * or L, C (a thread creation: the creator is held once the thread exists)
+ * or S (the start of a thread created at the site: it is held before its
+ * first step), and OCC the execution of its site that holds.
  */
 #define _GNU_SOURCE
 #include "mcprec.h"
@@ -280,6 +282,22 @@ static void fatal_handlers(void)
 			sigaction(sigs[i], &sa, NULL);
 		}
 	}
+}
+
+static void explore(uint64_t pc, char kind);
+
+/* __mcprec_sched_created: the caller created a thread at pc. */
+void __mcprec_sched_created(uint64_t pc)
+{
+	if (g_npoints)
+		explore(pc, 'C');
+}
+
+/* __mcprec_sched_started: a thread created at create_pc starts. */
+void __mcprec_sched_started(uint64_t create_pc)
+{
+	if (g_npoints)
+		explore(create_pc, 'S');
 }
 
 /* __mcprec_sched_exit: the process calls exit(). */
