@@ -14,20 +14,31 @@ import (
 )
 
 const ccDescription = `
-Runs gcc (g++ for C++ sources) with the flags that make a program record
-its execution: compiles with ThreadSanitizer instrumentation
-(-fsanitize=thread, and -g unless a -g level is given) and links against
-the mcpredict recorder runtime instead of libtsan. Use it as CC/CXX:
+Runs gcc or clang (g++, clang++ for C++) with the flags that make a
+program record its execution: compiles with ThreadSanitizer
+instrumentation (-fsanitize=thread, and -g unless a -g level is given)
+and links against the mcpredict recorder runtime instead of the
+compiler's. Use it as CC and as CXX:
 
   mcpredict cc -O1 -o bank bank.c
   make CC="mcpredict cc" CXX="mcpredict cc --compiler=g++"
+  make CC="mcpredict cc --compiler=clang" CXX="mcpredict cc --compiler=clang++"
+  cmake -S . -B build -DCMAKE_C_COMPILER="mcpredict;cc" \
+        -DCMAKE_CXX_COMPILER="mcpredict;cc;--compiler=g++"
 
-The program runs normally; it records only under "mcpredict record".
-The runtime is built from source with gcc on first use, into the user's
-cache directory (or given prebuilt by MCPREDICT_RUNTIME=path/libmcprec.a).
+Without --compiler, C++ sources pick g++. A link whose sources, objects
+or static libraries use the C++ library is made by the C++ driver (g++
+for gcc, clang++ for clang), so CXX="mcpredict cc" links C++ too. The
+program runs normally; it records only under "mcpredict record". The
+runtime is C, built from source on first use by the C driver (gcc for
+g++, clang for clang++) into the user's cache directory (or given
+prebuilt by MCPREDICT_RUNTIME=path/libmcprec.a).
 
-Options of mcpredict cc come first; every other argument goes to gcc:
-  --compiler=NAME   the compiler driver (default $MCPREDICT_CC, else gcc or g++)
+Options of mcpredict cc come first; every other argument goes to the
+compiler:
+  --compiler=NAME   the compiler driver: gcc, g++, clang, clang++, cc, c++,
+                    versioned (clang-14) or prefixed (x86_64-linux-gnu-gcc)
+                    (default $MCPREDICT_CC, else gcc or g++)
   --cache-dir=DIR   where the runtime is built (default the user cache dir)
   --print-runtime   build the runtime if needed and print its path
   --show            print each command before running it
@@ -45,8 +56,8 @@ The file that defines NAME must be compiled with the option (it renames
 the definition and adds a recording wrapper); calls the compiler inlined
 are not seen. x86-64, up to 6 integer arguments.
 
-Exit status: that of a failing compile is 2; 3 if gcc or the runtime
-build is missing or broken.`
+Exit status: that of a failing compile is 2; 3 if the compiler or the
+runtime build is missing or broken.`
 
 func cmdCC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	compiler := os.Getenv("MCPREDICT_CC")
@@ -87,7 +98,7 @@ func cmdCC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		switch {
 		case a == "-h" || a == "--help" || a == "-help":
-			fmt.Fprintf(stdout, "Usage: mcpredict cc [options] GCC-ARGUMENTS...\n\n%s\n", strings.TrimSpace(ccDescription))
+			fmt.Fprintf(stdout, "Usage: mcpredict cc [options] COMPILER-ARGUMENTS...\n\n%s\n", strings.TrimSpace(ccDescription))
 			return exitOK
 		case strings.HasPrefix(a, "--compiler="):
 			compiler = strings.TrimPrefix(a, "--compiler=")
