@@ -139,14 +139,7 @@ func mainThread(c Candidate) bool {
 // objectKey names the objects a candidate is on, for RankRelaxed: ObjectOf
 // its directed (first) instance's variables, or of its bug's, sorted.
 func objectKey(c Candidate) string {
-	names := c.Bug.Vars
-	if len(c.Instances) > 0 {
-		names = c.Instances[0].ObjectNames()
-	}
-	var objs []string
-	for _, n := range names {
-		objs = append(objs, ObjectOf(n))
-	}
+	objs := candidateObjects(c)
 	slices.Sort(objs)
 	return strings.Join(slices.Compact(objs), "\x00")
 }

@@ -448,9 +448,10 @@ void __mcprec_sched_init(const char *prefix)
 	      g_cycle ? " cycle" : "");
 }
 
-static int in_site(int role, uint64_t pc, char kind)
+/* site_has reports whether pc (a hook's return address) is in one of a
+ * site's resolved code ranges, for an access or acquisition of kind. */
+static int site_has(const struct site *s, uint64_t pc, char kind)
 {
-	struct site *s = &g_sites[role];
 	if (s->n == 0)
 		return 0;
 	if (s->kind != 'A' && s->kind != kind)
@@ -463,6 +464,8 @@ static int in_site(int role, uint64_t pc, char kind)
 	}
 	return 0;
 }
+
+static int in_site(int role, uint64_t pc, char kind) { return site_has(&g_sites[role], pc, kind); }
 
 static int on_addr(uintptr_t a, uint64_t size)
 {
@@ -589,19 +592,7 @@ static void maybe_pause(const char *where)
 static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int may_hold);
 
 /* in_point reports whether pc is in change point i's site, for kind. */
-static int in_point(int i, uint64_t pc, char kind)
-{
-	struct site *s = &g_points[i].s;
-	if (s->n == 0 || (s->kind != 'A' && s->kind != kind))
-		return 0;
-	uint64_t p = pc - 1;
-	for (int j = 0; j < s->n; j++) {
-		struct range *r = s->r[j];
-		if (__atomic_load_n(&r->resolved, __ATOMIC_ACQUIRE) && p >= r->lo && p < r->hi)
-			return 1;
-	}
-	return 0;
-}
+static int in_point(int i, uint64_t pc, char kind) { return site_has(&g_points[i].s, pc, kind); }
 
 /* explore holds the thread at the change points its access or
  * acquisition at pc is the OCC-th execution of. */
