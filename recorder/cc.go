@@ -19,7 +19,7 @@ type CCOptions struct {
 	// or objects and static libraries that refer to the C++ runtime) is
 	// made by its C++ counterpart (g++ for gcc, clang++ for clang).
 	Compiler string
-	// Clang selects clang's instrumentation flags (IsClang of the
+	// Clang selects clang's instrumentation flags (isClang of the
 	// driver).
 	Clang bool
 	// Runtime is the path of the recorder runtime library (RuntimeLib).
@@ -447,7 +447,7 @@ func CC(ctx context.Context, args []string, compiler, cacheDir string, verbose b
 }
 
 // CCWith is CC with options: opts.Compiler, opts.Clang (also set when
-// IsClang of the compiler) and opts.AllocFuncs are used (the runtime and
+// isClang of the compiler) and opts.AllocFuncs are used (the runtime and
 // the temporary directory are CC's).
 func CCWith(ctx context.Context, args []string, opts CCOptions, cacheDir string, verbose bool, stdout, stderr io.Writer) error {
 	compiler := opts.Compiler
@@ -460,7 +460,7 @@ func CCWith(ctx context.Context, args []string, opts CCOptions, cacheDir string,
 	if err != nil {
 		return err
 	}
-	clang := opts.Clang || compiler != "" && IsClang(ctx, compiler)
+	clang := opts.Clang || compiler != "" && isClang(ctx, compiler)
 	cmds, err := CompileCommands(args, CCOptions{Compiler: compiler, Clang: clang, Runtime: lib, TempDir: tmp, AllocFuncs: opts.AllocFuncs})
 	if err != nil {
 		return err

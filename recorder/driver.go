@@ -78,10 +78,10 @@ func driverWord(base string, i, n int) bool {
 	return end == len(base) || base[end] == '-' || base[end] >= '0' && base[end] <= '9'
 }
 
-// IsClang reports whether the driver is clang's, whose instrumentation
+// isClang reports whether the driver is clang's, whose instrumentation
 // flags differ from gcc's: from its name when it says (clang, clang++-14,
 // gcc, g++), else from its --version (cc and c++ may be either).
-func IsClang(ctx context.Context, driver string) bool {
+func isClang(ctx context.Context, driver string) bool {
 	base := filepath.Base(driver)
 	switch {
 	case strings.Contains(base, "clang"):
