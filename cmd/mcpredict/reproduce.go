@@ -105,7 +105,7 @@ func (r *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&r.relaxedMemory, "relaxed-memory", 2048, "the heap, in `MiB`, at which a relaxed model is stopped (its candidates found by then are tried; 0: no bound)")
 	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most: round-robin over the objects they are on, the models in turn, more instances first")
 	fs.IntVar(&r.controls, "controls", 2, "runs of the command without a schedule made first: when one ends differently from the recorded run, the program fails on its own, which failed bugs' evidence then says")
-	fs.IntVar(&r.explore, "explore", 20, "exploring runs once the candidates are used up, within --budget and --max-runs (0: none): change points drawn from the recording, weighted toward the predicted variables, as PCT would put them; stops at the first failure")
+	fs.IntVar(&r.explore, "explore", 20, "exploring runs once the candidates are used up and none of them failed, within --budget and --max-runs (0: none): change points drawn from the recording, weighted toward the predicted variables, as PCT would put them; stops at the first failure")
 	fs.Int64Var(&r.seed, "seed", 1, "the seed of the exploration's draws (the same seed, the same schedules)")
 	fs.StringVar(&r.stdin, "stdin", "", "a `FILE` given as standard input to every run (default: the input mcpredict record kept beside the trace, TRACE.stdin, if any)")
 	fs.StringVar(&r.showRelaxed, "show-relaxed", "failed", "which bugs only relaxed models predict are reported: failed (their directed run changed the outcome) or reproduced (also those whose run changed nothing)")
