@@ -77,17 +77,14 @@ func (p *Pass) violation(f Finding) bugs.Violation {
 	k := a.kind(f.Kind)
 	access := func(s Site) bugs.Access {
 		e := &m.Events[s.Event]
-		loc := m.Locs[e.Loc]
+		r := m.Ref(e)
 		ac := bugs.Access{
 			Thread: int(e.Thread), Handle: m.Threads[e.Thread-1].Handle, Role: s.Role,
-			Action: s.Action, File: loc.File, Line: loc.Line, TraceLine: int(e.Line),
-			Essential: s.Essential, Object: s.Object, Source: m.Sources[loc],
+			Action: s.Action, File: r.File, Line: r.Line, Func: r.Func, TraceLine: int(e.Line),
+			Essential: s.Essential, Object: s.Object, Source: r.Source, Library: r.Library,
 		}
 		if ac.Action == "" {
 			ac.Action = e.Kind.String()
-		}
-		if e.Func != 0 {
-			ac.Func = m.Objects[e.Func]
 		}
 		if ac.Object == "" {
 			ac.Object = objectName(m, e)

@@ -57,12 +57,28 @@ type Access struct {
 	// Context); empty elsewhere.
 	// Atomic marks the Write of an atomic read-modify-write (a successful
 	// compare-and-swap, a fetch-and-add).
-	Atomic  bool     `json:"atomic,omitempty"`
-	Locks   []string `json:"locks,omitempty"`
-	Stack   []string `json:"stack,omitempty"`
-	Created string   `json:"created,omitempty"`
+	Atomic bool     `json:"atomic,omitempty"`
+	Locks  []string `json:"locks,omitempty"`
+	Stack  []string `json:"stack,omitempty"`
+	// StackLibrary marks the frames of Stack in library code
+	// (tracemodel.Context.StackLibrary).
+	StackLibrary []bool `json:"stack_library,omitempty"`
+	Created      string `json:"created,omitempty"`
 	// Allocated is where the heap block accessed was allocated.
 	Allocated string `json:"allocated,omitempty"`
+	// Library is where an access in library code (a C++ standard
+	// library header) really was: File, Line and Func are then the call
+	// of the user's code that led to it, and Executed the library's line.
+	Library *tracemodel.LibrarySite `json:"library,omitempty"`
+}
+
+// Executed returns where the access's code is: its library location when
+// it is shown at the user's call, else its location.
+func (a Access) Executed() tracemodel.Loc {
+	if a.Library != nil {
+		return a.Library.Loc()
+	}
+	return tracemodel.Loc{File: a.File, Line: a.Line}
 }
 
 // Location returns "file:line" or "?".

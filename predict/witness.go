@@ -89,7 +89,7 @@ func fromWitness(pm *tracemodel.PairModel, pat ltl.Pattern, local int, executed 
 			a := bugs.Access{
 				Thread: pm.Threads[r.Thread].ID, Handle: pm.Threads[r.Thread].Handle, Role: role,
 				Action: e.Action, File: e.File, Line: e.Line, Func: e.Func, TraceLine: e.TraceLine, Source: e.Source, Atomic: e.Atomic,
-				Instance: inInstance, Object: varOf(s),
+				Instance: inInstance, Object: varOf(s), Library: e.Library,
 			}
 			if interleaving {
 				v.Interleaving = append(v.Interleaving, a)
@@ -232,7 +232,7 @@ func Annotate(m *tracemodel.Model, rep *bugs.Report) {
 			if !ok {
 				continue
 			}
-			a.Locks, a.Stack = c.Locks, c.Stack
+			a.Locks, a.Stack, a.StackLibrary = c.Locks, c.Stack, c.StackLibrary
 			if c.Created != (tracemodel.Loc{}) {
 				a.Created = c.Created.String()
 			}

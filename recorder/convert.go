@@ -150,6 +150,7 @@ func Convert(dir string, w io.Writer, opts ConvertOptions) (Stats, error) {
 		return st, err
 	}
 	writeReached(bw, tw.reached)
+	syms.writeLibraries(bw)
 	syms.writeSources(bw)
 	fmt.Fprintf(bw, "# end: %d events, %d threads\n", cw.lines, st.Threads)
 	return st, bw.Close()

@@ -5,6 +5,7 @@ import (
 	"debug/dwarf"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,6 +128,35 @@ func (p *procSyms) location1(ret uint64) string {
 type sourceLine struct {
 	path string
 	line int
+}
+
+// writeLibraries writes a "# library: FILE" comment for every file of the
+// trace's locations that is library code (isLibraryPath): mcpredict shows
+// an event there at the call of the user's code that led to it.
+func (p *procSyms) writeLibraries(w io.Writer) {
+	files := map[string]bool{}
+	for l, src := range p.sources {
+		i := strings.LastIndexByte(l, '-')
+		if i <= 0 || src.path == "" {
+			continue
+		}
+		if f := l[:i]; !files[f] && isLibraryPath(src.path) {
+			files[f] = true
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(w, "# library: %s\n", f)
+	}
+}
+
+// isLibraryPath reports whether a source file is library code rather than
+// the program's: a file under /usr (the system's headers and the
+// compilers' own, /usr/include, /usr/lib/gcc, /usr/lib/llvm-N) or in a
+// C++ standard library's include directory wherever it is installed.
+func isLibraryPath(path string) bool {
+	path = filepath.ToSlash(filepath.Clean(path))
+	return strings.HasPrefix(path, "/usr/") && !strings.HasPrefix(path, "/usr/src/") && !strings.HasPrefix(path, "/usr/local/src/") ||
+		strings.Contains(path, "/include/c++/")
 }
 
 // writeSources writes a "# source: LOC<TAB>TEXT" comment for every location

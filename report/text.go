@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpredict/mcpredict/bugs"
+	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
 // TextOptions change how WriteTextOptions renders.
@@ -141,7 +142,7 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, 
 		writeTextFinding(ew, st, b, r.Violations[b.Instances[0]], in)
 		return
 	}
-	ew.printf("%s%s  %s on %s", in, st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), strings.Join(b.Vars, ", "))
+	ew.printf("%s%s  %s on %s", in, st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), plainNames(b.Vars))
 	confirmed := ""
 	if b.Confirmed {
 		confirmed = ", confirmed by Spin"
@@ -174,7 +175,7 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, 
 			rest = " " + a.Object + rest // a set: which variable
 		}
 		if fn != "" {
-			rest += " " + fn + "()"
+			rest += " " + ShortName(fn) + "()"
 		}
 		return fmt.Sprintf("%-5s", a.Action), rest
 	}
@@ -214,12 +215,22 @@ func writeTextContext(ew *errWriter, as []bugs.Access, in string) {
 			ew.printf(": %s", a.Source)
 		}
 		ew.printf("\n")
+		if l := a.Library; l != nil {
+			lib := []string{"in library code at " + l.Loc().String()}
+			if l.Func != "" {
+				lib[0] += " " + ShortName(l.Func) + "()"
+			}
+			if l.Calls != "" {
+				lib = append(lib, "called as "+ShortName(l.Calls)+"()")
+			}
+			writeWrapped(ew, in+"      ", lib, ",")
+		}
 		var ctx []string
 		if len(a.Stack) > 0 {
-			ctx = append(ctx, "in "+strings.Join(a.Stack, "() <- ")+"()")
+			ctx = append(ctx, "in "+callChain(a))
 		}
 		if len(a.Locks) > 0 {
-			ctx = append(ctx, "holding "+strings.Join(a.Locks, ", "))
+			ctx = append(ctx, "holding "+plainNames(a.Locks))
 		} else if a.Stack != nil {
 			ctx = append(ctx, "holding no lock")
 		}
@@ -230,9 +241,111 @@ func writeTextContext(ew *errWriter, as []bugs.Access, in string) {
 			ctx = append(ctx, "block allocated at "+a.Allocated)
 		}
 		if len(ctx) > 0 {
-			ew.printf("%s      %s\n", in, strings.Join(ctx, "; "))
+			writeWrapped(ew, in+"      ", ctx, ";")
 		}
 	}
+}
+
+// textWidth is where the text report wraps a long line of context.
+const textWidth = 100
+
+// writeWrapped writes parts joined by sep, each line starting with
+// indent, wrapped before textWidth at the parts' " <- " and sep
+// boundaries (a part longer than a line is cut nowhere else); the
+// continuation lines are indented two more.
+func writeWrapped(ew *errWriter, indent string, parts []string, sep string) {
+	var words []string
+	for i, p := range parts {
+		ws := strings.SplitAfter(p, " <- ")
+		if i < len(parts)-1 {
+			ws[len(ws)-1] += sep + " "
+		}
+		words = append(words, ws...)
+	}
+	line := indent
+	for _, w := range words {
+		if len(line) > len(indent)+2 && len(line)+len(strings.TrimRight(w, " ")) > textWidth {
+			ew.printf("%s\n", strings.TrimRight(line, " "))
+			line = indent + "  "
+		}
+		line += w
+	}
+	ew.printf("%s\n", strings.TrimRight(line, " "))
+}
+
+// callChain is an access's call chain, innermost function first, with the
+// frames of library code folded: those inside the user's call that an
+// access attributed to it went through (the "in library code" line names
+// them), and each run of others ("[3 library frames]", a std::thread's
+// start routine).
+func callChain(a bugs.Access) string {
+	lib := a.StackLibrary
+	if len(lib) != len(a.Stack) {
+		lib = nil
+	}
+	i := 0
+	if a.Library != nil && lib != nil {
+		for i < len(lib) && lib[i] {
+			i++
+		}
+	}
+	var parts []string
+	for i < len(a.Stack) {
+		if lib == nil || !lib[i] {
+			parts = append(parts, ShortName(a.Stack[i])+"()")
+			i++
+			continue
+		}
+		j := i
+		for j < len(lib) && lib[j] {
+			j++
+		}
+		parts = append(parts, fmt.Sprintf("[%d library %s]", j-i, plural(j-i, "frame", "frames")))
+		i = j
+	}
+	return strings.Join(parts, " <- ")
+}
+
+// plainNames joins names, each as written (tracemodel.PlainName).
+func plainNames(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = tracemodel.PlainName(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// shortNameLen is the length past which ShortName elides template
+// arguments.
+const shortNameLen = 80
+
+// ShortName is a C++ name as written (tracemodel.PlainName), its template
+// arguments elided ("std::_Hashtable<…>::end") when it is longer than
+// shortNameLen: a report names the function, the JSON keeps it whole.
+func ShortName(s string) string {
+	s = tracemodel.PlainName(s)
+	if len(s) <= shortNameLen || !strings.Contains(s, "<") {
+		return s
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '<':
+			if depth == 0 {
+				b.WriteString("<…")
+			}
+			depth++
+		case r == '>' && depth > 0:
+			depth--
+			if depth == 0 {
+				b.WriteByte('>')
+			}
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // writeTextWhy writes why the bug's pattern is a bug and its typical fix,
@@ -328,7 +441,7 @@ func laneFunc(as []bugs.Access, role string) string {
 func laneHeader(handle, role, fn string) string {
 	h := fmt.Sprintf("thread %s (%s)", handle, role)
 	if fn != "" {
-		h += " in " + fn + "()"
+		h += " in " + ShortName(fn) + "()"
 	}
 	return h
 }

@@ -603,7 +603,8 @@ func planCandidate(rec Recording, c Candidate, ix *recordedIndex, opts Options) 
 			// The remote thread ran first: hold it where it would take
 			// the lock around its access (or at the access) until L1.
 			s.Prehold = true
-			pre := Step{Role: "PRE", Action: r1.Action, File: r1.File, Line: r1.Line}
+			l := r1.Executed()
+			pre := Step{Role: "PRE", Action: r1.Action, File: l.File, Line: l.Line}
 			if lk := ix.locks[lockQuery{r1.Handle, r1.TraceLine}]; lk != nil {
 				pre = *lk
 			}

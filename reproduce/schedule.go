@@ -150,11 +150,17 @@ func StepsOf(v bugs.Violation) ([]Step, error) {
 		return v.Var
 	}
 	first, last := local[0], local[len(local)-1]
-	steps := []Step{{Role: "L1", Action: first.Action, File: first.File, Line: first.Line, Var: varOf(first), Same: true}}
-	for i, a := range remote {
-		steps = append(steps, Step{Role: "R" + strconv.Itoa(i+1), Action: a.Action, File: a.File, Line: a.Line, Var: varOf(a), Same: varOf(a) == varOf(first)})
+	// A step is where the access's code is (in a library header, for
+	// an access the report shows at the user's call).
+	at := func(role string, a bugs.Access) Step {
+		l := a.Executed()
+		return Step{Role: role, Action: a.Action, File: l.File, Line: l.Line, Var: varOf(a), Same: varOf(a) == varOf(first)}
 	}
-	steps = append(steps, Step{Role: "L2", Action: last.Action, File: last.File, Line: last.Line, Var: varOf(last), Same: varOf(last) == varOf(first)})
+	steps := []Step{at("L1", first)}
+	for i, a := range remote {
+		steps = append(steps, at("R"+strconv.Itoa(i+1), a))
+	}
+	steps = append(steps, at("L2", last))
 	return steps, nil
 }
 
@@ -457,7 +463,8 @@ func deadlockSteps(v bugs.Violation) ([]Step, error) {
 		return nil, err
 	}
 	step := func(role, action string, a bugs.Access) Step {
-		return Step{Role: role, Action: action, File: a.File, Line: a.Line, Var: a.Object}
+		l := a.Executed()
+		return Step{Role: role, Action: action, File: l.File, Line: l.Line, Var: a.Object}
 	}
 	steps := []Step{step("L1", "Lock", cyc[0].held)}
 	for k, t := range cyc[1:] {

@@ -14,6 +14,10 @@ type Context struct {
 	// Stack is the call chain of the event, innermost function first,
 	// from the thread's Enter and Exit events (empty without them).
 	Stack []string
+	// StackLibrary marks the frames of Stack whose code is library code
+	// (library.go): the code they were running at the event is in a
+	// library file or unknown. Nil when the trace names no library file.
+	StackLibrary []bool
 	// Created is where the thread was created ("" for the first thread
 	// or a thread whose Create the trace does not have).
 	Created Loc
@@ -58,6 +62,7 @@ func (cs *Contexts) At(traceLine int) (Context, bool) {
 	tid := int(e.Thread)
 	decided := map[int32]bool{}
 	depth := 0
+	codeAt := e.Loc // where the current frame's code is at the event
 	for pos, n := e.Pos-1, 0; pos >= 1 && n < contextSteps; pos, n = pos-1, n+1 {
 		p := m.EventAt(tid, pos)
 		switch p.Kind {
@@ -74,7 +79,11 @@ func (cs *Contexts) At(traceLine int) (Context, bool) {
 			if depth > 0 {
 				depth--
 			} else {
+				if m.libLoc != nil {
+					c.StackLibrary = append(c.StackLibrary, m.isLibraryLoc(codeAt))
+				}
 				c.Stack = append(c.Stack, m.Objects[p.Obj])
+				codeAt = p.Loc // the call is in the next frame's code
 			}
 		}
 	}
@@ -111,6 +120,9 @@ func (m *Model) allocation(i int, name string) Loc {
 		}
 		block := strings.TrimPrefix(m.Objects[e.Obj], "*")
 		if rest, ok := strings.CutPrefix(name, block); ok && (rest == "" || strings.HasPrefix(rest, "->") || rest[0] == '.' || rest[0] == '[') {
+			if u, ok := m.userSite(e); ok {
+				return m.Locs[u.loc] // the user's call that allocated it
+			}
 			return m.Locs[e.Loc]
 		}
 	}

@@ -34,6 +34,14 @@ type Model struct {
 	// locSource is Sources by location index (Locs), made once the trace
 	// is read: a model's every step looks its source up.
 	locSource []string
+	// Library holds the files of library code ("# library:" comment lines,
+	// library.go); nil when the trace has none.
+	Library map[string]bool
+	// libLoc, by location index, marks locations in library code, and
+	// userRuns, per thread - 1, the user's calls that led to its events
+	// there (attributeLibrary); nil when the trace names no library file.
+	libLoc   []bool
+	userRuns [][]userRun
 
 	sync        *Order                  // the synchronization order
 	flowCk      *flowCheckpoints        // data-flow replay states (checkpoint.go); nil: none

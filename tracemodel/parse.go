@@ -455,6 +455,9 @@ func (b *builder) comment(t []byte) {
 	case bytes.HasPrefix(t, []byte(endPrefix)):
 		b.ended = true
 	}
+	if b.libraryComment(t) {
+		return
+	}
 	if rest, ok := bytes.CutPrefix(t, []byte(sourcePrefix)); ok {
 		loc, text, ok := bytes.Cut(rest, []byte("\t"))
 		file, line, msg := parseLoc(loc)
@@ -1276,6 +1279,7 @@ func (b *builder) finish() (*Model, error) {
 			m.locSource[i] = m.Sources[l]
 		}
 	}
+	m.attributeLibrary()
 	m.share, m.shares = m.dealShares()
 	m.findUpdates()
 	m.findAtomicLocks()

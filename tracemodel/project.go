@@ -187,6 +187,9 @@ type EventRef struct {
 	Source string `json:"source,omitempty"`
 	// Atomic marks the Write of an atomic read-modify-write (Event.RMW).
 	Atomic bool `json:"atomic,omitempty"`
+	// Library is where an event in library code really was; File, Line,
+	// Func and Source are then the user's call that led to it (library.go).
+	Library *LibrarySite `json:"library,omitempty"`
 }
 
 // Loc returns the source location of the event.
@@ -1068,6 +1071,11 @@ func intersect(a, b []int32) []int32 {
 	return out
 }
 
+// Ref returns what a report shows of event e: its location, function and
+// source text (the user's call that led to it when e is in library code,
+// EventRef.Library).
+func (m *Model) Ref(e *Event) EventRef { return m.ref(e) }
+
 func (m *Model) ref(e *Event) EventRef {
 	l := m.Locs[e.Loc]
 	r := EventRef{TraceLine: int(e.Line), Action: e.Kind.String(), File: l.File, Line: l.Line, Atomic: e.RMW}
@@ -1079,6 +1087,9 @@ func (m *Model) ref(e *Event) EventRef {
 	}
 	if e.Func != 0 {
 		r.Func = m.Objects[e.Func]
+	}
+	if m.libLoc != nil {
+		m.attribute(e, &r)
 	}
 	return r
 }

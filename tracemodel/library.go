@@ -1,0 +1,191 @@
+package tracemodel
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+)
+
+// Library attribution. A C++ program's shared data is mostly touched by
+// the standard library's code inlined from its headers (hashtable.h,
+// shared_ptr_base.h, gthr-default.h for a std::mutex): an event there is
+// shown at the call of the user's code that led to it, the innermost frame
+// of the user's code on the thread's call chain, and the library's own
+// location is kept beside it (EventRef.Library). Which files are library
+// code, the recorder says ("# library: FILE" comment lines: files it found
+// under /usr or in a C++ standard library's include directory); a trace
+// without those lines (a Pin trace, an older recording) is shown as it is.
+
+// libraryPrefix starts the comment line naming a file of library code.
+const libraryPrefix = "# library: "
+
+// LibrarySite is where an event attributed to the user's code really was:
+// a location in library code and the library function it is in.
+type LibrarySite struct {
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Func string `json:"func,omitempty"`
+	// Calls is the library function the user's code called (the outermost
+	// library frame), when it is not Func.
+	Calls string `json:"calls,omitempty"`
+}
+
+// Loc returns the library location.
+func (s *LibrarySite) Loc() Loc { return Loc{File: s.File, Line: s.Line} }
+
+// userRun is a stretch of a thread's events, by position, inside one call
+// of library code from the user's code: their user site.
+type userRun struct {
+	from, to int32 // positions, inclusive
+	loc      int32 // the call's location (Locs) in the user's code
+	fn       int32 // the user's function (object id); 0: unknown
+	calls    int32 // the library function called (object id)
+}
+
+// libraryComment records a "# library: FILE" line.
+func (b *builder) libraryComment(t []byte) bool {
+	rest, ok := bytes.CutPrefix(t, []byte(libraryPrefix))
+	if !ok {
+		return false
+	}
+	if f := string(bytes.TrimSpace(rest)); f != "" {
+		if b.m.Library == nil {
+			b.m.Library = map[string]bool{}
+		}
+		b.m.Library[f] = true
+	}
+	return true
+}
+
+// attributeLibrary finds, for every event in library code, the user's call
+// that led to it (Model.userRuns): one pass over the events, keeping each
+// thread's call chain with the location of each call. Nothing is done
+// when the trace names no library file.
+func (m *Model) attributeLibrary() {
+	if len(m.Library) == 0 {
+		return
+	}
+	lib := make([]bool, len(m.Locs))
+	found := false
+	for i, l := range m.Locs {
+		if i > 0 && m.Library[l.File] {
+			lib[i], found = true, true
+		}
+	}
+	if !found {
+		return
+	}
+	m.libLoc = lib
+	type frame struct {
+		fn, call int32
+		cross    int32 // index of the innermost frame up to this one called from the user's code; -1: none
+	}
+	stacks := make([][]frame, len(m.Threads))
+	m.userRuns = make([][]userRun, len(m.Threads))
+	for i := range m.Events {
+		m.Pace(i)
+		e := &m.Events[i]
+		t := e.Thread - 1
+		st := stacks[t]
+		switch e.Kind {
+		case Enter:
+			cross := int32(-1)
+			if e.Loc > 0 && !lib[e.Loc] {
+				cross = int32(len(st))
+			} else if len(st) > 0 {
+				cross = st[len(st)-1].cross
+			}
+			stacks[t] = append(st, frame{fn: e.Obj, call: e.Loc, cross: cross})
+			continue
+		case Exit:
+			if len(st) > 0 {
+				stacks[t] = st[:len(st)-1]
+			}
+			continue
+		}
+		if !lib[e.Loc] || len(st) == 0 {
+			continue
+		}
+		k := st[len(st)-1].cross
+		if k < 0 {
+			continue
+		}
+		r := userRun{from: e.Pos, to: e.Pos, loc: st[k].call, calls: st[k].fn}
+		if k > 0 {
+			r.fn = st[k-1].fn
+		}
+		runs := m.userRuns[t]
+		if n := len(runs); n > 0 {
+			last := &runs[n-1]
+			if last.loc == r.loc && last.fn == r.fn && last.calls == r.calls {
+				last.to = e.Pos
+				continue
+			}
+		}
+		m.userRuns[t] = append(runs, r)
+	}
+}
+
+// userSite returns the user's call that led to event e in library code.
+func (m *Model) userSite(e *Event) (userRun, bool) {
+	if int(e.Loc) >= len(m.libLoc) || !m.libLoc[e.Loc] || e.Kind == Enter || e.Kind == Exit {
+		return userRun{}, false
+	}
+	runs := m.userRuns[e.Thread-1]
+	j := sort.Search(len(runs), func(j int) bool { return runs[j].to >= e.Pos })
+	if j == len(runs) || runs[j].from > e.Pos {
+		return userRun{}, false
+	}
+	return runs[j], true
+}
+
+// isLibraryLoc reports whether location loc (Locs) is library code or,
+// in a trace that names library files, unknown (code without debug
+// information: a shared library's).
+func (m *Model) isLibraryLoc(loc int32) bool {
+	return loc == 0 || int(loc) < len(m.libLoc) && m.libLoc[loc]
+}
+
+// IsLibrary reports whether location l is in library code.
+func (m *Model) IsLibrary(l Loc) bool { return m.Library[l.File] }
+
+// attribute rewrites r, the reference of event e, to the user's call that
+// led to it when e is in library code, keeping e's own place in
+// r.Library.
+func (m *Model) attribute(e *Event, r *EventRef) {
+	u, ok := m.userSite(e)
+	if !ok {
+		return
+	}
+	lib := &LibrarySite{File: r.File, Line: r.Line, Func: r.Func}
+	if u.calls != 0 && m.Objects[u.calls] != r.Func {
+		lib.Calls = m.Objects[u.calls]
+	}
+	r.Library = lib
+	l := m.Locs[u.loc]
+	r.File, r.Line, r.Func, r.Source = l.File, l.Line, "", m.sourceOf(u.loc)
+	if u.fn != 0 {
+		r.Func = m.Objects[u.fn]
+	}
+}
+
+// sourceOf returns the source text of location loc (Locs), or "".
+func (m *Model) sourceOf(loc int32) string {
+	switch {
+	case int(loc) < len(m.locSource):
+		return m.locSource[loc]
+	case m.Sources != nil:
+		return m.Sources[m.Locs[loc]]
+	}
+	return ""
+}
+
+// PlainName returns a C++ name as written: the recorder writes the commas
+// of template arguments as ';' (a trace's fields are separated by
+// commas), and a demangled name has no ';' of its own.
+func PlainName(s string) string {
+	if !strings.Contains(s, ";") || !strings.ContainsAny(s, "<(") {
+		return s
+	}
+	return strings.ReplaceAll(s, "; ", ", ")
+}
