@@ -130,6 +130,7 @@ func Run(ctx context.Context, m *tracemodel.Model, analyzers []*Analyzer, opts O
 	}
 	rep.Analyses = analyses
 	rep.SetReached(m.Reached)
+	rep.SetContainers(m.Containers)
 	predict.Annotate(m, rep)
 	rep.Stats.Elapsed = max(rep.Stats.Elapsed, time.Since(start))
 	if runErr != nil {

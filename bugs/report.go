@@ -46,6 +46,11 @@ type Report struct {
 	// named by type and allocation site, the pointer path the program
 	// first reached them through (tracemodel.Model.Reached).
 	Reached map[string]string `json:"reached,omitempty"`
+	// Containers names, for the variables of the bugs that are a C++
+	// library's internals, the user's variable they are in
+	// (tracemodel.Model.Containers): "svc::g_cache.map_ (std::unordered_map
+	// internals)".
+	Containers map[string]string `json:"containers,omitempty"`
 	// Failures are the directed runs of mcpredict reproduce that ended
 	// differently from the recorded run and are not any bug's failure:
 	// runs of the exploration, and failures that came outside the window
@@ -59,9 +64,20 @@ type Report struct {
 // SetReached fills r.Reached from a trace's paths (by object name) for the
 // variables of r's bugs; a variable of a later generation ("name#2")
 // takes its object's path.
-func (r *Report) SetReached(paths map[string]string) {
+func (r *Report) SetReached(paths map[string]string) { r.Reached = r.ofBugVars(r.Reached, paths) }
+
+// SetContainers fills r.Containers from a trace's containers (by variable
+// name) for the variables of r's bugs.
+func (r *Report) SetContainers(names map[string]string) {
+	r.Containers = r.ofBugVars(r.Containers, names)
+}
+
+// ofBugVars adds to dst what byName says of the variables of r's bugs; a
+// variable of a later generation ("name#2") takes its object's.
+func (r *Report) ofBugVars(dst, byName map[string]string) map[string]string {
+	paths := byName
 	if len(paths) == 0 {
-		return
+		return dst
 	}
 	for _, b := range r.Bugs {
 		for _, v := range b.Vars {
@@ -74,12 +90,13 @@ func (r *Report) SetReached(paths map[string]string) {
 			if !ok {
 				continue
 			}
-			if r.Reached == nil {
-				r.Reached = map[string]string{}
+			if dst == nil {
+				dst = map[string]string{}
 			}
-			r.Reached[v] = p
+			dst[v] = p
 		}
 	}
+	return dst
 }
 
 // AnalysisRun describes one analysis of a run and what it found.

@@ -1066,6 +1066,7 @@ func Assemble(m *tracemodel.Model, opts Options, tasks []Task, results []PairRes
 	rep.TrimInterleavings()
 	orderSetVars(rep)
 	rep.SetReached(m.Reached)
+	rep.SetContainers(m.Containers)
 	for i := range rep.Bugs {
 		if confirmed[rep.Bugs[i].ID] {
 			rep.Bugs[i].Confirmed = true

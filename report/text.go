@@ -142,7 +142,7 @@ func writeTextBug(ew *errWriter, st func(style, string) string, r *bugs.Report, 
 		writeTextFinding(ew, st, b, r.Violations[b.Instances[0]], in)
 		return
 	}
-	ew.printf("%s%s  %s on %s", in, st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), plainNames(b.Vars))
+	ew.printf("%s%s  %s on %s", in, st(styleID, b.ID), st(stylePattern, b.Pattern+" "+b.PatternName), bugVars(r, b.Vars))
 	confirmed := ""
 	if b.Confirmed {
 		confirmed = ", confirmed by Spin"
@@ -218,7 +218,7 @@ func writeTextContext(ew *errWriter, as []bugs.Access, in string) {
 		if l := a.Library; l != nil {
 			lib := []string{"in library code at " + l.Loc().String()}
 			if l.Func != "" {
-				lib[0] += " " + ShortName(l.Func) + "()"
+				lib = append(lib, "in "+ShortName(l.Func)+"()")
 			}
 			if l.Calls != "" {
 				lib = append(lib, "called as "+ShortName(l.Calls)+"()")
@@ -304,6 +304,20 @@ func callChain(a bugs.Access) string {
 		i = j
 	}
 	return strings.Join(parts, " <- ")
+}
+
+// bugVars names a bug's variables as written, each that is a C++
+// library's internals after the user's variable it is in:
+// "svc::g_cache.map_ (std::unordered_map internals: _Hash_node…)".
+func bugVars(r *bugs.Report, vars []string) string {
+	out := make([]string, len(vars))
+	for i, v := range vars {
+		out[i] = tracemodel.PlainName(v)
+		if c, ok := r.Containers[v]; ok {
+			out[i] = strings.TrimSuffix(tracemodel.PlainName(c), ")") + ": " + out[i] + ")"
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // plainNames joins names, each as written (tracemodel.PlainName).

@@ -82,6 +82,7 @@ func (m *Model) attributeLibrary() {
 	}
 	stacks := make([][]frame, len(m.Threads))
 	m.userRuns = make([][]userRun, len(m.Threads))
+	cs := newContainers(m)
 	for i := range m.Events {
 		m.Pace(i)
 		e := &m.Events[i]
@@ -114,6 +115,9 @@ func (m *Model) attributeLibrary() {
 		if k > 0 {
 			r.fn = st[k-1].fn
 		}
+		if e.Kind == Read || e.Kind == Write {
+			cs.access(t, r, e.Obj)
+		}
 		runs := m.userRuns[t]
 		if n := len(runs); n > 0 {
 			last := &runs[n-1]
@@ -124,6 +128,153 @@ func (m *Model) attributeLibrary() {
 		}
 		m.userRuns[t] = append(runs, r)
 	}
+	m.Containers = cs.names()
+}
+
+// containers names the library's internal variables after the user's
+// variable whose internals they are: the variables that the calls of one
+// statement of the user's code (one call site: `map_[k] = e` calls
+// operator[] and shared_ptr's operator=) touch inside library code are
+// that of the first variable of the user's that the statement's library
+// code touched (svc::g_cache.map_._M_h._M_buckets: svc::g_cache.map_, an
+// std::unordered_map), by the vote of every statement that touched them.
+type containers struct {
+	m     *Model
+	cur   []statement // per thread - 1
+	votes map[int32]map[string]int
+}
+
+// statement is the library code run by one statement of the user's code.
+type statement struct {
+	loc, fn   int32
+	container string // "" : not known yet
+	vars      []int32
+}
+
+func newContainers(m *Model) *containers {
+	return &containers{m: m, cur: make([]statement, len(m.Threads)), votes: map[int32]map[string]int{}}
+}
+
+// access records thread t's access to variable v in library code called
+// by the user's call r.
+func (cs *containers) access(t int32, r userRun, v int32) {
+	st := &cs.cur[t]
+	if st.loc != r.loc || st.fn != r.fn {
+		cs.end(st)
+		*st = statement{loc: r.loc, fn: r.fn}
+	}
+	name := cs.m.Vars[v].Name
+	if st.container == "" {
+		if c, ok := containerOf(name); ok {
+			st.container = c + " (" + libraryType(cs.m.Objects[r.calls]) + " internals)"
+		}
+	}
+	if len(st.vars) < 64 {
+		st.vars = append(st.vars, v)
+	}
+	if st.container != "" {
+		cs.end(st)
+	}
+}
+
+// end counts the statement's votes.
+func (cs *containers) end(st *statement) {
+	if st.container == "" {
+		return
+	}
+	for _, v := range st.vars {
+		vs := cs.votes[v]
+		if vs == nil {
+			vs = map[string]int{}
+			cs.votes[v] = vs
+		}
+		vs[st.container]++
+	}
+	st.vars = st.vars[:0]
+}
+
+// names returns the container of each variable that has one, by name.
+func (cs *containers) names() map[string]string {
+	for t := range cs.cur {
+		cs.end(&cs.cur[t])
+	}
+	var out map[string]string
+	for v, vs := range cs.votes {
+		best, n := "", 0
+		for c, k := range vs {
+			if k > n || k == n && c < best {
+				best, n = c, k
+			}
+		}
+		name := cs.m.Vars[v].Name
+		if c, ok := containerOf(name); ok {
+			if c != strings.SplitN(best, " (", 2)[0] {
+				best = c + " (library internals)"
+			}
+		} else if !isHeapBlockName(name) {
+			continue // a variable of the user's, or a library's global
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = best
+	}
+	return out
+}
+
+// containerOf returns the user's variable of which name is the internals,
+// the name cut before its first member private to a library (_M_h,
+// __data: a reserved identifier): svc::g_cache.map_._M_h._M_buckets is
+// in svc::g_cache.map_. ok is false for a name of the library's own (a
+// heap block named by its type, _Hash_node[2]._M_nxt(new@…)) and for a
+// name with no private member.
+func containerOf(name string) (string, bool) {
+	if name == "" || name[0] == '_' || strings.ContainsRune(name, '(') {
+		return "", false
+	}
+	for i := 1; i < len(name); i++ {
+		if name[i-1] != '.' && !(name[i-1] == '>' && i >= 2 && name[i-2] == '-') {
+			continue
+		}
+		if rest := name[i:]; strings.HasPrefix(rest, "_M_") || strings.HasPrefix(rest, "__") || len(rest) > 1 && rest[0] == '_' && rest[1] >= 'A' && rest[1] <= 'Z' {
+			cut := i - 1
+			if name[i-1] == '>' {
+				cut = i - 2
+			}
+			return name[:cut], cut > 0
+		}
+	}
+	return "", false
+}
+
+// isHeapBlockName reports whether a variable is in a heap block the
+// recorder named by its type and allocation site ("_Hash_node[2]._M_nxt
+// (new@hashtable_policy.h:1000#t1.2)", "new@…#1+8").
+func isHeapBlockName(name string) bool {
+	i := strings.IndexByte(name, '@')
+	return i > 0 && (strings.HasPrefix(name, "new@") || strings.HasPrefix(name, "malloc@") || strings.ContainsRune(name[:i], '('))
+}
+
+// libraryType is the class of a library function, its template
+// arguments left out: std::unordered_map<…>::find is std::unordered_map.
+func libraryType(fn string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range fn {
+		switch {
+		case r == '<':
+			depth++
+		case r == '>' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	if i := strings.LastIndex(s, "::"); i > 0 {
+		s = s[:i]
+	}
+	return s
 }
 
 // userSite returns the user's call that led to event e in library code.

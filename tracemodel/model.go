@@ -37,6 +37,10 @@ type Model struct {
 	// Library holds the files of library code ("# library:" comment lines,
 	// library.go); nil when the trace has none.
 	Library map[string]bool
+	// Containers names, by variable name, the user's variable whose
+	// internals a variable touched only in library code is: "svc::g_cache.
+	// map_ (std::unordered_map internals)" (library.go); nil when none.
+	Containers map[string]string
 	// libLoc, by location index, marks locations in library code, and
 	// userRuns, per thread - 1, the user's calls that led to its events
 	// there (attributeLibrary); nil when the trace names no library file.

@@ -205,6 +205,17 @@ func reproduceTrace(ctx context.Context, trace string, command []string, cf *che
 	return rep, nil
 }
 
+// setDefault sets m[k] to v unless m has k, making m if needed.
+func setDefault(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	if _, ok := m[k]; !ok {
+		m[k] = v
+	}
+	return m
+}
+
 func commandOf(rec reproduce.Recording, command []string) []string {
 	if len(command) > 0 {
 		return command
@@ -315,6 +326,20 @@ func reproduceCandidates(ctx context.Context, trace string, cf *checkFlags, af *
 	relaxed, err := relaxedCandidates(ctx, runModel, opts, rep, relax, rf, stderr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("relaxed models: %w", err)
+	}
+	// What the trace says of the variables of the relaxed models' bugs,
+	// which join the report only if their runs fail.
+	extra := &bugs.Report{}
+	for _, c := range relaxed {
+		extra.Bugs = append(extra.Bugs, c.Bug)
+	}
+	extra.SetReached(m.Reached)
+	extra.SetContainers(m.Containers)
+	for v, p := range extra.Reached {
+		rep.Reached = setDefault(rep.Reached, v, p)
+	}
+	for v, c := range extra.Containers {
+		rep.Containers = setDefault(rep.Containers, v, c)
 	}
 	return rep, append(cands, relaxed...), nil
 }
