@@ -123,12 +123,12 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 	helpShown := map[string]bool{}
 	n := 0 // bugs laid out so far
 	for _, g := range groups {
-		hg := htmlGroup{Group: g, Heading: GroupHeading(g), VarList: strings.Join(g.Vars, ", ")}
+		hg := htmlGroup{Group: g, Heading: GroupHeading(g), VarList: bugVars(r, g.Vars)}
 		if g.LocalFunc != "" {
-			hg.Local = funcList(strings.Split(g.LocalFunc, ", "))
+			hg.Local = shortFuncList(strings.Split(g.LocalFunc, ", "))
 		}
 		if len(g.RemoteFuncs) > 0 {
-			hg.Remote = funcList(g.RemoteFuncs)
+			hg.Remote = shortFuncList(g.RemoteFuncs)
 		}
 		hg.Badge = reproViewOf(g.Members[0])
 		for i, b := range g.Members {
@@ -156,7 +156,7 @@ func htmlBugOf(r *bugs.Report, b bugs.Bug, o Options, n int, helpOpen bool, src 
 		Source:   p.Source,
 		Help:     p.Help,
 		HelpOpen: helpOpen,
-		VarList:  strings.Join(b.Vars, ", "),
+		VarList:  bugVars(r, b.Vars),
 		Reached:  reachedLines(r, b),
 		Example:  v,
 		Diagram:  layoutSwimlane(v),

@@ -131,6 +131,15 @@ func GroupPatterns(g bugs.Group) string {
 	return strings.Join(parts, ", ")
 }
 
+// shortFuncList is funcList of the functions' short names (ShortName).
+func shortFuncList(fs []string) string {
+	short := make([]string, len(fs))
+	for i, f := range fs {
+		short[i] = ShortName(f)
+	}
+	return funcList(short)
+}
+
 // funcList is "f(), g()".
 func funcList(fs []string) string {
 	return strings.Join(fs, "(), ") + "()"
