@@ -25,7 +25,9 @@ import (
 // execution by any thread), drawn at random from the recorded events, the
 // events on the objects the candidates name weighted up; the runtime holds
 // the thread that reaches it until no other thread can run (all blocked
-// or ended) or the pause ends. The runs take 1, 2 and 3 change points in
+// or ended) or the pause ends. A third of the change points are blind:
+// the n-th lock acquisition of the run wherever it is, the only change
+// points in code the recording never ran. The runs take 1, 2 and 3 change points in
 // turn; the first that fails ends the exploration, after runs with each
 // of its change points alone say which of them it needs.
 
@@ -62,7 +64,17 @@ type pool struct {
 	sites  []poolSite
 	events []poolEvent
 	total  float64 // the weights' sum
+	locks  int     // the recorded lock acquisitions
 }
+
+// blindShare is the share of change points drawn as blind points (at the
+// n-th lock acquisition of the run, n up to twice the recording's and
+// blindSlack more): the runs' only points in code that never ran in the
+// recording (threads that main's return cut short).
+const (
+	blindShare = 1.0 / 3
+	blindSlack = 8
+)
 
 type poolEvent struct {
 	site   int32
@@ -88,7 +100,7 @@ func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, er
 	var counts []int32
 	threads := map[string]map[string]bool{} // object -> threads
 	var evs []raw
-	seen := 0
+	seen, locks := 0, 0
 	add := func(e event, k byte) {
 		key := siteKey{e.File, e.Line, k}
 		i, ok := siteIx[key]
@@ -125,6 +137,9 @@ func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, er
 		switch k := e.kind(); {
 		case k == 'R' || k == 'W' || k == 'L':
 			add(e, k)
+			if k == 'L' {
+				locks++
+			}
 		case e.Action == "Create":
 			// The creator once the thread exists, and the new thread
 			// before its first step: a thread that never ran in the
@@ -138,7 +153,7 @@ func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, er
 	if err != nil {
 		return nil, err
 	}
-	p := &pool{sites: sites}
+	p := &pool{sites: sites, locks: locks}
 	for _, r := range evs {
 		w := float32(weightOwn)
 		switch {
@@ -158,7 +173,16 @@ func explorePool(trace string, named map[string]bool, rng *rand.Rand) (*pool, er
 func (p *pool) pick(rng *rand.Rand, d int) []Point {
 	var out []Point
 	used := map[int]bool{}
+	blind := map[int]bool{}
 	for tries := 0; len(out) < d && tries < 20*d && p.total > 0; tries++ {
+		if rng.Float64() < blindShare {
+			n := 1 + rng.IntN(2*p.locks+blindSlack)
+			if !blind[n] {
+				blind[n] = true
+				out = append(out, Point{Kind: blindPoint, Occurrence: n})
+			}
+			continue
+		}
 		x := rng.Float64() * p.total
 		i := 0
 		for ; i < len(p.events)-1; i++ {
@@ -275,6 +299,9 @@ func validPoints(p *pool, rng *rand.Rand, d int, objects []string, cc *codeCache
 		pts := p.pick(rng, d)
 		ok := len(pts) > 0
 		for _, pt := range pts {
+			if pt.Kind == blindPoint {
+				continue
+			}
 			if _, err := cc.lookup(objects, pt.File, pt.Line); err != nil {
 				p.markBad(pt.File, pt.Line)
 				ok = false

@@ -90,7 +90,10 @@ type Schedule struct {
 // or the acquisition, until no other thread can run or the pause ends, as
 // PCT lowers a thread's priority.
 type Point struct {
-	Kind       byte // R, W, L (a lock acquisition), C (the creator after a thread creation), S (a created thread at its start)
+	// Kind is R, W, L (a lock acquisition), C (the creator after a
+	// thread creation), S (a created thread at its start), or N: no site,
+	// the Occurrence-th lock acquisition of the run (blindPoint).
+	Kind       byte
 	File       string
 	Line       int
 	Occurrence int
@@ -98,8 +101,16 @@ type Point struct {
 }
 
 func (p Point) String() string {
+	if p.Kind == blindPoint {
+		return fmt.Sprintf("N lock acquisition #%d of the run", p.Occurrence)
+	}
 	return fmt.Sprintf("%c %s:%d#%d %s", p.Kind, p.File, p.Line, p.Occurrence, p.Var)
 }
+
+// blindPoint is the kind of a change point at the n-th lock acquisition
+// of the run, wherever it is: PCT's change points are steps of the run,
+// and code that never ran in the recording has no recorded site.
+const blindPoint = 'N'
 
 // splitSteps returns the local thread's two steps and the remote steps,
 // in order (a PRE step is none of them).
@@ -250,6 +261,11 @@ func (s Schedule) Write(w io.Writer, cc *codeCache) error {
 		}
 	}
 	for i, p := range s.Points {
+		if p.Kind == blindPoint {
+			fmt.Fprintf(bw, "xpoint %d %c -:0 %d (any lock)\n", i, p.Kind, p.Occurrence)
+			fmt.Fprintf(bw, "point %d %c - 0 0 %d\n", i, p.Kind, max(p.Occurrence, 1))
+			continue
+		}
 		fmt.Fprintf(bw, "xpoint %d %c %s:%d %d %s\n", i, p.Kind, p.File, p.Line, p.Occurrence, p.Var)
 		if cc == nil {
 			continue
@@ -360,6 +376,9 @@ func parsePoint(val string) (Point, error) {
 	}
 	if p.Occurrence, err = strconv.Atoi(f[3]); err != nil {
 		return p, fmt.Errorf("bad occurrence %q", f[3])
+	}
+	if p.Kind == blindPoint {
+		return Point{Kind: blindPoint, Occurrence: p.Occurrence}, nil
 	}
 	if len(f) == 5 {
 		p.Var = f[4]

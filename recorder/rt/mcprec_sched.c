@@ -65,7 +65,12 @@
  * MAXPOINTS-1) groups the ranges of one change point; its KIND is R, W, A
  * or L, C (a thread creation: the creator is held once the thread exists)
  * or S (the start of a thread created at the site: it is held before its
- * first step), and OCC the execution of its site that holds.
+ * first step), and OCC the execution of its site that holds. A point of
+ * KIND N has no site (MODULE "-", LO and HI 0): the OCC-th lock
+ * acquisition of the run, by any thread anywhere, holds, as PCT's change
+ * points are steps of the run (code that never ran in the recording has
+ * no site to draw; locks are counted, not accesses, as the recording
+ * counts them all).
  */
 #define _GNU_SOURCE
 #include "mcprec.h"
@@ -151,6 +156,8 @@ static uint64_t g_start_ms;
 
 static struct point g_points[MAXPOINTS];
 static int g_npoints; /* 1 + the highest point index */
+static int g_nblind;  /* points of kind N */
+static uint64_t g_nlocks; /* lock acquisitions so far (for the points of kind N) */
 /* Threads alive (the main one, and those created since) and blocked now:
  * a hold ends when every other thread is blocked or gone. */
 static int g_live = 1, g_blocked;
@@ -412,15 +419,18 @@ void __mcprec_sched_init(const char *prefix)
 				logf_("error schedule line %d: bad point", lineno);
 				return;
 			}
-			struct range *r = &g_ranges[g_nranges++];
-			r->llo = lo;
-			r->lhi = hi;
-			snprintf(r->mod, sizeof r->mod, "%s", mod);
 			struct point *pt = &g_points[idx];
 			pt->s.kind = kind[0];
 			pt->occ = occ ? occ : 1;
-			if (pt->s.n < MAXRANGES)
-				pt->s.r[pt->s.n++] = r;
+			if (kind[0] != 'N') {
+				struct range *r = &g_ranges[g_nranges++];
+				r->llo = lo;
+				r->lhi = hi;
+				snprintf(r->mod, sizeof r->mod, "%s", mod);
+				if (pt->s.n < MAXRANGES)
+					pt->s.r[pt->s.n++] = r;
+			} else
+				g_nblind++;
 			if (idx + 1 > g_npoints)
 				g_npoints = idx + 1;
 		} else if (sscanf(line, "pause_ms %llu", &v) == 1) {
@@ -598,7 +608,18 @@ static int in_point(int i, uint64_t pc, char kind) { return site_has(&g_points[i
  * acquisition at pc is the OCC-th execution of. */
 static void explore(uint64_t pc, char kind)
 {
+	uint64_t nth = 0;
+	if (g_nblind && kind == 'L')
+		nth = __atomic_add_fetch(&g_nlocks, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < g_npoints; i++) {
+		if (g_points[i].s.kind == 'N') {
+			if (nth && nth == g_points[i].occ) {
+				char where[32];
+				snprintf(where, sizeof where, "point=%d", i);
+				hold(where, PH_OFF);
+			}
+			continue;
+		}
 		if (!in_point(i, pc, kind))
 			continue;
 		uint64_t n = __atomic_add_fetch(&g_points[i].hits, 1, __ATOMIC_RELAXED);
