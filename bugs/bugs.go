@@ -445,6 +445,9 @@ type Failure struct {
 	Schedule string `json:"schedule,omitempty"`
 	Trace    string `json:"trace,omitempty"`
 	Evidence string `json:"evidence,omitempty"`
+	// Site is the failing thread's last access before the failure
+	// ("file:line"; "" unknown).
+	Site string `json:"site,omitempty"`
 }
 
 // ReproduceSummary counts what mcpredict reproduce did, so that a budget

@@ -101,7 +101,7 @@ func reproFailuresReport() *bugs.Report {
 			Evidence: "the run failed: killed by signal 11\noutside any window: the failure came 100000 events and 900 ms after the last hold ended"},
 		{ID: "FAIL-5f4e3d2c1b0a", Ended: "killed by signal 6 (aborted)", Why: "stderr: Assertion `top > 0' failed.", Source: "explore",
 			Attribution: bugs.AttrWindow, Pinned: "the hold at L s.c:20#1 m alone fails (run 4)", Runs: 1, Schedule: "/tmp/repro/explore/run3.sched",
-			Evidence: "the run failed: stderr: Assertion `top > 0' failed.\nchange points: L s.c:20#1 m; R s.c:31#2 top"},
+			Evidence: "the run failed: stderr: Assertion `top > 0' failed.\nchange points: L s.c:20#1 m; R s.c:31#2 top", Site: "s.c:33"},
 	}
 	r.Reproduce = &bugs.ReproduceSummary{Candidates: 7, Tried: 5, Untried: 1, Runs: 19, ExploreRuns: 0, FailedRuns: 4, ReproducedRuns: 3, BudgetSpent: "--budget"}
 	return r

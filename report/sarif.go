@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
@@ -110,6 +111,13 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 		id := ruleAnalysis(r, g.Analysis).Name
 		run.AddResult(groupResult(r, g, id, ruleIndex[id]))
 	}
+	if len(r.Failures) > 0 {
+		ruleIndex[failedRunRule] = len(driver.Rules)
+		driver.Rules = append(driver.Rules, failedRunDescriptor())
+		for _, f := range r.Failures {
+			run.AddResult(failureResult(f, ruleIndex[failedRunRule]))
+		}
+	}
 
 	inv := sarif.NewInvocation()
 	inv.ExecutionSuccessful = ptr(true)
@@ -149,6 +157,51 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 		return err
 	}
 	return writeCompactSARIF(w, buf.Bytes(), o.SrcRoot)
+}
+
+// failedRunRule is the rule of the failing runs of mcpredict reproduce
+// that are no bug's (Report.Failures).
+const failedRunRule = "failed-run"
+
+func failedRunDescriptor() *sarif.ReportingDescriptor {
+	rule := sarif.NewRule(failedRunRule)
+	rule.Name = ptr("FailedRun")
+	rule.ShortDescription = sarif.NewMultiformatMessageString().WithText("a directed run of mcpredict reproduce failed")
+	rule.FullDescription = sarif.NewMultiformatMessageString().WithText("A run of the recorded program under a schedule of mcpredict reproduce (an exploring run, or a run directed at a bug whose failure came outside that bug's window) ended differently from the recorded run: another exit status, a signal, an assertion or sanitizer message, a hang, or a failed --check. Replay it with mcpredict replay and its schedule.")
+	return rule
+}
+
+// failureResult is the SARIF result of a failing run, at the failing
+// thread's last access when it is known.
+func failureResult(f bugs.Failure, ruleIndex int) *sarif.Result {
+	res := sarif.NewRuleResult(failedRunRule).WithRuleIndex(ruleIndex)
+	res.Level = sarif.LevelError
+	src := "an exploring run"
+	if f.Source != "explore" {
+		src = "a run directed at " + f.Source
+	}
+	msg := fmt.Sprintf("%s failed: %s", src, f.Why)
+	if f.Runs > 1 {
+		msg += fmt.Sprintf(" (%d runs)", f.Runs)
+	}
+	if f.Schedule != "" {
+		msg = strings.TrimSuffix(msg, ".") + ". Replay: mcpredict replay " + f.Schedule
+	}
+	res.Message = sarif.NewTextMessage(msg)
+	if i := strings.LastIndexByte(f.Site, ':'); i > 0 {
+		n, _ := strconv.Atoi(f.Site[i+1:])
+		file := f.Site[:i]
+		res.Locations = append(res.Locations, sarifLocation(bugs.Access{File: file, Line: n}, "the failing thread's last access"))
+	}
+	res.PartialFingerprints = map[string]string{FingerprintKey: f.ID}
+	props := sarif.NewPropertyBag()
+	props.Add("attribution", f.Attribution)
+	props.Add("source", f.Source)
+	if f.Pinned != "" {
+		props.Add("pinned", f.Pinned)
+	}
+	res.Properties = props
+	return res
 }
 
 // lookupPattern finds a pattern by id among the given ones, then the

@@ -364,6 +364,7 @@ func (fs *failureSet) add(o Outcome, source, pinned string) {
 	}
 	f.ID = o.failureID()
 	f.Evidence = failureEvidence(o, f, site)
+	f.Site = site
 	if fs.byID == nil {
 		fs.byID = map[string]int{}
 	}
