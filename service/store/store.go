@@ -49,21 +49,32 @@ type Job struct {
 	Options   string    `json:"-"`     // the job's check options, JSON
 	State     State     `json:"state"` //
 	Error     string    `json:"error,omitempty"`
-	Total     int       `json:"total"` // models planned (0 until running)
+	Total     int       `json:"total"` // models planned
 	Done      int       `json:"done"`  // models with a result
 	Created   time.Time `json:"created"`
 	Started   time.Time `json:"started,omitzero"`
 	Finished  time.Time `json:"finished,omitzero"`
+	// Events is the number of events of the parsed trace, from the
+	// submission on.
+	Events int `json:"events"`
 	// Summary of the report, once done.
-	Events     int `json:"events"`
 	SharedVars int `json:"shared_vars"`
 	Bugs       int `json:"bugs"`
 	Violations int `json:"violations"`
+	// The reproduce counts of the report, once done (see Summary); the
+	// API shows them only for the jobs that asked for reproduce.
+	Failed      int `json:"-"`
+	Reproduced  int `json:"-"`
+	FailingRuns int `json:"-"`
 }
 
-// Summary is what Finish records about a report.
+// Summary is what Finish records about a report. Failed, Reproduced and
+// FailingRuns count, in a report of mcpredict reproduce, the bugs whose
+// directed run failed, those reproduced without failing, and the failing
+// runs that are no bug's.
 type Summary struct {
 	Events, SharedVars, Bugs, Violations int
+	Failed, Reproduced, FailingRuns      int
 }
 
 // Store is an open database. It is safe for concurrent use.
@@ -87,7 +98,10 @@ CREATE TABLE IF NOT EXISTS jobs (
 	events      INTEGER NOT NULL DEFAULT 0,
 	shared_vars INTEGER NOT NULL DEFAULT 0,
 	bugs        INTEGER NOT NULL DEFAULT 0,
-	violations  INTEGER NOT NULL DEFAULT 0
+	violations  INTEGER NOT NULL DEFAULT 0,
+	failed      INTEGER NOT NULL DEFAULT 0,
+	reproduced  INTEGER NOT NULL DEFAULT 0,
+	failing_runs INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 CREATE TABLE IF NOT EXISTS results (
@@ -142,7 +156,44 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening job store %s: %w", path, err)
 	}
+	if err := addColumns(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening job store %s: %w", path, err)
+	}
 	return &Store{db: db}, nil
+}
+
+// addedColumns are the columns of jobs that a database made by an earlier
+// version lacks.
+var addedColumns = []string{"failed", "reproduced", "failing_runs"}
+
+// addColumns adds the addedColumns that the jobs table lacks.
+func addColumns(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info('jobs')`)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range addedColumns {
+		if !have[c] {
+			if _, err := db.ExecContext(ctx, `ALTER TABLE jobs ADD COLUMN `+c+` INTEGER NOT NULL DEFAULT 0`); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Probe writes to the database, to tell whether writes succeed: reads may
@@ -160,18 +211,19 @@ func (s *Store) Probe(ctx context.Context) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// CreateJob inserts a new job.
+// CreateJob inserts a new job, with its Total and Events (known once its
+// trace is parsed and planned).
 func (s *Store) CreateJob(ctx context.Context, j *Job) error {
 	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO jobs (id, name, trace_path, options, state, created) VALUES (?, ?, ?, ?, ?, ?)`,
-		j.ID, j.Name, j.TracePath, j.Options, string(j.State), j.Created.UnixNano())
+		`INSERT INTO jobs (id, name, trace_path, options, state, created, total, events) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.Name, j.TracePath, j.Options, string(j.State), j.Created.UnixNano(), j.Total, j.Events)
 	if err != nil {
 		return fmt.Errorf("creating job %s: %w", j.ID, err)
 	}
 	return nil
 }
 
-const jobColumns = `id, name, trace_path, options, state, error, total, done, created, started, finished, events, shared_vars, bugs, violations`
+const jobColumns = `id, name, trace_path, options, state, error, total, done, created, started, finished, events, shared_vars, bugs, violations, failed, reproduced, failing_runs`
 
 func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	var (
@@ -180,7 +232,7 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 		created, started, finished int64
 	)
 	err := sc.Scan(&j.ID, &j.Name, &j.TracePath, &j.Options, &state, &j.Error, &j.Total, &j.Done,
-		&created, &started, &finished, &j.Events, &j.SharedVars, &j.Bugs, &j.Violations)
+		&created, &started, &finished, &j.Events, &j.SharedVars, &j.Bugs, &j.Violations, &j.Failed, &j.Reproduced, &j.FailingRuns)
 	if err != nil {
 		return j, err
 	}
@@ -353,7 +405,9 @@ func (s *Store) Results(ctx context.Context, job string, fn func(task int, resul
 }
 
 // Finish moves an active job to a final state, storing its report (for
-// Done) and dropping its task results, which the report now contains. It
+// Done) and its summary, and dropping its task results, which the report
+// now contains. Without a report (a failed or cancelled job) the summary
+// is not recorded: the job keeps the event count of its submission. It
 // reports whether the job was active: a job finishes once.
 func (s *Store) Finish(ctx context.Context, id string, state State, errMsg string, report []byte, sum Summary) (bool, error) {
 	if !state.Final() {
@@ -364,11 +418,12 @@ func (s *Store) Finish(ctx context.Context, id string, state State, errMsg strin
 		return false, fmt.Errorf("finishing job %s: %w", id, err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx,
-		`UPDATE jobs SET state = ?, error = ?, finished = ?, events = ?, shared_vars = ?, bugs = ?, violations = ?
-		 WHERE id = ? AND state IN (?, ?)`,
-		string(state), errMsg, time.Now().UnixNano(), sum.Events, sum.SharedVars, sum.Bugs, sum.Violations,
-		id, string(Queued), string(Running))
+	q, args := `UPDATE jobs SET state = ?, error = ?, finished = ?`, []any{string(state), errMsg, time.Now().UnixNano()}
+	if report != nil {
+		q += `, events = ?, shared_vars = ?, bugs = ?, violations = ?, failed = ?, reproduced = ?, failing_runs = ?`
+		args = append(args, sum.Events, sum.SharedVars, sum.Bugs, sum.Violations, sum.Failed, sum.Reproduced, sum.FailingRuns)
+	}
+	res, err := tx.ExecContext(ctx, q+` WHERE id = ? AND state IN (?, ?)`, append(args, id, string(Queued), string(Running))...)
 	if err != nil {
 		return false, fmt.Errorf("finishing job %s: %w", id, err)
 	}

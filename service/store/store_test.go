@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -154,5 +156,53 @@ func TestQueries(t *testing.T) {
 	}
 	if _, err := s.Finish(ctx, "a", Running, "", nil, Summary{}); err == nil {
 		t.Error("Finish to a non-final state: no error")
+	}
+}
+
+// TestOlderDatabase: a job store written by a version without the
+// reproduce counts is opened, its jobs read, and the counts recorded.
+func TestOlderDatabase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(schema, `	violations  INTEGER NOT NULL DEFAULT 0,
+	failed      INTEGER NOT NULL DEFAULT 0,
+	reproduced  INTEGER NOT NULL DEFAULT 0,
+	failing_runs INTEGER NOT NULL DEFAULT 0
+`, `	violations  INTEGER NOT NULL DEFAULT 0
+`, 1)
+	if old == schema {
+		t.Fatal("the test's older schema is the current one")
+	}
+	if _, err := db.ExecContext(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO jobs (id, name, trace_path, options, state, created, events) VALUES ('j1', 'a.csv', '/x', '{}', 'running', 1, 7)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s := open(t, path)
+	j, err := s.Job(ctx, "j1")
+	if err != nil || j.Events != 7 {
+		t.Fatalf("job of the older database: %+v, %v", j, err)
+	}
+	if ok, err := s.Finish(ctx, "j1", Done, "", []byte("r"), Summary{Events: 7, Bugs: 2, Failed: 1, Reproduced: 1, FailingRuns: 3}); err != nil || !ok {
+		t.Fatalf("Finish: %v %v", ok, err)
+	}
+	if j, err = s.Job(ctx, "j1"); err != nil || j.Failed != 1 || j.Reproduced != 1 || j.FailingRuns != 3 || j.Bugs != 2 {
+		t.Errorf("finished job: %+v, %v", j, err)
+	}
+	// A job that fails keeps the event count of its submission.
+	if err := s.CreateJob(ctx, &Job{ID: "j2", Name: "b.csv", Options: "{}", State: Queued, Created: time.Now(), Events: 9, Total: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Finish(ctx, "j2", Failed, "no", nil, Summary{}); err != nil || !ok {
+		t.Fatalf("Finish: %v %v", ok, err)
+	}
+	if j, err = s.Job(ctx, "j2"); err != nil || j.Events != 9 || j.Total != 4 || j.State != Failed {
+		t.Errorf("failed job: %+v, %v", j, err)
 	}
 }
