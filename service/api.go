@@ -37,6 +37,28 @@ type JobView struct {
 	store.Job
 	// Report is the path of the report, once the job is done.
 	Report string `json:"report,omitempty"`
+	// Reproduce is set for a job that asked for reproduce.
+	Reproduce *ReproduceStatus `json:"reproduce,omitempty"`
+}
+
+// Reproduce states (ReproduceStatus.State).
+const (
+	ReproduceWaiting = "waiting" // the job's models are being checked
+	ReproduceRunning = "running" // its directed runs are being made (or wait for another job's)
+	ReproduceDone    = "done"    // the report has their outcome
+	ReproduceStopped = "stopped" // the job failed or was cancelled first
+)
+
+// ReproduceStatus is where the directed runs of a job that asked for
+// reproduce are, and, once it is done, what they found.
+type ReproduceStatus struct {
+	State string `json:"state"`
+	// Failed counts the bugs whose directed run failed, Reproduced those
+	// reproduced without failing, FailingRuns the failing runs that are
+	// no bug's (the report's failures).
+	Failed      int `json:"failed"`
+	Reproduced  int `json:"reproduced"`
+	FailingRuns int `json:"failing_runs"`
 }
 
 // JobList is the body of GET /v1/jobs.
@@ -168,10 +190,28 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, APIError{Error: msg})
 }
 
-func view(j store.Job) JobView {
+func (s *Server) view(j store.Job) JobView {
 	v := JobView{Job: j}
 	if j.State == store.Done {
 		v.Report = "/v1/jobs/" + j.ID + "/report"
+	}
+	if jo, err := decodeOptions(j.Options); err == nil && jo.Reproduce {
+		r := &ReproduceStatus{State: ReproduceWaiting}
+		switch {
+		case j.State == store.Done:
+			r.State, r.Failed, r.Reproduced, r.FailingRuns = ReproduceDone, j.Failed, j.Reproduced, j.FailingRuns
+		case j.State.Final():
+			r.State = ReproduceStopped
+		case j.State == store.Running:
+			if aj := s.activeJob(j.ID); aj != nil {
+				aj.mu.Lock()
+				if aj.reproducing || aj.reproduced != nil {
+					r.State = ReproduceRunning
+				}
+				aj.mu.Unlock()
+			}
+		}
+		v.Reproduce = r
 	}
 	return v
 }
@@ -206,7 +246,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.submitted.Inc()
 	w.Header().Set("Location", "/v1/jobs/"+j.ID)
-	writeJSON(w, http.StatusAccepted, view(j))
+	writeJSON(w, http.StatusAccepted, s.view(j))
 }
 
 // submit stores the trace, checks that it parses and plans, and creates the
@@ -262,17 +302,21 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return store.Job{}, inputError(err)
 	}
 	tasks, err := predict.Plan(ctx, m, opts)
+	if err == nil {
+		err = s.checkReproduce(jo, dst)
+	}
 	if err != nil {
 		m.Close()
 		return store.Job{}, inputError(err)
 	}
-	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC()}
+	j := store.Job{ID: id, Name: name, TracePath: dst, Options: jo.encode(), State: store.Queued, Created: time.Now().UTC(),
+		Total: len(tasks), Events: m.EventCount()}
 	// Active before it is in the store, so that the supervisor does not
 	// adopt it too; with its plan, which load would otherwise make again
 	// (seconds for a trace of millions of events).
 	aj := s.register(id, m)
 	aj.mu.Lock()
-	aj.opts, aj.analyzers, aj.tasks = opts, analyzers, tasks
+	aj.jopts, aj.opts, aj.analyzers, aj.tasks = jo, opts, analyzers, tasks
 	aj.mu.Unlock()
 	if err := s.st.CreateJob(ctx, &j); err != nil {
 		s.forget(aj)
@@ -281,6 +325,35 @@ func (s *Server) submit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	keep = true
 	s.launch(aj)
 	return j, nil
+}
+
+// checkReproduce refuses a job that asks for reproduce where it cannot
+// have it: a server that runs no programs, a budget over the server's, a
+// trace whose header does not name a program this server may run
+// (Config.CheckReproduce).
+func (s *Server) checkReproduce(jo JobOptions, trace string) error {
+	if !jo.Reproduce {
+		if jo.ReproduceBudget != "" {
+			return badRequest("options", "reproduce_budget without reproduce")
+		}
+		return nil
+	}
+	if s.cfg.Reproduce == nil {
+		return badRequest("options", "reproduce: this server runs no programs (start it with mcpredict serve --allow-reproduce DIR)")
+	}
+	if _, err := s.reproduceBudget(jo); err != nil {
+		return err
+	}
+	if s.cfg.CheckReproduce != nil {
+		if err := s.cfg.CheckReproduce(trace); err != nil {
+			var ue *predict.UsageError
+			if errors.As(err, &ue) {
+				return badRequest("options", "reproduce: %v", ue)
+			}
+			return fmt.Errorf("reproduce: %w", err)
+		}
+	}
+	return nil
 }
 
 // idleBody is a request body whose every read must make progress within
@@ -657,7 +730,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	out := JobList{Jobs: make([]JobView, 0, len(jobs))}
 	for _, j := range jobs {
-		out.Jobs = append(out.Jobs, view(j))
+		out.Jobs = append(out.Jobs, s.view(j))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -678,7 +751,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) (store.Job, bool) {
 
 func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
-		writeJSON(w, http.StatusOK, view(j))
+		writeJSON(w, http.StatusOK, s.view(j))
 	}
 }
 
@@ -773,7 +846,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, fmt.Sprintf("job %s is already %s", id, j.State))
 		return
 	}
-	writeJSON(w, http.StatusOK, view(j))
+	writeJSON(w, http.StatusOK, s.view(j))
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

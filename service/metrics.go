@@ -72,7 +72,7 @@ func newStoreCollector(s *Server) *storeCollector {
 		s:    s,
 		jobs: prometheus.NewDesc("mcpredict_jobs", "Jobs by state.", []string{"state"}, nil),
 		depth: prometheus.NewDesc("mcpredict_queue_depth",
-			"Models of running jobs without a result yet (queued or being checked).", nil, nil),
+			"Models of queued and running jobs without a result yet (waiting or being checked).", nil, nil),
 		pendingItems: prometheus.NewDesc("mcpredict_nats_pending_items",
 			"Items in the NATS work stream (only with --nats).", nil, nil),
 	}

@@ -65,6 +65,17 @@ type JobOptions struct {
 	BlockConflict    bool     `json:"block_conflict,omitempty"`
 	DeadlockMaxCycle int      `json:"deadlock_max_cycle,omitempty"`
 	ValueFlow        string   `json:"value_flow,omitempty"`
+
+	// Reproduce runs `mcpredict reproduce` on the job's trace once its
+	// report is assembled, on the server (Config.Reproduce): the program
+	// the trace's header names is run again under directed schedules, and
+	// the stored report has the reproductions, the failing runs and their
+	// counts. Only a trace whose header names its program (mcpredict
+	// record) can ask for it, and only a server that runs programs.
+	Reproduce bool `json:"reproduce,omitempty"`
+	// ReproduceBudget is the wall time of the job's directed runs, a Go
+	// duration ("90s"; "": the server's), at most the server's.
+	ReproduceBudget string `json:"reproduce_budget,omitempty"`
 }
 
 // Resolver turns a job's options, its Analysis filled in with the server's
@@ -108,7 +119,7 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 	if ps := q["pattern"]; len(ps) > 0 {
 		o.UserPatterns = ps // a pattern contains spaces, never commas: not split
 	}
-	for key, dst := range map[string]*string{"engine": &o.Engine, "semantics": &o.Semantics, "confirm": &o.Confirm, "input_format": &o.InputFormat} {
+	for key, dst := range map[string]*string{"engine": &o.Engine, "semantics": &o.Semantics, "confirm": &o.Confirm, "input_format": &o.InputFormat, "reproduce_budget": &o.ReproduceBudget} {
 		if v := q.Get(key); v != "" {
 			*dst = v
 		}
@@ -116,7 +127,7 @@ func optionsFromQuery(q url.Values) (JobOptions, error) {
 	if l := list("analysis"); len(l) > 0 {
 		o.Analysis = strings.Join(l, ",")
 	}
-	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient, "strict_sync": &o.StrictSync} {
+	for key, dst := range map[string]*bool{"no_boundaries": &o.NoBoundaries, "lenient": &o.Lenient, "strict_sync": &o.StrictSync, "reproduce": &o.Reproduce} {
 		if v := q.Get(key); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {

@@ -14,6 +14,13 @@
 // the model-checking step assembling the stored results with
 // predict.Assemble, and the report is stored.
 //
+// A job that asks for reproduce (JobOptions.Reproduce) runs `mcpredict
+// reproduce` in this process, through Config.Reproduce, once its report is
+// assembled and before it is stored: the recorded program, which the
+// trace's header names, is run again under directed schedules, one job's
+// runs at a time, and the stored report has the reproductions. Workers on
+// NATS only check models; the programs run where the server runs.
+//
 // On start the server resumes the jobs that were queued or running: it
 // re-parses their stored traces, re-plans them, and dispatches only the tasks
 // that have no result yet. While it runs, a supervisor (supervise.go) does
@@ -113,6 +120,24 @@ type Config struct {
 	// been waiting this long without any worker taking one (default 1m).
 	NoWorkersAfter time.Duration
 
+	// Reproduce, if set, runs `mcpredict reproduce` for the jobs that ask
+	// for it (JobOptions.Reproduce): in this process, once the job's
+	// report is assembled and before it is stored, one job at a time. It
+	// returns the report with the reproductions, the failing runs and
+	// their summary (bugs.Report.Reproduce); an error fails the job with
+	// its message. nil: jobs that ask for reproduce are refused (400).
+	// `mcpredict serve --allow-reproduce` sets it to what `mcpredict batch
+	// --reproduce` runs.
+	Reproduce func(ctx context.Context, r ReproduceRequest) (*bugs.Report, error)
+	// CheckReproduce, if set, checks at submission that the trace of a job
+	// that asks for reproduce can have it here (its header names its
+	// program, which this server may run); its error refuses the job, a
+	// *predict.UsageError with a 400 and its message.
+	CheckReproduce func(trace string) error
+	// ReproduceBudget is the wall time of a job's directed runs when it
+	// names none, and the most it may name (default 2m).
+	ReproduceBudget time.Duration
+
 	// beforeCheck, if set, runs before the local pool checks an item
 	// (tests: to hold a job mid-way).
 	beforeCheck func(context.Context, *work.Item)
@@ -120,6 +145,23 @@ type Config struct {
 	// retryMax bound the backoff of a job after a transient failure
 	// (defaults 500ms and 30s); storeBusy is the store's busy timeout.
 	superviseEvery, retryMin, retryMax, storeBusy time.Duration
+}
+
+// ReproduceRequest is what Config.Reproduce is given.
+type ReproduceRequest struct {
+	Job string // the job's id
+	// Trace is the stored trace file, whose header names the program.
+	Trace string
+	// Options are the job's options: the prediction's, for the relaxed
+	// models of reproduce.
+	Options JobOptions
+	// Report is the job's assembled report: its bugs are the candidates.
+	Report *bugs.Report
+	// Budget is the wall time of the directed runs.
+	Budget time.Duration
+	// OutDir, an empty directory, receives the schedules and the traces
+	// of the directed runs (DataDir/reproduce/<job>, kept with the job).
+	OutDir string
 }
 
 // Server runs jobs and serves the API. Create it with Start.
@@ -135,6 +177,9 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	items  chan localItem // local pool input
+	// reproducing admits one job's directed runs at a time: they run
+	// programs whose timing the schedules depend on.
+	reproducing chan struct{}
 
 	mu     sync.Mutex
 	active map[string]*activeJob
@@ -150,11 +195,17 @@ type activeJob struct {
 
 	mu        sync.Mutex
 	model     *tracemodel.Model // nil until loaded
+	jopts     JobOptions        // the job's options, once loaded
 	opts      predict.Options
 	analyzers []*analysis.Analyzer
 	tasks     []predict.Task
 	loadErr   error
 	final     bool // being or already finished: later results are ignored
+	// reproducing is set while the job's directed runs are made
+	// (reproduceJob); reproduced is their report, kept until it is
+	// stored (a store failure does not make them again).
+	reproducing bool
+	reproduced  *bugs.Report
 	// users counts the loads not yet released (load, release); a model
 	// spilled to disk is closed when the job is forgotten and has none,
 	// and a forgotten job loads nothing again.
@@ -237,6 +288,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.retryMax <= 0 {
 		cfg.retryMax = 30 * time.Second
 	}
+	if cfg.ReproduceBudget <= 0 {
+		cfg.ReproduceBudget = 2 * time.Minute
+	}
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "traces"), 0o755); err != nil {
 		return nil, fmt.Errorf("service: data directory: %w", err)
 	}
@@ -248,7 +302,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, st: st, log: cfg.Log, epoch: newID()[:8],
 		ctx: sctx, cancel: cancel,
-		active: map[string]*activeJob{},
+		active:      map[string]*activeJob{},
+		reproducing: make(chan struct{}, 1),
 	}
 	s.metrics = newMetrics(s)
 	// Register unfinished jobs before any result can arrive, so that none
@@ -448,6 +503,7 @@ func (s *Server) load(ctx context.Context, aj *activeJob) (*tracemodel.Model, pr
 		if err != nil {
 			return err
 		}
+		aj.jopts = jo
 		if aj.model == nil {
 			if aj.model, _, err = s.parseStored(ctx, j.TracePath, j.Name, jo.InputFormat, s.traceOptions(jo)); err != nil {
 				return err
@@ -712,10 +768,59 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 			}
 		}
 	}()
+	aj.mu.Lock()
+	rep, jo := aj.reproduced, aj.jopts
+	aj.mu.Unlock()
+	j, err := s.st.Job(ctx, aj.id)
+	if err != nil {
+		return err
+	}
+	if rep == nil {
+		if rep, err = s.assemble(ctx, aj, m, opts, tasks); rep == nil || err != nil {
+			return err // nil, nil: the job ended
+		}
+		if jo.Reproduce {
+			// The directed runs take minutes: not in the goroutine
+			// that delivers results.
+			aj.mu.Lock()
+			aj.reproducing = true
+			aj.mu.Unlock()
+			s.wg.Go(func() { s.reproduceJob(aj, j, rep) })
+			return nil
+		}
+	}
+	if !j.Started.IsZero() {
+		rep.Stats.Elapsed = time.Since(j.Started)
+	}
+	data, err := work.Encode(rep)
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	sum := store.Summary{Events: rep.Stats.Events, SharedVars: rep.Stats.SharedVars,
+		Bugs: len(rep.Active()), Violations: len(rep.Violations)}
+	sum.Failed, sum.Reproduced, sum.FailingRuns = reproduceCounts(rep)
+	ok, err := s.st.Finish(ctx, aj.id, store.Done, "", data, sum)
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.metrics.finished.WithLabelValues(string(store.Done)).Inc()
+		s.metrics.violations.Add(float64(len(rep.Violations)))
+		s.log.Info("job done", "job", aj.id, "models", len(tasks), "bugs", sum.Bugs)
+		s.dropTrace(j)
+	}
+	s.forget(aj)
+	return nil
+}
+
+// assemble reads the results of a job's tasks and runs its analyses: the
+// report of `mcpredict run`. It returns nil and no error when it ended the
+// job instead (a task failed, an analysis failed).
+func (s *Server) assemble(ctx context.Context, aj *activeJob, m *tracemodel.Model, opts predict.Options, tasks []predict.Task) (*bugs.Report, error) {
 	results := make([]predict.PairResult, len(tasks))
 	have := 0
 	var taskErr string
-	err = s.st.Results(ctx, aj.id, func(task int, b []byte) error {
+	err := s.st.Results(ctx, aj.id, func(task int, b []byte) error {
 		var r work.Result
 		if err := work.Decode(b, &r); err != nil {
 			return err
@@ -734,15 +839,11 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 		err = fmt.Errorf("%d of %d results stored", have, len(tasks))
 	}
 	if err != nil {
-		return fmt.Errorf("completing job %s: %w", aj.id, err)
+		return nil, fmt.Errorf("completing job %s: %w", aj.id, err)
 	}
 	if taskErr != "" {
 		_, _ = s.end(aj, store.Failed, taskErr) // retried by the supervisor
-		return nil
-	}
-	j, err := s.st.Job(ctx, aj.id)
-	if err != nil {
-		return err
+		return nil, nil
 	}
 	var rep *bugs.Report
 	if err := guard(func() (err error) {
@@ -750,32 +851,109 @@ func (s *Server) complete(ctx context.Context, aj *activeJob) (err error) {
 		return err
 	}); err != nil {
 		if ctx.Err() != nil {
-			return err
+			return nil, err
 		}
 		_, _ = s.end(aj, store.Failed, err.Error()) // retried by the supervisor
-		return nil
+		return nil, nil
 	}
-	if !j.Started.IsZero() {
-		rep.Stats.Elapsed = time.Since(j.Started)
+	return rep, nil
+}
+
+// reproduceJob makes the directed runs of a job whose report is assembled
+// (Config.Reproduce), then stores the report with their outcome. A
+// failure of reproduce fails the job with its message; a cancelled job or
+// a stopping server leaves it to its cancellation or to the next start,
+// which makes the runs again.
+func (s *Server) reproduceJob(aj *activeJob, j store.Job, rep *bugs.Report) {
+	ctx := aj.ctx
+	defer func() {
+		aj.mu.Lock()
+		aj.reproducing = false
+		aj.mu.Unlock()
+	}()
+	select {
+	case s.reproducing <- struct{}{}:
+	case <-ctx.Done():
+		return
 	}
-	data, err := work.Encode(rep)
-	if err != nil {
-		return fmt.Errorf("encoding report: %w", err)
+	got, err := func() (*bugs.Report, error) {
+		defer func() { <-s.reproducing }()
+		aj.mu.Lock()
+		jo := aj.jopts
+		aj.mu.Unlock()
+		if s.cfg.Reproduce == nil { // the job was accepted by a server that ran programs
+			return nil, errors.New("this server runs no programs (mcpredict serve --allow-reproduce)")
+		}
+		budget, err := s.reproduceBudget(jo)
+		if err != nil {
+			return nil, err
+		}
+		out, err := filepath.Abs(filepath.Join(s.cfg.DataDir, "reproduce", aj.id))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(out); err != nil { // an earlier start's runs
+			return nil, err
+		}
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return nil, err
+		}
+		s.log.Info("reproducing", "job", aj.id, "candidates", len(rep.Active()), "budget", budget, "runs", out)
+		var got *bugs.Report
+		err = guard(func() (err error) {
+			got, err = s.cfg.Reproduce(ctx, ReproduceRequest{Job: aj.id, Trace: j.TracePath, Options: jo, Report: rep, Budget: budget, OutDir: out})
+			return err
+		})
+		if err == nil && got == nil {
+			err = errors.New("no report")
+		}
+		return got, err
+	}()
+	switch {
+	case ctx.Err() != nil:
+		return // cancelled, or the server stops: resumed at the next start
+	case err != nil:
+		aj.mu.Lock()
+		aj.reproducing = false // the job ends as failed, not as cancelled
+		aj.mu.Unlock()
+		_, _ = s.end(aj, store.Failed, "reproduce: "+err.Error()) // retried by the supervisor
+		return
 	}
-	sum := store.Summary{Events: rep.Stats.Events, SharedVars: rep.Stats.SharedVars,
-		Bugs: len(rep.Active()), Violations: len(rep.Violations)}
-	ok, err := s.st.Finish(ctx, aj.id, store.Done, "", data, sum)
-	if err != nil {
-		return err
+	aj.mu.Lock()
+	aj.reproduced, aj.final, aj.reproducing = got, false, false
+	aj.mu.Unlock()
+	_ = s.complete(ctx, aj) // a store failure stalls the job: the supervisor completes it
+}
+
+// reproduceBudget is the wall time of a job's directed runs.
+func (s *Server) reproduceBudget(jo JobOptions) (time.Duration, error) {
+	if jo.ReproduceBudget == "" {
+		return s.cfg.ReproduceBudget, nil
 	}
-	if ok {
-		s.metrics.finished.WithLabelValues(string(store.Done)).Inc()
-		s.metrics.violations.Add(float64(len(rep.Violations)))
-		s.log.Info("job done", "job", aj.id, "models", len(tasks), "bugs", sum.Bugs)
-		s.dropTrace(j)
+	d, err := time.ParseDuration(jo.ReproduceBudget)
+	switch {
+	case err != nil:
+		return 0, &predict.UsageError{Msg: fmt.Sprintf("reproduce_budget %q: want a duration such as 90s or 5m", jo.ReproduceBudget)}
+	case d <= 0:
+		return 0, &predict.UsageError{Msg: fmt.Sprintf("reproduce_budget %q: want a positive duration", jo.ReproduceBudget)}
+	case d > s.cfg.ReproduceBudget:
+		return 0, &predict.UsageError{Msg: fmt.Sprintf("reproduce_budget %s: more than this server allows, %s (mcpredict serve --reproduce-budget)", d, s.cfg.ReproduceBudget)}
 	}
-	s.forget(aj)
-	return nil
+	return d, nil
+}
+
+// reproduceCounts are the bugs of a report whose directed run failed, those
+// reproduced without failing, and the failing runs that are no bug's.
+func reproduceCounts(rep *bugs.Report) (failed, reproduced, failingRuns int) {
+	for _, b := range rep.Active() {
+		switch b.ReproductionState() {
+		case bugs.StateFailed:
+			failed++
+		case bugs.Reproduced:
+			reproduced++
+		}
+	}
+	return failed, reproduced, len(rep.Failures)
 }
 
 // fail ends a job with an error.
@@ -787,7 +965,7 @@ func (s *Server) fail(aj *activeJob, cause error) {
 // means that the end could not be recorded yet: the supervisor retries.
 func (s *Server) finishWith(aj *activeJob, state store.State, msg string) (bool, error) {
 	aj.mu.Lock()
-	if aj.final {
+	if aj.final && !aj.reproducing { // a job making its directed runs can be cancelled
 		aj.mu.Unlock()
 		return false, nil
 	}
