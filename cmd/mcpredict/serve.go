@@ -43,6 +43,16 @@ other processes can then run workers against it too.
 The check flags below are the defaults of every job; a submission may
 override vars, threads, patterns, pattern, engine, no_boundaries, lenient and
 strict_sync (--strict-sync is the default of every job).
+
+A job may ask for reproduce (the job option reproduce): once its report
+is assembled, this process runs "mcpredict reproduce" on its trace, which
+starts the program the trace's header names, at its recorded path, with its
+recorded arguments, as this server's user. Only programs under an
+--allow-reproduce DIR are run (without one, such jobs are refused), one
+job's directed runs at a time, each job for at most --reproduce-budget;
+workers on NATS never run programs. The schedules and the directed runs'
+traces stay under --data, in reproduce/JOB.
+
 The token comes from --token-file or $MCPREDICT_TOKEN. See docs/service.md.`
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -64,6 +74,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	bodyIdle := fs.Duration("body-idle-timeout", 30*time.Second, "cut off a request whose body sends nothing for this long (big uploads that keep coming are not limited)")
 	var allow multiFlag
 	fs.Var(&allow, "allow-path", "accept server-side trace paths under `DIR` (repeatable)")
+	var allowReproduce multiFlag
+	fs.Var(&allowReproduce, "allow-reproduce", "run, for the jobs that ask for reproduce, the recorded programs under `DIR` (repeatable): the program a trace's header names runs on this server, as this user, under directed schedules; none: no job runs a program")
+	reproduceBudget := fs.Duration("reproduce-budget", 2*time.Minute, "the wall time of a job's directed runs (reproduce), and the most a job may ask for (reproduce_budget)")
 	var inf inputFlags // trace formats (formats.go): the default of jobs without input_format
 	inf.register(fs)
 	pos, code, ok := parseArgs(fs, args)
@@ -98,7 +111,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		tools = spinrunner.Tools{} // only native jobs can run: Resolve refuses the others
 	}
 	af := defaultAnalysisFlags()
-	resolve := func(jo service.JobOptions) (predict.Options, []*analysis.Analyzer, error) {
+	// jobFlags are the check and analysis flags of a job: the server's,
+	// with the job's options on top.
+	jobFlags := func(jo service.JobOptions) (checkFlags, analysisFlags) {
 		c := cf
 		if len(jo.Vars) > 0 {
 			c.vars = jo.Vars
@@ -148,6 +163,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		a := af
 		a.apply(jo)
+		if jo.Analysis != "" {
+			a.list = jo.Analysis
+		}
+		return c, a
+	}
+	resolve := func(jo service.JobOptions) (predict.Options, []*analysis.Analyzer, error) {
+		c, a := jobFlags(jo)
 		as, err := a.selected(jo.Analysis, &c)
 		if err != nil {
 			return predict.Options{}, nil, err
@@ -173,6 +195,18 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		MaxUpload: *maxUpload << 20, BodyIdleTimeout: *bodyIdle, MaxTraceBytes: cf.maxTraceBytes, MaxEvents: cf.traceOptions().MaxEvents, StrictSync: cf.strictSync, AllowPaths: allow, Workers: base.Jobs, Log: log,
 		Checkers: &work.Checkers{Tools: tools, KeepDir: base.Spin.KeepDir, MemoryMB: cf.memoryMB, Cache: base.Cache},
 	}
+	if len(allowReproduce) > 0 {
+		progs, err := newReproducePrograms(allowReproduce)
+		if err != nil {
+			return fail(stderr, "serve", err)
+		}
+		cfg.CheckReproduce = progs.check
+		cfg.Reproduce = serveReproduce(progs, jobFlags, inf, log)
+	}
+	if *reproduceBudget <= 0 {
+		return fail(stderr, "serve", &predict.UsageError{Msg: "--reproduce-budget: want a positive duration"})
+	}
+	cfg.ReproduceBudget = *reproduceBudget
 	var (
 		emb *queue.Embedded
 		q   *queue.Queue
