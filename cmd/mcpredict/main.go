@@ -46,6 +46,8 @@ func commands() map[string]command {
 		"batch":     {"check many traces: a report each, a summary, resumable, compared with a previous batch", cmdBatch},
 		"serve":     {"run the prediction service (HTTP API, job store, local pool or NATS workers)", cmdServe},
 		"worker":    {"check models from the service's NATS JetStream work queue", cmdWorker},
+		"submit":    {"submit a trace to the service as a job (optionally reproduced on the server); --wait for its bugs", cmdSubmit},
+		"status":    {"show the service's jobs: state, events, bugs, reproduce counts; a job's report", cmdStatus},
 		"gen":       {"write a synthetic trace (fft, server with seeded bugs, random)", cmdGen},
 		"diff":      {"compare two JSON reports: new, fixed and unchanged bugs", cmdDiff},
 		"cc":        {"compile and link a C/C++ program so that it can be recorded", cmdCC},
