@@ -24,6 +24,10 @@
 #                     is run again under directed schedules (it must be at
 #                     its recorded path in this container), and the reports
 #                     say which bugs failed
+#                     server: the same on the server (`batch --server
+#                     --reproduce`): the server runs the programs, which must
+#                     be at their recorded paths there and under one of its
+#                     `serve --allow-reproduce` directories
 set -eu
 MCPREDICT=${MCPREDICT:-mcpredict}
 SERVER=${MCPREDICT_SERVER:-http://server:8080}
@@ -58,11 +62,11 @@ run_once() {
 		stamp=$(date -u +%Y%m%dT%H%M%SZ)-$n
 	done
 	out="$REPORTS/$stamp"
-	if [ "${NIGHTLY_REPRODUCE:-0}" = 1 ]; then
-		set -- --reproduce --out-dir "$out" --formats text --quiet
-	else
-		set -- --server "$SERVER" --out-dir "$out" --formats text --quiet
-	fi
+	case "${NIGHTLY_REPRODUCE:-0}" in
+	1) set -- --reproduce --out-dir "$out" --formats text --quiet ;;
+	server) set -- --server "$SERVER" --reproduce --out-dir "$out" --formats text --quiet ;;
+	*) set -- --server "$SERVER" --out-dir "$out" --formats text --quiet ;;
+	esac
 	if [ -f "$REPORTS/latest/summary.json" ]; then
 		# The night itself, not the link, so that the summary names it.
 		set -- "$@" --previous "$REPORTS/$(readlink "$REPORTS/latest")"

@@ -42,7 +42,8 @@ their stable ids and lists new and fixed bugs.
 --server URL sends every trace to a running "mcpredict serve" instead of
 checking it here (the check flags then become the jobs' options; the server's
 own time and memory limits apply). The token is read from --token-file FILE,
-else $MCPREDICT_TOKEN.
+else $MCPREDICT_TOKEN. With --reproduce the server runs the programs (it must
+allow them: mcpredict serve --allow-reproduce DIR).
 
 Exit status: 4 if interrupted (SIGINT/SIGTERM: the traces not checked are
 counted on stderr); 2 or 3 if some trace could not be checked (bad input, or a
@@ -62,8 +63,8 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var match listFlag
 	fs.Var(&match, "match", "base-name globs of the trace files taken from directories (default *.csv,*.trace,*.std,*.jsonl and .gz/.zst)")
 	parallel := fs.Int("parallel", 1, "traces checked at once")
-	reproduceEach := fs.Bool("reproduce", false, "also run mcpredict reproduce on each trace (its program must be where it was recorded): the reports then say which bugs failed or were reproduced, and list the failing runs; directed runs go beside each trace, TRACE.reproduce/")
-	reproduceBudget := fs.Duration("reproduce-budget", 2*time.Minute, "with --reproduce, the wall time of each trace's directed runs")
+	reproduceEach := fs.Bool("reproduce", false, "also run mcpredict reproduce on each trace (its program must be where it was recorded): the reports then say which bugs failed or were reproduced, and list the failing runs; directed runs go beside each trace, TRACE.reproduce/ (with --server: on the server)")
+	reproduceBudget := fs.Duration("reproduce-budget", 2*time.Minute, "with --reproduce, the wall time of each trace's directed runs (with --server: default the server's, at most the server's)")
 	server := fs.String("server", "", "check on the mcpredict server at `URL` instead of locally")
 	tokenFile := fs.String("token-file", "", "read the bearer token for --server from `FILE` (default $MCPREDICT_TOKEN)")
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often to poll the server for a job's state")
@@ -153,15 +154,19 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !flagSet(fs, "engine") {
 		jo.Engine = "" // the server's default, not this command's
 	}
+	if *server != "" && *reproduceEach {
+		// The server runs the programs (serve --allow-reproduce).
+		jo.Reproduce = true
+		if flagSet(fs, "reproduce-budget") {
+			jo.ReproduceBudget = reproduceBudget.String()
+		}
+	}
 	cfg := batch.Config{
 		Inputs: pos, Out: *out, Formats: extra, Previous: *previous, Parallel: *parallel, Match: match,
 		OptionsKey: optionsKey(jo, *server),
 	}
 	if !quiet {
 		cfg.Log = stderr
-	}
-	if *server != "" && *reproduceEach {
-		return fail(stderr, "batch", &predict.UsageError{Msg: "--reproduce runs the programs here: it does not go with --server"})
 	}
 	if *server != "" {
 		cfg.Check = batch.Remote(&client.Client{Base: *server, Token: token}, jo, *poll)

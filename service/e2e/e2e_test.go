@@ -451,10 +451,20 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 // TestNightlyReproduce runs deploy/nightly.sh --once with
-// NIGHTLY_REPRODUCE=1 on the recording of a program whose bug `run`
+// NIGHTLY_REPRODUCE=1, then =server, on the recording of a program whose bug `run`
 // cannot see (a counter bumped and restored in two critical sections, its
 // assertion read between them): the night reports the failure.
 func TestNightlyReproduce(t *testing.T) {
+	for _, where := range []string{"1", "server"} {
+		t.Run("NIGHTLY_REPRODUCE="+where, func(t *testing.T) { nightlyReproduce(t, where) })
+	}
+}
+
+// nightlyReproduce: NIGHTLY_REPRODUCE=1 checks the traces in the
+// scheduler with batch --reproduce, =server has the server run the
+// programs (serve.sh --allow-reproduce): either way the night has the
+// failed bug that run does not predict.
+func nightlyReproduce(t *testing.T, where string) {
 	needSpin(t)
 	ctx := ctxT(t, 3*time.Minute)
 	traces := t.TempDir()
@@ -472,7 +482,11 @@ func TestNightlyReproduce(t *testing.T) {
 	}
 	reports := filepath.Join(t.TempDir(), "reports")
 	cmd := exec.CommandContext(ctx, "sh", filepath.Join(repo, "deploy", "nightly.sh"), "--once")
-	cmd.Env = env("NIGHTLY_REPRODUCE=1", "TRACES="+traces, "REPORTS="+reports, "NIGHTLY_FLAGS=--engine native")
+	cmd.Env = env("NIGHTLY_REPRODUCE="+where, "TRACES="+traces, "REPORTS="+reports, "NIGHTLY_FLAGS=--engine native")
+	if where == "server" {
+		srv := startServer(t, t.TempDir(), nil, "--allow-reproduce", traces, "--engine", "native")
+		cmd.Env = append(cmd.Env, "MCPREDICT_SERVER="+srv.url)
+	}
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
