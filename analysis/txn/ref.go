@@ -32,13 +32,10 @@ func Ref(m *tracemodel.Model, ev int32, role string) EventRef {
 	default:
 		r.Object = m.Objects[e.Obj]
 	}
-	if e.Loc > 0 {
-		l := m.Locs[e.Loc]
-		r.File, r.SrcLn = l.File, l.Line
-	}
-	if e.Func > 0 {
-		r.Func = m.Objects[e.Func]
-	}
+	// Where the report shows it: the user's call, for an event in
+	// library code (tracemodel.Model.Ref).
+	ref := m.Ref(e)
+	r.File, r.SrcLn, r.Func = ref.File, ref.Line, ref.Func
 	return r
 }
 
