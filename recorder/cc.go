@@ -72,6 +72,21 @@ func sanitizeFlags(clang bool) []string {
 	return []string{"-fsanitize=thread", "-fsanitize-coverage=trace-cmp"}
 }
 
+// scalarFlags follow the user's options on a compilation, since a later
+// -O level turns clang's vectorizers on again. clang vectorizes before its
+// ThreadSanitizer pass, at -O2 and -O3 (autotools' default CFLAGS are
+// -g -O2): a loop that reads an array with vector loads wider than 16
+// bytes is not recorded at all (the pass instruments accesses of 1 to 16
+// bytes), and two adjacent fields copied together are one 16-byte access
+// of both, which is never a DataRead. gcc instruments before it
+// vectorizes; these keep clang's accesses scalar too.
+func scalarFlags(clang bool) []string {
+	if clang {
+		return []string{"-fno-vectorize", "-fno-slp-vectorize"}
+	}
+	return nil
+}
+
 // frameFlags are the frame pointers and the debug information.
 func frameFlags(args []string) []string {
 	flags := []string{"-fno-omit-frame-pointer"}
@@ -228,7 +243,8 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 	if compileOnly {
 		if len(opts.AllocFuncs) == 0 || !onlyC(args) {
 			cmd := append([]string{compiler}, instrumentFlags(args, opts.Clang)...)
-			return [][]string{append(cmd, flat(nil)...)}, nil
+			cmd = append(cmd, flat(nil)...)
+			return [][]string{append(cmd, scalarFlags(opts.Clang)...)}, nil
 		}
 		// Each source through assembly, into its object.
 		if opts.TempDir == "" {
@@ -299,6 +315,7 @@ func CompileCommands(args []string, opts CCOptions) ([][]string, error) {
 		} else {
 			cmd := append([]string{compiler}, instrumentFlags(args, opts.Clang)...)
 			cmd = append(cmd, compileFlags...)
+			cmd = append(cmd, scalarFlags(opts.Clang)...)
 			if p.lang != "" {
 				cmd = append(cmd, "-x", p.lang)
 			}
@@ -358,6 +375,7 @@ func viaAssembly(compiler string, args, flags []string, p ccArg, obj string, n i
 	asm := filepath.Join(opts.TempDir, fmt.Sprintf("%d-%s.s", n, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))))
 	cmd := append([]string{compiler}, instrumentFlags(args, opts.Clang)...)
 	cmd = append(cmd, flags...)
+	cmd = append(cmd, scalarFlags(opts.Clang)...)
 	// Dependency files keep the names and targets they would have had.
 	has := func(names ...string) bool {
 		for _, f := range flags {

@@ -114,11 +114,12 @@ func TestCompileCommands(t *testing.T) {
 			want: [][]string{{"gcc", "--version"}},
 		},
 		{
-			name: "clang: compile only, with its coverage kind and the reads before writes",
+			name: "clang: compile only, with its coverage kind, the reads before writes and no vectorizing after -O2",
 			args: []string{"-O2", "-c", "a.c"},
 			opts: CCOptions{Compiler: "clang", Clang: true},
 			want: [][]string{{"clang", "-fsanitize=thread", "-fsanitize-coverage=func,trace-pc-guard,trace-cmp",
-				"-mllvm", "-tsan-instrument-read-before-write", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c"}},
+				"-mllvm", "-tsan-instrument-read-before-write", "-fno-omit-frame-pointer", "-g", "-O2", "-c", "a.c",
+				"-fno-vectorize", "-fno-slp-vectorize"}},
 		},
 		{
 			name: "clang: C++ sources linked by clang++",
@@ -126,7 +127,8 @@ func TestCompileCommands(t *testing.T) {
 			opts: CCOptions{Compiler: "clang", Clang: true},
 			want: [][]string{
 				{"clang", "-fsanitize=thread", "-fsanitize-coverage=func,trace-pc-guard,trace-cmp",
-					"-mllvm", "-tsan-instrument-read-before-write", "-fno-omit-frame-pointer", "-g", "-std=c++17", "-c", "x.cpp", "-o", "/tmp/x/1-x.o"},
+					"-mllvm", "-tsan-instrument-read-before-write", "-fno-omit-frame-pointer", "-g", "-std=c++17",
+					"-fno-vectorize", "-fno-slp-vectorize", "-c", "x.cpp", "-o", "/tmp/x/1-x.o"},
 				append([]string{"clang++", "-std=c++17", "/tmp/x/1-x.o", "-o", "x"}, link...),
 			},
 		},
