@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what mcpredict needs on a Debian/Ubuntu machine, only what is
 # missing: Debian's spin and gcc (Spin compiles its verifier with gcc),
-# clang and cmake for the recorder's tests, Chromium for the HTML report
-# test, the Go modules, and Docker for the nightly's end-to-end test
-# (scripts/docker-setup.sh; MCPREDICT_SETUP_DOCKER=0 leaves it out). Safe
-# to run again.
+# clang, cmake, autoconf and automake for the recorder's tests, Chromium
+# for the HTML report test, the Go modules, and Docker for the nightly's
+# end-to-end test (scripts/docker-setup.sh; MCPREDICT_SETUP_DOCKER=0 leaves
+# it out). Safe to run again.
 #
 # `setup.sh run` installs only what `mcpredict run` and the recorder need
 # (Spin, gcc, g++, make, the Go modules): what `make run` uses.
@@ -25,6 +25,9 @@ if [ "${MCPREDICT_SETUP_TEST_TOOLS:-1}" = 1 ]; then
   # The recorder's tests with clang and with CMake (TestCMake, TestBuildSystem).
   command -v clang >/dev/null 2>&1 || need+=(clang)
   command -v cmake >/dev/null 2>&1 || need+=(cmake)
+  # TestAutotools: autoreconf is autoconf's, aclocal automake's.
+  command -v autoreconf >/dev/null 2>&1 || need+=(autoconf)
+  command -v automake >/dev/null 2>&1 || need+=(automake)
   command -v curl >/dev/null 2>&1 || need+=(curl) # deploy/nightly.sh and its test
   [ -x /usr/bin/time ] || need+=(time) # peak memory in make bench
 fi
