@@ -190,15 +190,16 @@ func TestLoadFail(t *testing.T) {
 		}
 	}
 	for name, w := range want {
-		twin, isTwin := strings.CutSuffix(name, "_ok.c")
+		ext := filepath.Ext(name) // .c or .cpp
+		twin, isTwin := strings.CutSuffix(strings.TrimSuffix(name, ext), "_ok")
 		switch {
 		case isTwin && w != "clean":
 			t.Errorf("%s: a correct twin wants %s, not clean", name, w)
-		case isTwin && want[twin+".c"] != "failed":
-			t.Errorf("%s: its buggy program %s.c is missing or does not want failed", name, twin)
+		case isTwin && want[twin+ext] != "failed":
+			t.Errorf("%s: its buggy program %s%s is missing or does not want failed", name, twin, ext)
 		case !isTwin && w != "failed":
 			t.Errorf("%s: a buggy program wants %s, not failed", name, w)
-		case !isTwin && want[strings.TrimSuffix(name, ".c")+"_ok.c"] == "":
+		case !isTwin && want[strings.TrimSuffix(name, ext)+"_ok"+ext] == "":
 			t.Errorf("%s: no correct twin", name)
 		}
 	}
