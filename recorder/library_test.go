@@ -134,3 +134,51 @@ func grepLines(s, prefix string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestInlinedLibraryCode builds with -O1 and -O2, where std::lock_guard
+// and std::atomic are inlined into the program's functions: their locks
+// and atomic accesses are recorded at the program's lines that called
+// them (two lock scopes of one function, two lines), not at the one line
+// of the library's header they all come from.
+func TestInlinedLibraryCode(t *testing.T) {
+	bin := mcpredict(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "cxxlib", "inlined.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := markers(t, src)
+	for _, cxx := range []string{"g++", "clang++"} {
+		for _, opt := range []string{"-O1", "-O2"} {
+			t.Run(cxx+opt, func(t *testing.T) {
+				requireTool(t, cxx)
+				prog := filepath.Join(t.TempDir(), "inlined")
+				cmd := exec.CommandContext(testContext(t), bin, "cc", "--compiler="+cxx, opt, "-g", "-pthread", "-o", prog, src)
+				cmd.Env = append(cmd.Environ(), "XDG_CACHE_HOME="+filepath.Join(testCacheDir(), "xdg"))
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("mcpredict cc: %v\n%s", err, out)
+				}
+				trace, _ := recordCLI(t, bin, nil, prog)
+				evs := parseTrace(t, trace)
+				locks := map[int]int{}
+				atomics := map[int]int{}
+				for _, e := range evs {
+					switch {
+					case e.action == "Lock" && len(e.objs) > 0 && e.objs[0] == "m":
+						if e.file != "inlined.cpp" {
+							t.Errorf("Lock of m at %s:%d, want inlined.cpp", e.file, e.line)
+						}
+						locks[e.line]++
+					case len(e.objs) > 0 && strings.Contains(e.objs[0], "lim.active_") && e.file == "inlined.cpp":
+						atomics[e.line]++
+					}
+				}
+				if locks[mk["first"]] != 2 || locks[mk["second"]] != 2 {
+					t.Errorf("locks by line %v, want 2 at each of lines %d and %d", locks, mk["first"], mk["second"])
+				}
+				if atomics[mk["load"]] == 0 || atomics[mk["store"]] == 0 {
+					t.Errorf("lim.active_ by line of inlined.cpp %v, want lines %d and %d", atomics, mk["load"], mk["store"])
+				}
+			})
+		}
+	}
+}

@@ -199,8 +199,14 @@ func (p *procSyms) function(pc uint64) string {
 	}
 	s := fmt.Sprintf("0x%x", pc)
 	if mi, ok := p.module(pc); ok {
-		if name, ok := p.table(mi).function(pc - p.mods[mi].Bias); ok {
+		m := p.mods[mi]
+		if name, ok := p.table(mi).function(pc - m.Bias); ok {
 			s = name
+		} else if m.Path != "" {
+			// A function without a symbol (a stripped library's static
+			// one: libstdc++'s thread start routine) by its module and
+			// offset, the same in every run, unlike its address.
+			s = fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), pc-m.Bias)
 		}
 	}
 	p.funcCache[pc] = s

@@ -32,9 +32,22 @@ type dwarfScope struct {
 	// on the way here ("helper::").
 	frame *frameFunc
 	inl   string
+	// inlined: the scope is in code inlined into its function (an
+	// inlined subroutine or a scope within one); sub: in a function.
+	inlined, sub bool
 	// agg is the offset of a struct, class or union DIE, 0 for other
 	// scopes.
 	agg dwarf.Offset
+}
+
+// inlineCall is the code of a function inlined at a line of the
+// program's own source: a std::atomic's load, a std::lock_guard's
+// constructor. Code of a library's header inlined there is located at
+// the innermost such call (modSyms.location).
+type inlineCall struct {
+	lo, hi uint64
+	file   string // as the trace names files (lineRow.file)
+	line   int
 }
 
 // frameFunc is a function's code range and its locals that live at fixed
@@ -85,7 +98,13 @@ type modSyms struct {
 	funcs  []funcSym
 	vars   []varSym
 	frames []*frameFunc // sorted by lo
-	err    error        // why the module could not be read (reported once)
+	// inlines are the calls of the program's own code inlined from
+	// elsewhere, sorted by lo (an enclosing one first): nested or apart.
+	inlines []inlineCall
+	// cuFiles are the current compile unit's line-table files, named as
+	// the trace names them, and their paths (readDWARF).
+	cuFiles, cuPaths []string
+	err              error // why the module could not be read (reported once)
 }
 
 // loadModSyms reads the line table, functions and variables of an ELF
@@ -121,6 +140,13 @@ func loadModSyms(path string, fullPaths bool) *modSyms {
 	})
 	sort.Slice(ms.funcs, func(i, j int) bool { return ms.funcs[i].lo < ms.funcs[j].lo })
 	sort.Slice(ms.frames, func(i, j int) bool { return ms.frames[i].lo < ms.frames[j].lo })
+	sort.Slice(ms.inlines, func(i, j int) bool {
+		a, b := ms.inlines[i], ms.inlines[j]
+		if a.lo != b.lo {
+			return a.lo < b.lo
+		}
+		return a.hi > b.hi
+	})
 	sort.SliceStable(ms.vars, func(i, j int) bool { return ms.vars[i].lo < ms.vars[j].lo })
 	return ms
 }
@@ -219,6 +245,10 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, addrs []byte, fullPaths bool, linkag
 				agg := stack[len(stack)-1].agg
 				statics[agg] = append(statics[agg], name)
 			}
+		case dwarf.TagInlinedSubroutine:
+			if len(stack) > 0 && stack[len(stack)-1].sub {
+				ms.addInline(d, e)
+			}
 		case dwarf.TagSubprogram:
 			if ln, ok := e.Val(dwarf.AttrLinkageName).(string); ok && name != "" {
 				var q []string
@@ -243,11 +273,12 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, addrs []byte, fullPaths bool, linkag
 			}
 			sc := dwarfScope{name: n, fn: isFn, agg: agg}
 			if len(stack) > 0 {
-				sc.frame, sc.inl = stack[len(stack)-1].frame, stack[len(stack)-1].inl
+				p := stack[len(stack)-1]
+				sc.frame, sc.inl, sc.inlined, sc.sub = p.frame, p.inl, p.inlined, p.sub
 			}
 			switch e.Tag {
 			case dwarf.TagSubprogram:
-				sc.frame, sc.inl = nil, ""
+				sc.frame, sc.inl, sc.inlined, sc.sub = nil, "", false, true
 				if f := newFrameFunc(d, e, named(e)); f != nil {
 					ms.frames = append(ms.frames, f)
 					sc.frame = f
@@ -256,6 +287,7 @@ func (ms *modSyms) readDWARF(d *dwarf.Data, addrs []byte, fullPaths bool, linkag
 					sc.name = named(e)
 				}
 			case dwarf.TagInlinedSubroutine:
+				sc.inlined = true
 				if sc.frame != nil {
 					sc.inl += named(e) + "::"
 				}
@@ -289,6 +321,7 @@ func dropStatics(d *dwarf.Data, statics map[dwarf.Offset][]string) {
 }
 
 func (ms *modSyms) readLines(d *dwarf.Data, cu *dwarf.Entry, fullPaths bool) error {
+	ms.cuFiles, ms.cuPaths = ms.cuFiles[:0], ms.cuPaths[:0]
 	lr, err := d.LineReader(cu)
 	if err != nil || lr == nil {
 		return err
@@ -297,6 +330,19 @@ func (ms *modSyms) readLines(d *dwarf.Data, cu *dwarf.Entry, fullPaths bool) err
 	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
 	if ms.paths == nil {
 		ms.paths = map[string]string{}
+	}
+	for _, lf := range lr.Files() {
+		n, full := "", ""
+		if lf != nil {
+			n, full = lf.Name, lf.Name
+			if !filepath.IsAbs(full) && compDir != "" {
+				full = filepath.Join(compDir, full)
+			}
+			if !fullPaths {
+				n = filepath.Base(n)
+			}
+		}
+		ms.cuFiles, ms.cuPaths = append(ms.cuFiles, n), append(ms.cuPaths, full)
 	}
 	var le dwarf.LineEntry
 	for {
@@ -339,6 +385,41 @@ func scopeNames(stack []dwarfScope) []string {
 	}
 	return scopes
 }
+
+// addInline records an inlined subroutine of the program's own function,
+// if its call is in a file of the program's own (not a library's).
+func (ms *modSyms) addInline(d *dwarf.Data, e *dwarf.Entry) {
+	fi, ok := e.Val(dwarf.AttrCallFile).(int64)
+	line, ok2 := e.Val(dwarf.AttrCallLine).(int64)
+	if !ok || !ok2 || line <= 0 || fi < 0 || int(fi) >= len(ms.cuFiles) || ms.cuFiles[fi] == "" || isLibraryPath(ms.cuPaths[fi]) {
+		return
+	}
+	rs, err := d.Ranges(e)
+	if err != nil {
+		return
+	}
+	for _, r := range rs {
+		if r[1] > r[0] {
+			ms.inlines = append(ms.inlines, inlineCall{lo: r[0], hi: r[1], file: ms.cuFiles[fi], line: int(line)})
+		}
+	}
+}
+
+// inlineAt returns the innermost inlined call whose code pc is in: of
+// the ranges that begin at or before pc, the latest that holds it (the
+// ranges nest), looking back over at most inlineScan of them.
+func (ms *modSyms) inlineAt(pc uint64) (inlineCall, bool) {
+	i := sort.Search(len(ms.inlines), func(i int) bool { return ms.inlines[i].lo > pc }) - 1
+	for j := i; j >= 0 && j > i-inlineScan; j-- {
+		if pc < ms.inlines[j].hi {
+			return ms.inlines[j], true
+		}
+	}
+	return inlineCall{}, false
+}
+
+// inlineScan bounds inlineAt's look back.
+const inlineScan = 256
 
 // addVar records a variable DIE with a fixed address: DW_OP_addr, or
 // DW_OP_addrx, an index into addrs from the compile unit's addrBase. A
@@ -647,8 +728,15 @@ func (ms *modSyms) location(ret uint64) (file string, line int, ok bool) {
 	// Line 0 marks compiler-generated code: the nearest real line of the
 	// same sequence before it is the best answer.
 	for j := i; j >= 0 && !ms.lines[j].end; j-- {
-		if ms.lines[j].line > 0 {
-			return ms.lines[j].file, ms.lines[j].line, true
+		if l := ms.lines[j]; l.line > 0 {
+			// A library's header inlined into the program's code is
+			// at the program's line that called it.
+			if len(ms.inlines) > 0 && isLibraryPath(ms.paths[l.file]) {
+				if c, ok := ms.inlineAt(pc); ok {
+					return c.file, c.line, true
+				}
+			}
+			return l.file, l.line, true
 		}
 	}
 	return "", 0, false
@@ -721,6 +809,13 @@ func LineCode(path, file string, line int) ([]CodeRange, error) {
 			continue
 		}
 		out = append(out, CodeRange{Lo: r.addr, Hi: hi})
+	}
+	// And the library code inlined there, which the trace locates at
+	// this line too (location).
+	for _, c := range ms.inlines {
+		if c.line == line && c.file == file {
+			out = append(out, CodeRange{Lo: c.lo, Hi: c.hi})
+		}
 	}
 	return out, nil
 }

@@ -90,11 +90,17 @@ func (m *Model) attributeLibrary() {
 		st := stacks[t]
 		switch e.Kind {
 		case Enter:
+			// A frame is library code when its function is the
+			// library's (std::…, isLibraryFunc: the user's function a
+			// std::thread runs is called from library code, and is the
+			// user's); the first of a run of them was called by the
+			// user's code.
 			cross := int32(-1)
-			if e.Loc > 0 && !lib[e.Loc] {
+			if isLibraryFunc(m.Objects[e.Obj]) {
 				cross = int32(len(st))
-			} else if len(st) > 0 {
-				cross = st[len(st)-1].cross
+				if len(st) > 0 && st[len(st)-1].cross >= 0 {
+					cross = st[len(st)-1].cross
+				}
 			}
 			stacks[t] = append(st, frame{fn: e.Obj, call: e.Loc, cross: cross})
 			continue
@@ -105,10 +111,18 @@ func (m *Model) attributeLibrary() {
 			continue
 		}
 		if !lib[e.Loc] || len(st) == 0 {
+			if e.Kind == Read || e.Kind == Write {
+				// Library code inlined here is at the user's line
+				// (the recorder's inlined calls): its statement too.
+				cs.access(t, userRun{loc: e.Loc, fn: e.Func}, e.Obj)
+			}
 			continue
 		}
 		k := st[len(st)-1].cross
-		if k < 0 {
+		if k <= 0 || st[k].call == 0 || lib[st[k].call] {
+			// In the user's function (library code inlined there, with
+			// no inlined call in the debug information), or no call of
+			// the user's led here.
 			continue
 		}
 		r := userRun{from: e.Pos, to: e.Pos, loc: st[k].call, calls: st[k].fn}
@@ -166,7 +180,11 @@ func (cs *containers) access(t int32, r userRun, v int32) {
 	name := cs.m.Vars[v].Name
 	if st.container == "" {
 		if c, ok := containerOf(name); ok {
-			st.container = c + " (" + libraryType(cs.m.Objects[r.calls]) + " internals)"
+			kind := "library"
+			if r.calls != 0 {
+				kind = libraryType(cs.m.Objects[r.calls])
+			}
+			st.container = c + " (" + kind + " internals)"
 		}
 	}
 	if len(st.vars) < 64 {
@@ -288,6 +306,19 @@ func (m *Model) userSite(e *Event) (userRun, bool) {
 		return userRun{}, false
 	}
 	return runs[j], true
+}
+
+// isLibraryFunc reports whether a function is a C++ standard library's
+// (libstdc++, libc++: std::, __gnu_cxx::, std::__1::, the ABI's), a
+// reserved name (__gthread_mutex_lock), or code known only by its module
+// and offset (libstdc++.so.6+0xd4490, a stripped library's).
+func isLibraryFunc(name string) bool {
+	for _, p := range []string{"std::", "__gnu_cxx::", "__cxxabiv1::", "__"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return strings.HasPrefix(name, "0x") || strings.Contains(name, ".so") && strings.Contains(name, "+0x")
 }
 
 // isLibraryLoc reports whether location loc (Locs) is library code or,

@@ -19,7 +19,8 @@ func TestLibraryAttribution(t *testing.T) {
 1, 6, stl_tree.h-901, Exit, std::_Rb_tree<int; int>::_M_insert
 1, 7, stl_map.h-501, Exit, std::map<int; int>::operator[]
 1, 8, app.cpp-13, Write, g_cache.size
-1, 9, app.cpp-13, Exit, Cache::insert
+1, 9, atomic_base.h-488, Read, g_cache.size
+1, 10, app.cpp-13, Exit, Cache::insert
 `
 	type want struct {
 		file    string
@@ -31,10 +32,13 @@ func TestLibraryAttribution(t *testing.T) {
 		header string
 		wants  map[int]want // by trace line of the event (1-based, after the header)
 	}{
-		{"library", "# library: stl_map.h\n# library: stl_tree.h\n# library: new_allocator.h\n", map[int]want{
+		{"library", "# library: stl_map.h\n# library: stl_tree.h\n# library: new_allocator.h\n# library: atomic_base.h\n", map[int]want{
 			4: {"app.cpp", 12, "Cache::insert", "stl_tree.h:900"},
 			5: {"app.cpp", 12, "Cache::insert", "stl_tree.h:901"},
 			8: {"app.cpp", 13, "Cache::insert", ""},
+			// Library code inlined into the user's function, without
+			// its call: left where it is, not put at the function's caller.
+			9: {"atomic_base.h", 488, "Cache::insert", ""},
 		}},
 		{"no library lines", "", map[int]want{
 			4: {"stl_tree.h", 900, "std::_Rb_tree<int; int>::_M_insert", ""},
