@@ -488,7 +488,7 @@ func addReproduction(res *sarif.Result, members []bugs.Bug) {
 func groupMessage(r *bugs.Report, g bugs.Group, members []bugs.Bug) string {
 	ex := members[0]
 	v := r.Violations[ex.Instances[0]]
-	msg := resultMessage(ex, v)
+	msg := resultMessage(r, ex, v)
 	if isFinding(r, ex) {
 		msg = findingMessage(ex, v)
 	}
@@ -644,7 +644,7 @@ func accessStacks(v bugs.Violation) []*sarif.Stack {
 // resultMessage is the one-line description of a bug, e.g. "lost update
 // (P3) on balance: thread 202 Read bank.c:11 → thread 201 Write bank.c:15 →
 // thread 202 Write bank.c:15, in deposit() (2 instances)".
-func resultMessage(b bugs.Bug, v bugs.Violation) string {
+func resultMessage(r *bugs.Report, b bugs.Bug, v bugs.Violation) string {
 	var steps []string
 	funcs := map[string]bool{}
 	var fnOrder []string
@@ -652,10 +652,10 @@ func resultMessage(b bugs.Bug, v bugs.Violation) string {
 		steps = append(steps, fmt.Sprintf("thread %s %s %s", a.Handle, a.Action, a.Location()))
 		if a.Func != "" && !funcs[a.Func] {
 			funcs[a.Func] = true
-			fnOrder = append(fnOrder, a.Func+"()")
+			fnOrder = append(fnOrder, ShortName(a.Func)+"()")
 		}
 	}
-	msg := fmt.Sprintf("%s (%s) on %s: %s", b.PatternName, b.Pattern, strings.Join(b.Vars, ", "), strings.Join(steps, " → "))
+	msg := fmt.Sprintf("%s (%s) on %s: %s", b.PatternName, b.Pattern, bugVars(r, b.Vars), strings.Join(steps, " → "))
 	if len(fnOrder) > 0 {
 		msg += ", in " + strings.Join(fnOrder, ", ")
 	}
