@@ -413,6 +413,63 @@ func sameFailures(results []Result) {
 			break
 		}
 	}
+	interleavedElsewhere(results)
+}
+
+// interleavedElsewhere folds a failed candidate whose pattern was observed
+// into another: when near its run's failure only other variables were
+// interleaved differently from the recording, and a candidate on those
+// variables failed the same way, the failure is that candidate's (a
+// correctly locked counter whose relaxed candidate held its thread in the
+// window of the real lost update). The candidate stays reproduced: its
+// pattern happened, the failure is not its.
+func interleavedElsewhere(results []Result) {
+	culprit := map[string]string{} // failure id -> the first failed bug whose variables were interleaved near it
+	type failed struct {
+		i   int
+		id  string
+		own bool
+		n   int // the variables interleaved near the failure
+	}
+	var fs []failed
+	for i := range results {
+		rp := &results[i].Reproduction
+		if !rp.Failed || !rp.Observed {
+			continue
+		}
+		vars := map[string]bool{}
+		for _, v := range results[i].Bug.Vars {
+			vars[ObjectOf(v)] = true
+		}
+		for _, o := range results[i].Runs {
+			if !o.Failed() || !o.Observation.Reproduced() || o.Placement == nil || o.Placement.window == nil {
+				continue
+			}
+			f := failed{i: i, id: o.failureID()}
+			for _, s := range o.Placement.window.Interleaved {
+				if obj, _, ok := strings.Cut(s, ": "); ok {
+					f.n++
+					f.own = f.own || vars[ObjectOf(obj)]
+				}
+			}
+			if f.own {
+				if _, ok := culprit[f.id]; !ok {
+					culprit[f.id] = results[i].Bug.ID
+				}
+			}
+			fs = append(fs, f)
+			break
+		}
+	}
+	for _, f := range fs {
+		bug, ok := culprit[f.id]
+		if f.own || f.n == 0 || !ok || bug == results[f.i].Bug.ID {
+			continue
+		}
+		rp := &results[f.i].Reproduction
+		rp.Failed, rp.Window = false, nil
+		rp.Evidence = fmt.Sprintf("its pattern was observed and its run failed, but near the failure only %s's variables were interleaved differently from the recording: the failure is reported under %s\n%s", bug, bug, rp.Evidence)
+	}
 }
 
 // explainUntried says in the evidence of each candidate left without a

@@ -229,3 +229,36 @@ func TestExplainUntried(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleavedElsewhere: two candidates whose runs failed the same way
+// with their patterns observed, near a failure where only the first's
+// variable was interleaved differently: the failure is the first's, the
+// second stays reproduced, not failed. A candidate whose own variable was
+// interleaved keeps its failure.
+func TestInterleavedElsewhere(t *testing.T) {
+	run := func(interleaved ...string) Outcome {
+		return Outcome{Exit: "exit status 1", ExitCode: 1, Schedule: Schedule{Ended: "exit status 0"},
+			Observation: Observation{Lines: []int{1, 2, 3}},
+			Placement:   &placement{attribution: bugs.AttrWindow, window: &bugs.Window{Interleaved: interleaved}, lastSite: "bk.c:47"}}
+	}
+	result := func(id, v string, o Outcome) Result {
+		return Result{Candidate: Candidate{Bug: bugs.Bug{ID: id, Vars: []string{v}}}, Runs: []Outcome{o},
+			Reproduction: bugs.Reproduction{Status: bugs.Reproduced, Failed: true, Observed: true}}
+	}
+	hits := "pg.hits: bk.c:30 Write by thread 3, then bk.c:30 Write by thread 2"
+	rs := []Result{
+		result("AV-lookups", "lookups", run(hits)),
+		result("AV-hits", "pg.hits", run(hits)),
+		result("AV-both", "lookups", run(hits, "lookups: bk.c:14 Write by thread 3, then bk.c:14 Read by thread 2")),
+	}
+	sameFailures(rs)
+	if rp := rs[0].Reproduction; rp.Failed || rp.Status != bugs.Reproduced || !strings.Contains(rp.Evidence, "under AV-hits") {
+		t.Errorf("the candidate on lookups: %+v, want reproduced, its failure under AV-hits", rp)
+	}
+	if !rs[1].Reproduction.Failed {
+		t.Errorf("AV-hits lost its failure: %+v", rs[1].Reproduction)
+	}
+	if !rs[2].Reproduction.Failed {
+		t.Errorf("a candidate whose own variable was interleaved lost its failure: %+v", rs[2].Reproduction)
+	}
+}
