@@ -35,9 +35,10 @@ the exploration, is listed under "failing runs".
 
 When no candidate fails, --explore runs try schedules a PCT scheduler
 would: change points drawn from the recorded accesses and lock
-acquisitions (the predicted variables weighted up), each holding its thread
-until no other can run; the first failure ends them, and is re-run with
-each change point alone to pin it.
+acquisitions (the predicted variables weighted up), and a third of them
+blind (the n-th lock acquisition of the run, wherever it is), each holding
+its thread until no other can run; the first failure ends them, and is
+re-run with each change point alone to pin it.
 
 The command is the one recorded in the trace's header (argv and working
 directory; mcpredict record writes them), or the one after --. A server is
