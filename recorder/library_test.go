@@ -115,7 +115,7 @@ func TestLibraryAttribution(t *testing.T) {
 					if strings.Contains(line, "; std::") || strings.Contains(line, "<- 0x") {
 						t.Errorf("a name as the trace stores it, not as written: %s", line)
 					}
-					if strings.HasPrefix(strings.TrimSpace(line), "in ") && len(line) > 110 {
+					if strings.HasPrefix(strings.TrimSpace(line), "in ") && len(line) > 125 {
 						t.Errorf("a call chain of %d characters: %s", len(line), line)
 					}
 				}

@@ -256,7 +256,7 @@ func writeTextContext(ew *errWriter, as []bugs.Access, in string) {
 }
 
 // textWidth is where the text report wraps a long line of context.
-const textWidth = 100
+const textWidth = 120
 
 // writeWrapped writes parts joined by sep, each line starting with
 // indent, wrapped before textWidth at the parts' " <- " and sep

@@ -49,6 +49,14 @@ var excluded = []struct{ file, text, why string }{
 		"a /healthz answer of a server in trouble (NATS and SQLite failing)"},
 	{"docs/service.md", `"id": "5c8b6da96e0286da"`,
 		"a job of the HTTP API: its id and times are new on every run"},
+	{"docs/service.md", "P4 dirty (intermediate) read on g at restore.c:25 [failed]",
+		"a job of mcpredict submit --wait: its id is new on every run (cmd/mcpredict/serve_test.go TestServeReproduce checks the output)"},
+	{"docs/recorder.md", "P3 lost update on svc::g_cache.map_ (std::unordered_map internals",
+		"a report of a C++ program, cut (recorder/library_test.go TestLibraryAttribution builds and reproduces it and checks its lines, library sites and container)"},
+	{"examples/autotools/README.md", "thread 2 (local)",
+		"a report of mcpredict run on a project built by autotools (recorder/autotools_test.go TestAutotools builds it and checks the bug)"},
+	{"examples/autotools/README.md", "FAILED in a directed run (1 run), pattern observed",
+		"a report of mcpredict reproduce on a project built by autotools, cut (recorder/autotools_test.go TestAutotools checks the failed bug)"},
 }
 
 // repoRoot is the repository root: two directories up.
