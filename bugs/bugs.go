@@ -458,6 +458,10 @@ type ReproduceSummary struct {
 	// Untried those the budget or an interruption left without one.
 	Tried   int `json:"tried"`
 	Untried int `json:"untried"`
+	// Undirected counts those no schedule can direct (a deadlock cycle of
+	// more than eight threads, an instance without a local and a remote
+	// access): Tried + Untried + Undirected = Candidates.
+	Undirected int `json:"undirected,omitempty"`
 	// Runs counts every directed run: of the candidates, of the
 	// exploration and of the re-runs that pin a failure on a hold.
 	Runs        int `json:"runs"`

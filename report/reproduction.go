@@ -248,6 +248,9 @@ func RunSummary(s bugs.ReproduceSummary) string {
 	case s.BudgetSpent != "":
 		fmt.Fprintf(&b, " (%s ran out)", s.BudgetSpent)
 	}
+	if s.Undirected > 0 {
+		fmt.Fprintf(&b, ", %d no schedule can direct", s.Undirected)
+	}
 	fmt.Fprintf(&b, "; %d directed %s", s.Runs, plural(s.Runs, "run", "runs"))
 	if s.ExploreRuns > 0 {
 		fmt.Fprintf(&b, " (%d exploring)", s.ExploreRuns)

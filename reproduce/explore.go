@@ -432,7 +432,7 @@ func failureEvidence(o Outcome, f bugs.Failure, site string) string {
 	fmt.Fprintf(&b, "the run failed: %s\n", f.Why)
 	switch f.Attribution {
 	case bugs.AttrNoHold:
-		fmt.Fprintf(&b, "no thread was held in this run: the failure came without the schedule\n")
+		fmt.Fprintf(&b, "no thread was held in this run (or only before its first step, which never came): the failure came without the schedule\n")
 	case bugs.AttrOutside:
 		fmt.Fprintf(&b, "outside any window: the failure came %d events and %d ms after the last hold ended (%s), in code that did not touch its objects\n", f.Window.Events, f.Window.Ms, f.Window.Hold)
 	default:

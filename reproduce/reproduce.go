@@ -513,10 +513,13 @@ func summarizeRuns(results []Result, explored []Outcome, b *budget, interrupted 
 		}
 	}
 	for _, r := range results {
-		if len(r.Runs) > 0 {
+		switch {
+		case len(r.Runs) > 0:
 			s.Tried++
-		} else if r.Reproduction.Status == bugs.NotTried && !strings.HasPrefix(r.Reproduction.Evidence, "no schedule") {
+		case r.Reproduction.Status == bugs.NotTried && !strings.HasPrefix(r.Reproduction.Evidence, "no schedule"):
 			s.Untried++
+		default:
+			s.Undirected++
 		}
 		for _, o := range r.Runs {
 			count(o)

@@ -95,6 +95,12 @@ func (o Outcome) FailedOutside() bool {
 	return ch && o.Placement != nil && o.Placement.attribution != bugs.AttrWindow
 }
 
+// NoHold reports whether the run ended differently with no thread held
+// (or held only in preparation, its candidate's window never open).
+func (o Outcome) NoHold() bool {
+	return o.FailedOutside() && o.Placement.attribution == bugs.AttrNoHold
+}
+
 // Place puts the failure of a run that ended differently in or outside
 // the window of its last hold (objects: the window's objects, ObjectOf
 // names; recorded: the orders of the recorded run). It does nothing for a

@@ -132,6 +132,23 @@ func (l runLog) lastHold() *holdSpan {
 	return last
 }
 
+// onlyPreheld reports whether a directed run's only holds were preholds
+// (the remote thread held before its lock, to wait for L1) and its L1
+// never came: the candidate's window never opened, and a prehold that
+// matched some other thread's lock (a library's lock wrapper, at start-up)
+// is no window of it.
+func (l runLog) onlyPreheld() bool {
+	if l.Armed || len(l.Holds) == 0 {
+		return false
+	}
+	for _, h := range l.Holds {
+		if !strings.HasPrefix(h.Where, "prehold") {
+			return false
+		}
+	}
+	return true
+}
+
 // describe says what a hold was, for a report.
 func (h holdSpan) describe() string {
 	if !h.Released {
@@ -210,7 +227,7 @@ type placement struct {
 func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) (placement, error) {
 	var p placement
 	h := l.lastHold()
-	if h == nil {
+	if h == nil || l.onlyPreheld() {
 		p.attribution = bugs.AttrNoHold
 		return p, scanEvents(r, func(event) error { return nil })
 	}

@@ -77,6 +77,11 @@ func TestPlace(t *testing.T) {
 		{"just after", trace("2 5 a.c-10 Write x", "1 6 a.c-30 Read x"), held(3, 4, 6), nil, bugs.AttrWindow, 2, "a.c:30 Read by thread 1"},
 		{"far, away from its objects", trace(long...), held(3, 7, 9000), []string{"x"}, bugs.AttrOutside, nearEvents + 11, ""},
 		{"far, on its objects", trace(append(long, "1 9001 a.c-20 Read x")...), held(3, 7, 9001), []string{"x"}, bugs.AttrWindow, nearEvents + 12, ""},
+		// A prehold at some thread's first lock, and the schedule's L1
+		// never came: no window of the candidate ever opened.
+		{"only preheld, never armed", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x"),
+			runLog{Holds: []holdSpan{{Where: "prehold-lock", Begin: logPoint{Seq: 1}, End: logPoint{Seq: 1, Ms: 1}, Released: true, Why: "stuck"}},
+				End: &logPoint{Seq: 6, Ms: 40, Thread: "1"}, Fatal: 11}, []string{"x"}, bugs.AttrNoHold, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

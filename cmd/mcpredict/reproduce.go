@@ -231,6 +231,8 @@ func reproduceProgress(stderr io.Writer) func(string, int, reproduce.Outcome) {
 		switch {
 		case o.Err != nil:
 			state = "error: " + o.Err.Error()
+		case o.NoHold():
+			state = "FAILED with no thread held"
 		case o.FailedOutside():
 			state = "FAILED outside its window"
 		case o.Failed() && o.Observation.Reproduced():
