@@ -63,6 +63,10 @@ func TestPlace(t *testing.T) {
 		}
 		return l
 	}
+	crashed := func(l runLog) runLog {
+		l.Fatal = 11
+		return l
+	}
 	tests := []struct {
 		name     string
 		trace    string
@@ -77,6 +81,8 @@ func TestPlace(t *testing.T) {
 		{"just after", trace("2 5 a.c-10 Write x", "1 6 a.c-30 Read x"), held(3, 4, 6), nil, bugs.AttrWindow, 2, "a.c:30 Read by thread 1"},
 		{"far, away from its objects", trace(long...), held(3, 7, 9000), []string{"x"}, bugs.AttrOutside, nearEvents + 11, ""},
 		{"far, on its objects", trace(append(long, "1 9001 a.c-20 Read x")...), held(3, 7, 9001), []string{"x"}, bugs.AttrWindow, nearEvents + 12, ""},
+		// A crash a little further: what the window freed is used later.
+		{"a crash, further", trace(long...), crashed(held(3, 7, 9000)), []string{"x"}, bugs.AttrWindow, nearEvents + 11, ""},
 		// A prehold at some thread's first lock, and the schedule's L1
 		// never came: no window of the candidate ever opened.
 		{"only preheld, never armed", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x"),
