@@ -111,13 +111,7 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 		id := ruleAnalysis(r, g.Analysis).Name
 		run.AddResult(groupResult(r, g, id, ruleIndex[id]))
 	}
-	if len(r.Failures) > 0 {
-		ruleIndex[failedRunRule] = len(driver.Rules)
-		driver.Rules = append(driver.Rules, failedRunDescriptor())
-		for _, f := range r.Failures {
-			run.AddResult(failureResult(f, ruleIndex[failedRunRule]))
-		}
-	}
+	addFailures(run, driver, r.Failures)
 
 	inv := sarif.NewInvocation()
 	inv.ExecutionSuccessful = ptr(true)
@@ -162,6 +156,18 @@ func WriteSARIF(w io.Writer, r *bugs.Report, o Options) error {
 // failedRunRule is the rule of the failing runs of mcpredict reproduce
 // that are no bug's (Report.Failures).
 const failedRunRule = "failed-run"
+
+// addFailures adds the failing runs' rule and results, if there are any.
+func addFailures(run *sarif.Run, driver *sarif.ToolComponent, fs []bugs.Failure) {
+	if len(fs) == 0 {
+		return
+	}
+	index := len(driver.Rules)
+	driver.Rules = append(driver.Rules, failedRunDescriptor())
+	for _, f := range fs {
+		run.AddResult(failureResult(f, index))
+	}
+}
 
 func failedRunDescriptor() *sarif.ReportingDescriptor {
 	rule := sarif.NewRule(failedRunRule)

@@ -350,25 +350,7 @@ func ShortName(s string) string {
 	if len(s) <= shortNameLen || !strings.Contains(s, "<") {
 		return s
 	}
-	var b strings.Builder
-	depth := 0
-	for _, r := range s {
-		switch {
-		case r == '<':
-			if depth == 0 {
-				b.WriteString("<…")
-			}
-			depth++
-		case r == '>' && depth > 0:
-			depth--
-			if depth == 0 {
-				b.WriteByte('>')
-			}
-		case depth == 0:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return tracemodel.ElideTemplateArgs(s, "<…>")
 }
 
 // writeTextWhy writes why the bug's pattern is a bug and its typical fix,

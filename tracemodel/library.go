@@ -62,8 +62,55 @@ func (b *builder) libraryComment(t []byte) bool {
 // thread's call chain with the location of each call. Nothing is done
 // when the trace names no library file.
 func (m *Model) attributeLibrary() {
-	if len(m.Library) == 0 {
+	lib := m.libraryLocs()
+	if lib == nil {
 		return
+	}
+	m.libLoc = lib
+	stacks := make([]callStack, len(m.Threads))
+	libFn := map[int32]bool{} // by function object: isLibraryFunc, asked once
+	m.userRuns = make([][]userRun, len(m.Threads))
+	cs := newContainers(m)
+	for i := range m.Events {
+		m.Pace(i)
+		e := &m.Events[i]
+		t := e.Thread - 1
+		st := &stacks[t]
+		switch e.Kind {
+		case Enter:
+			isLib, ok := libFn[e.Obj]
+			if !ok {
+				isLib = isLibraryFunc(m.Objects[e.Obj])
+				libFn[e.Obj] = isLib
+			}
+			st.enter(e.Obj, e.Loc, isLib)
+			continue
+		case Exit:
+			st.exit()
+			continue
+		}
+		r, ok := st.userCall(e, lib)
+		if !ok {
+			if e.Kind == Read || e.Kind == Write {
+				// Library code inlined here is at the user's line
+				// (the recorder's inlined calls): its statement too.
+				cs.access(t, userRun{loc: e.Loc, fn: e.Func}, e.Obj)
+			}
+			continue
+		}
+		if e.Kind == Read || e.Kind == Write {
+			cs.access(t, r, e.Obj)
+		}
+		m.addUserRun(t, r)
+	}
+	m.Containers = cs.names()
+}
+
+// libraryLocs marks, by location index, the locations in the trace's
+// library files; nil when there are none.
+func (m *Model) libraryLocs() []bool {
+	if len(m.Library) == 0 {
+		return nil
 	}
 	lib := make([]bool, len(m.Locs))
 	found := false
@@ -73,76 +120,68 @@ func (m *Model) attributeLibrary() {
 		}
 	}
 	if !found {
-		return
+		return nil
 	}
-	m.libLoc = lib
-	type frame struct {
-		fn, call int32
-		cross    int32 // index of the innermost frame up to this one called from the user's code; -1: none
+	return lib
+}
+
+// callStack is a thread's call chain in the pass of attributeLibrary.
+type callStack []callFrame
+
+type callFrame struct {
+	fn, call int32 // the function, and the location of its call
+	// cross is the index of the first frame of the run of library frames
+	// this one is in (the one the user's code called); -1: the user's.
+	cross int32
+}
+
+// enter pushes a call of fn from location call. A frame is library code
+// when its function is the library's (isLibraryFunc: the user's function
+// a std::thread runs is called from library code, and is the user's).
+func (st *callStack) enter(fn, call int32, isLib bool) {
+	cross := int32(-1)
+	if isLib {
+		cross = int32(len(*st))
+		if n := len(*st); n > 0 && (*st)[n-1].cross >= 0 {
+			cross = (*st)[n-1].cross
+		}
 	}
-	stacks := make([][]frame, len(m.Threads))
-	m.userRuns = make([][]userRun, len(m.Threads))
-	cs := newContainers(m)
-	for i := range m.Events {
-		m.Pace(i)
-		e := &m.Events[i]
-		t := e.Thread - 1
-		st := stacks[t]
-		switch e.Kind {
-		case Enter:
-			// A frame is library code when its function is the
-			// library's (std::…, isLibraryFunc: the user's function a
-			// std::thread runs is called from library code, and is the
-			// user's); the first of a run of them was called by the
-			// user's code.
-			cross := int32(-1)
-			if isLibraryFunc(m.Objects[e.Obj]) {
-				cross = int32(len(st))
-				if len(st) > 0 && st[len(st)-1].cross >= 0 {
-					cross = st[len(st)-1].cross
-				}
-			}
-			stacks[t] = append(st, frame{fn: e.Obj, call: e.Loc, cross: cross})
-			continue
-		case Exit:
-			if len(st) > 0 {
-				stacks[t] = st[:len(st)-1]
-			}
-			continue
-		}
-		if !lib[e.Loc] || len(st) == 0 {
-			if e.Kind == Read || e.Kind == Write {
-				// Library code inlined here is at the user's line
-				// (the recorder's inlined calls): its statement too.
-				cs.access(t, userRun{loc: e.Loc, fn: e.Func}, e.Obj)
-			}
-			continue
-		}
-		k := st[len(st)-1].cross
-		if k <= 0 || st[k].call == 0 || lib[st[k].call] {
-			// In the user's function (library code inlined there, with
-			// no inlined call in the debug information), or no call of
-			// the user's led here.
-			continue
-		}
-		r := userRun{from: e.Pos, to: e.Pos, loc: st[k].call, calls: st[k].fn}
-		if k > 0 {
-			r.fn = st[k-1].fn
-		}
-		if e.Kind == Read || e.Kind == Write {
-			cs.access(t, r, e.Obj)
-		}
-		runs := m.userRuns[t]
-		if n := len(runs); n > 0 {
-			last := &runs[n-1]
-			if last.loc == r.loc && last.fn == r.fn && last.calls == r.calls {
-				last.to = e.Pos
-				continue
-			}
-		}
-		m.userRuns[t] = append(runs, r)
+	*st = append(*st, callFrame{fn: fn, call: call, cross: cross})
+}
+
+func (st *callStack) exit() {
+	if n := len(*st); n > 0 {
+		*st = (*st)[:n-1]
 	}
-	m.Containers = cs.names()
+}
+
+// userCall returns the user's call that led to event e, if e is in
+// library code (lib: library locations) called by the user's code. Not
+// for library code inlined into the user's function without an inlined
+// call in the debug information (it stays where it is), nor when no
+// call of the user's led there.
+func (st callStack) userCall(e *Event, lib []bool) (userRun, bool) {
+	if !lib[e.Loc] || len(st) == 0 {
+		return userRun{}, false
+	}
+	k := st[len(st)-1].cross
+	if k <= 0 || st[k].call == 0 || lib[st[k].call] {
+		return userRun{}, false
+	}
+	return userRun{from: e.Pos, to: e.Pos, loc: st[k].call, fn: st[k-1].fn, calls: st[k].fn}, true
+}
+
+// addUserRun adds event r.from of thread t to its runs, extending the
+// last one when it is the same call.
+func (m *Model) addUserRun(t int32, r userRun) {
+	runs := m.userRuns[t]
+	if n := len(runs); n > 0 {
+		if last := &runs[n-1]; last.loc == r.loc && last.fn == r.fn && last.calls == r.calls {
+			last.to = r.to
+			return
+		}
+	}
+	m.userRuns[t] = append(runs, r)
 }
 
 // containers names the library's internal variables after the user's
@@ -276,11 +315,25 @@ func isHeapBlockName(name string) bool {
 // libraryType is the class of a library function, its template
 // arguments left out: std::unordered_map<…>::find is std::unordered_map.
 func libraryType(fn string) string {
+	s := ElideTemplateArgs(fn, "")
+	if i := strings.LastIndex(s, "::"); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// ElideTemplateArgs replaces each outermost template argument list of a
+// C++ name, brackets included, by with: "std::map<int, int>::find" is
+// "std::map<…>::find" with "<…>", "std::map::find" with "".
+func ElideTemplateArgs(name, with string) string {
 	var b strings.Builder
 	depth := 0
-	for _, r := range fn {
+	for _, r := range name {
 		switch {
 		case r == '<':
+			if depth == 0 {
+				b.WriteString(with)
+			}
 			depth++
 		case r == '>' && depth > 0:
 			depth--
@@ -288,11 +341,7 @@ func libraryType(fn string) string {
 			b.WriteRune(r)
 		}
 	}
-	s := b.String()
-	if i := strings.LastIndex(s, "::"); i > 0 {
-		s = s[:i]
-	}
-	return s
+	return b.String()
 }
 
 // userSite returns the user's call that led to event e in library code.
