@@ -404,6 +404,9 @@ type Window struct {
 	// Events and Ms are how far after the hold's end the program failed.
 	Events int   `json:"events"`
 	Ms     int64 `json:"ms"`
+	// Why says, for a failure far from the hold, what put it in the
+	// window or outside it ("" near the hold).
+	Why string `json:"why,omitempty"`
 	// Interleaved are accesses near the failure made in an order of
 	// threads the recorded run never had (each "VAR: SITE by thread A,
 	// then SITE by thread B").

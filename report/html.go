@@ -135,7 +135,7 @@ func WriteHTML(w io.Writer, r *bugs.Report, o Options) error {
 			n++
 			hb := htmlBugOf(r, b, o, n, !helpShown[b.Pattern], src)
 			helpShown[b.Pattern] = true
-			if i < FirstShown || o.Expand {
+			if Shown(b, i, o.Expand) {
 				hg.Shown = append(hg.Shown, hb)
 			} else {
 				hg.Rest = append(hg.Rest, hb)

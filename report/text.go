@@ -82,6 +82,13 @@ func WriteTextOptions(w io.Writer, r *bugs.Report, o TextOptions) error {
 	return ew.err
 }
 
+// Shown reports whether the i-th bug of a group is in view: one of the
+// first FirstShown, every bug with expand, and every bug whose directed
+// run failed (a failure is never behind "more bugs").
+func Shown(b bugs.Bug, i int, expand bool) bool {
+	return i < FirstShown || expand || (b.Reproduction != nil && b.Reproduction.Failed)
+}
+
 // writeTextGroup writes a group: a bug alone, or the group's heading and
 // its first bugs, indented under it.
 func writeTextGroup(ew *errWriter, st func(style, string) string, r *bugs.Report, g bugs.Group, expand bool) {
@@ -95,14 +102,14 @@ func writeTextGroup(ew *errWriter, st func(style, string) string, r *bugs.Report
 		ew.printf("; remote accesses in %s", funcList(g.RemoteFuncs))
 	}
 	ew.printf("\n")
-	shown := g.Members
-	if !expand && len(shown) > FirstShown {
-		shown = shown[:FirstShown]
+	n := len(g.Members)
+	for i, b := range g.Members {
+		if Shown(b, i, expand) {
+			writeTextBug(ew, st, r, b, "    ")
+			n--
+		}
 	}
-	for _, b := range shown {
-		writeTextBug(ew, st, r, b, "    ")
-	}
-	if n := len(g.Members) - len(shown); n > 0 {
+	if n > 0 {
 		ew.printf("    … and %d more %s in this group (--expand to list them)\n", n, plural(n, "bug", "bugs"))
 	}
 }

@@ -173,19 +173,32 @@ func TestWriteTextGroup(t *testing.T) {
 		expand bool
 		bugs   int    // bug headings shown
 		more   string // the line about the others, "" for none
+		failed []int  // the bugs whose directed run failed
 	}{
-		{"two", 2, false, 3, ""},
-		{"three", 3, false, 3, "    … and 1 more bug in this group (--expand to list them)\n"},
-		{"many", 20, false, 3, "    … and 18 more bugs in this group (--expand to list them)\n"},
-		{"expanded", 20, true, 21, ""},
+		{"two", 2, false, 3, "", nil},
+		{"three", 3, false, 3, "    … and 1 more bug in this group (--expand to list them)\n", nil},
+		{"many", 20, false, 3, "    … and 18 more bugs in this group (--expand to list them)\n", nil},
+		{"expanded", 20, true, 21, "", nil},
+		// A failure is never behind "more bugs".
+		{"many, five failed", 20, false, 5, "    … and 16 more bugs in this group (--expand to list them)\n", []int{2, 5, 8, 11, 14}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			if err := WriteTextOptions(&b, groupedReport(tt.n), TextOptions{Expand: tt.expand}); err != nil {
+			r := groupedReport(tt.n)
+			for _, i := range tt.failed {
+				r.Bugs[i].Reproduction = &bugs.Reproduction{Status: bugs.Reproduced, Failed: true, Observed: true}
+			}
+			if err := WriteTextOptions(&b, r, TextOptions{Expand: tt.expand}); err != nil {
 				t.Fatal(err)
 			}
 			out := b.String()
+			if len(tt.failed) > 0 {
+				if got := strings.Count(out, "FAILED in a directed run"); got != len(tt.failed) || strings.Count(out, "    AV-") != tt.bugs || !strings.Contains(out, tt.more) {
+					t.Errorf("%d failed bugs shown, want %d:\n%s", got, len(tt.failed), out)
+				}
+				return
+			}
 			g := bugs.Groups(groupedReport(tt.n).Bugs)[0]
 			head := fmt.Sprintf("c.c\n  %s  %d bugs on x, local thread in bump() (mcpatom, %d instances)\n"+
 				"    P1 unrepeatable read: 1, P3 lost update: %d; remote accesses in bump()\n"+

@@ -232,15 +232,20 @@ func namedObjects(cands []Candidate) map[string]bool {
 // candidateObjects are the objects of a candidate's directed instance (or
 // of its bug), as ObjectOf names them.
 func candidateObjects(c Candidate) []string {
-	names := c.Bug.Vars
-	if len(c.Instances) > 0 {
-		names = c.Instances[0].ObjectNames()
-	}
 	var out []string
-	for _, n := range names {
+	for _, n := range candidateVars(c) {
 		out = append(out, ObjectOf(n))
 	}
 	return out
+}
+
+// candidateVars are the variables of a candidate's first instance (the
+// bug's, when it has none), as the trace names them.
+func candidateVars(c Candidate) []string {
+	if len(c.Instances) > 0 {
+		return c.Instances[0].ObjectNames()
+	}
+	return c.Bug.Vars
 }
 
 // explore makes the exploring runs, within the budget, and adds their
@@ -276,7 +281,7 @@ func explore(ctx context.Context, rec Recording, cands []Candidate, opts Options
 		if ctx.Err() != nil {
 			break
 		}
-		o.Place(nil, orders())
+		o.Place(nil, nil, orders())
 		runs = append(runs, o)
 		if opts.Progress != nil {
 			opts.Progress("explore", n, o)
@@ -434,11 +439,14 @@ func failureEvidence(o Outcome, f bugs.Failure, site string) string {
 	case bugs.AttrNoHold:
 		fmt.Fprintf(&b, "no thread was held in this run (or only before its first step, which never came): the failure came without the schedule\n")
 	case bugs.AttrOutside:
-		fmt.Fprintf(&b, "outside any window: the failure came %d events and %d ms after the last hold ended (%s), in code that did not touch its objects\n", f.Window.Events, f.Window.Ms, f.Window.Hold)
+		fmt.Fprintf(&b, "outside any window: the failure came %d events and %d ms after the last hold ended (%s)\n", f.Window.Events, f.Window.Ms, f.Window.Hold)
 	default:
 		if w := f.Window; w != nil {
 			fmt.Fprintf(&b, "the failure came %d events and %d ms after the hold ended (%s)\n", w.Events, w.Ms, w.Hold)
 		}
+	}
+	if w := f.Window; w != nil && w.Why != "" {
+		fmt.Fprintf(&b, "why: %s\n", w.Why)
 	}
 	if site != "" {
 		fmt.Fprintf(&b, "the failing thread's last access: %s\n", site)

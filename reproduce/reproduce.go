@@ -387,7 +387,8 @@ func sameFailures(results []Result) {
 			}
 		}
 	}
-	first := map[string]string{} // failure id -> the first bug that failed so, unobserved
+	first := map[string]string{}    // failure id -> the first bug that failed so, unobserved
+	folded := map[string][]string{} // bug -> the candidates whose failure it reports
 	for i := range results {
 		rp := &results[i].Reproduction
 		if !rp.Failed || rp.Observed {
@@ -410,10 +411,27 @@ func sameFailures(results []Result) {
 			}
 			rp.Failed, rp.Window, rp.Status = false, nil, bugs.NotReproduced
 			rp.Evidence = fmt.Sprintf("its run failed as %s's did, %s (%s): that failure is reported once, under %s\n%s", bug, why, o.Exit, bug, rp.Evidence)
+			folded[bug] = append(folded[bug], results[i].Bug.ID)
 			break
 		}
 	}
-	interleavedElsewhere(results)
+	interleavedElsewhere(results, folded)
+	sayFolded(results, folded)
+}
+
+// sayFolded adds to the evidence of each bug that reports other
+// candidates' failures which they are: their runs are not lost, even when
+// the candidates are not shown (a relaxed candidate not reproduced).
+func sayFolded(results []Result, folded map[string][]string) {
+	for i := range results {
+		ids := folded[results[i].Bug.ID]
+		if len(ids) == 0 {
+			continue
+		}
+		rp := &results[i].Reproduction
+		rp.Evidence = fmt.Sprintf("%s\nruns directed at other candidates failed the same way, reported here once: %s",
+			strings.TrimRight(rp.Evidence, "\n"), strings.Join(ids, ", "))
+	}
 }
 
 // interleavedElsewhere folds a failed candidate whose pattern was observed
@@ -423,7 +441,7 @@ func sameFailures(results []Result) {
 // correctly locked counter whose relaxed candidate held its thread in the
 // window of the real lost update). The candidate stays reproduced: its
 // pattern happened, the failure is not its.
-func interleavedElsewhere(results []Result) {
+func interleavedElsewhere(results []Result, folded map[string][]string) {
 	culprit := map[string]string{} // failure id -> the first failed bug whose variables were interleaved near it
 	type failed struct {
 		i   int
@@ -469,6 +487,7 @@ func interleavedElsewhere(results []Result) {
 		rp := &results[f.i].Reproduction
 		rp.Failed, rp.Window = false, nil
 		rp.Evidence = fmt.Sprintf("its pattern was observed and its run failed, but near the failure only %s's variables were interleaved differently from the recording: the failure is reported under %s\n%s", bug, bug, rp.Evidence)
+		folded[bug] = append(folded[bug], results[f.i].Bug.ID)
 	}
 }
 
@@ -719,7 +738,7 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 		if ctx.Err() != nil {
 			break // interrupted: the run says nothing
 		}
-		o.Place(candidateObjects(c), orders())
+		o.Place(candidateObjects(c), candidateVars(c), orders())
 		res.Runs = append(res.Runs, o)
 		if opts.Progress != nil {
 			opts.Progress(c.Bug.ID, i+1, o)
@@ -828,6 +847,9 @@ func reproducedEvidence(o Outcome) string {
 			fmt.Fprintf(&b, "the program failed while a thread was %s\n", w.Hold)
 		} else {
 			fmt.Fprintf(&b, "the failure came %d events and %d ms after the hold ended (%s)\n", w.Events, w.Ms, w.Hold)
+		}
+		if w.Why != "" {
+			fmt.Fprintf(&b, "why: %s\n", w.Why)
 		}
 		for _, l := range w.Interleaved {
 			fmt.Fprintf(&b, "interleaved differently: %s\n", l)

@@ -103,9 +103,9 @@ func (o Outcome) NoHold() bool {
 
 // Place puts the failure of a run that ended differently in or outside
 // the window of its last hold (objects: the window's objects, ObjectOf
-// names; recorded: the orders of the recorded run). It does nothing for a
-// run that ended as the recorded one.
-func (o *Outcome) Place(objects []string, recorded map[orderKey]bool) {
+// names; vars: its variables; recorded: the orders of the recorded run).
+// It does nothing for a run that ended as the recorded one.
+func (o *Outcome) Place(objects, vars []string, recorded map[orderKey]bool) {
 	if ch, _ := o.Changed(); !ch || o.Placement != nil {
 		return
 	}
@@ -113,7 +113,7 @@ func (o *Outcome) Place(objects []string, recorded map[orderKey]bool) {
 	if o.FailTrace != "" {
 		f, err := os.Open(o.FailTrace)
 		if err == nil {
-			p, err = place(f, o.Log, objects, recorded)
+			p, err = place(f, o.Log, objects, vars, recorded)
 			f.Close()
 		}
 		if err != nil {

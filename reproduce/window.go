@@ -14,18 +14,32 @@ import (
 //
 // The runtime logs, with each hold and release, the number of the last
 // event taken (the trace's second column) and the milliseconds since
-// start-up; a fatal signal and exit() are logged the same way. A failure
-// then lies some events after the last hold ended. It is the window's when
-// it came while a thread was held, within nearEvents events after, or when
-// the thread that failed had just accessed the window's objects; else it
+// start-up; a fatal signal and exit() are logged the same way, exit() with
+// its status. A failure then lies some events after the last hold ended.
+// It is the window's when it came while a thread was held, or within
+// nearEvents events after; further on, only when the schedule left a mark
+// on the candidate's variables: an order of two threads' accesses to one
+// of them that the recorded run never had, after the hold began. Else it
 // came outside any window (a server that crashed a hundred thousand events
 // later, in code the hold never touched).
 //
-// A crash on memory (SIGSEGV, SIGBUS; not an assertion's abort, which
-// fires where the program checks) may come further from its cause: memory freed
-// or corrupted in the window is used later, by another thread (Apache
-// 21285's cache_insert read a key freed 12,000 events after a hold in its
-// window): for it, nearCrashEvents.
+// Where the mark must be depends on what failed:
+//   - The process saw the failure itself (an assertion, exit(1)): its
+//     failing thread accessed the candidate's objects among its last
+//     accesses (main's final check of a counter).
+//   - A crash on memory (SIGSEGV, SIGBUS) may come further from its cause:
+//     memory freed or corrupted in the window is used later, by another
+//     thread (Apache 21285's cache_insert read a key freed 12,000 events
+//     after a hold in its window). Within nearCrashEvents it is the
+//     window's; further, only when the access that crashed was on the
+//     candidate's objects: the cache's ejection loop touches the queue of a
+//     candidate 94,000 events later on every request, and crashes on a key.
+//   - The process ended well (exit status 0) and something else judged the
+//     run (a load script checking a log, --check, a line of stderr): the
+//     distance to the end says nothing, the mark anywhere after the hold
+//     does (Apache 25520's lost log lines, judged after the server
+//     stopped, belong to the buffer's counter, not to the worker queue
+//     whose candidate happened to be held).
 const (
 	nearEvents      = 2000
 	nearCrashEvents = 10 * nearEvents
@@ -60,9 +74,17 @@ type holdSpan struct {
 type runLog struct {
 	Armed bool // the schedule's L1 was reached
 	Holds []holdSpan
-	// End is where the process died (Fatal, its signal) or called exit().
-	End   *logPoint
-	Fatal int
+	// End is where the process died (Fatal, its signal) or called exit()
+	// (Status, -1 when the log does not say).
+	End    *logPoint
+	Fatal  int
+	Status int
+}
+
+// endedWell reports whether the process called exit(0): whatever failed
+// was judged after it ended, by another process or a check.
+func (l runLog) endedWell() bool {
+	return l.End != nil && l.Fatal == 0 && l.Status == 0
 }
 
 // fields reads the key=value words of a log line.
@@ -85,7 +107,7 @@ func pointOf(m map[string]string) logPoint {
 
 // parseRunLog reads the runtime's log lines of one process.
 func parseRunLog(lines []string) runLog {
-	var l runLog
+	l := runLog{Status: -1}
 	open := map[string]int{} // where -> index of its unreleased hold
 	for _, line := range lines {
 		w := strings.Fields(line)
@@ -119,6 +141,9 @@ func parseRunLog(lines []string) runLog {
 				p := pointOf(m)
 				l.End = &p
 				l.Fatal, _ = strconv.Atoi(m["signal"])
+				if st, err := strconv.Atoi(m["status"]); err == nil && w[0] == "exit" {
+					l.Status = st
+				}
 			}
 		}
 	}
@@ -227,12 +252,11 @@ type placement struct {
 }
 
 // place reads a failed run's trace and puts its failure in or outside the
-// window of its last hold: in it when the program failed while held,
-// within nearEvents events after the hold ended, or when the failing
-// thread accessed the window's objects after it ended (objects: ObjectOf
-// names, a candidate's variables; none for an exploration). recorded are
-// the orders of the recorded run.
-func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) (placement, error) {
+// window of its last hold (the rules above). objects are the window's
+// objects (ObjectOf names) and vars its variables, a candidate's; an
+// exploration has none, and any variable's new order is its mark.
+// recorded are the orders of the recorded run.
+func place(r io.Reader, l runLog, objects, vars []string, recorded map[orderKey]bool) (placement, error) {
 	var p placement
 	h := l.lastHold()
 	if h == nil || l.onlyPreheld() {
@@ -252,32 +276,67 @@ func place(r io.Reader, l runLog, objects []string, recorded map[orderKey]bool) 
 		}
 		w.Ms = max(endMs-h.End.Ms, 0)
 	}
-	touched := false
+	isObject := func(name string) bool { return slices.Contains(objects, ObjectOf(name)) }
+	touched, lastTouched, seenLast := false, false, false
 	for i := len(sc.tail) - 1; i >= 0; i-- {
 		n := sc.tail[i]
 		if n.order != "" && len(w.Interleaved) < maxInterleaved {
 			w.Interleaved = append(w.Interleaved, n.order)
 		}
-		if p.lastSite == "" && (l.End == nil || l.End.Thread == "" || n.e.Thread == l.End.Thread) {
+		if !seenLast && (l.End == nil || l.End.Thread == "" || n.e.Thread == l.End.Thread) {
 			p.lastSite = fmt.Sprintf("%s:%d", n.e.File, n.e.Line)
+			lastTouched, seenLast = isObject(n.e.Object), true
 		}
 		if h.Released && n.e.Seq <= h.End.Seq {
 			continue // before the window ended: what the hold changed came after
 		}
-		for _, obj := range objects {
-			touched = touched || ObjectOf(n.e.Object) == obj
-		}
+		touched = touched || isObject(n.e.Object)
+	}
+	marked := sc.marked(vars)
+	if l.endedWell() && len(w.Interleaved) == 0 {
+		w.Interleaved = sc.markOrders(vars)
 	}
 	p.window, p.blocked = w, sc.blocked
+	crash := l.Fatal == sigSEGV || l.Fatal == sigBUS
+	var in bool
 	switch {
-	case !h.Released || w.Events <= nearEvents || touched:
-		p.attribution = bugs.AttrWindow
-	case (l.Fatal == sigSEGV || l.Fatal == sigBUS) && w.Events <= nearCrashEvents:
-		p.attribution = bugs.AttrWindow
+	case !h.Released:
+		in = true
+	case l.endedWell():
+		in = marked
+		w.Why = "the process ended with exit status 0 and the run was judged after it ended: " +
+			markWhy(marked, "anywhere after the hold began")
+	case w.Events <= nearEvents:
+		in = true
+	case crash && w.Events <= nearCrashEvents:
+		in = true
+		w.Why = fmt.Sprintf("a crash on memory within %d events of the hold: what the window freed or changed is used later", nearCrashEvents)
+	case crash:
+		in = lastTouched && marked
+		w.Why = fmt.Sprintf("a crash on memory more than %d events after the hold: ", nearCrashEvents) +
+			markWhy(in, "and the access that crashed was on its objects")
 	default:
-		p.attribution = bugs.AttrOutside
+		in = touched && marked
+		w.Why = markWhy(in, "and the failing thread accessed its objects just before it failed")
 	}
+	p.attribution = attribution(in)
 	return p, nil
+}
+
+// markWhy says whether the hold left its mark, and where it was looked for.
+func markWhy(marked bool, where string) string {
+	if marked {
+		return "its variables were accessed in an order the recorded run never had, " + where
+	}
+	return "no mark of the hold on its variables (an order of accesses the recorded run never had), " + where
+}
+
+// attribution is AttrWindow when in, else AttrOutside.
+func attribution(in bool) string {
+	if in {
+		return bugs.AttrWindow
+	}
+	return bugs.AttrOutside
 }
 
 // nearAccess is an access near a failure: the failing thread's own, or
@@ -292,12 +351,43 @@ type failureScan struct {
 	tail    []nearAccess // the last lastAccesses of them, in order
 	after   int          // events after the hold ended
 	blocked []string     // sites of acquisitions that never returned, sorted
+	// reordered are the variables (their generations left out) accessed
+	// in an order the recorded run never had, after the hold began, each
+	// with its first such order.
+	reordered map[string]string
+}
+
+// marked reports whether one of vars was reordered (any variable, when
+// vars is empty).
+func (sc failureScan) marked(vars []string) bool {
+	if len(vars) == 0 {
+		return len(sc.reordered) > 0
+	}
+	for _, v := range vars {
+		if _, ok := sc.reordered[generation.ReplaceAllString(v, "")]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// markOrders are the first orders of vars that the recording never had
+// (of any variable, when vars is empty), sorted, at most maxInterleaved.
+func (sc failureScan) markOrders(vars []string) []string {
+	var out []string
+	for v, o := range sc.reordered {
+		if len(vars) == 0 || slices.ContainsFunc(vars, func(w string) bool { return generation.ReplaceAllString(w, "") == v }) {
+			out = append(out, o)
+		}
+	}
+	slices.Sort(out)
+	return out[:min(len(out), maxInterleaved)]
 }
 
 // scanFailure reads a failed run's trace up to the failure (the log's end
 // point, or the trace's end), its hold h.
 func scanFailure(r io.Reader, l runLog, h *holdSpan, recorded map[orderKey]bool) (failureScan, error) {
-	var sc failureScan
+	sc := failureScan{reordered: map[string]string{}}
 	end := ^uint64(0)
 	if l.End != nil {
 		end = l.End.Seq
@@ -325,6 +415,9 @@ func scanFailure(r io.Reader, l runLog, h *holdSpan, recorded map[orderKey]bool)
 		n := nearAccess{e: e}
 		if ok && !recorded[key] && e.Seq >= h.Begin.Seq {
 			n.order = orderText(e, prev)
+			if v := generation.ReplaceAllString(e.Object, ""); sc.reordered[v] == "" {
+				sc.reordered[v] = n.order
+			}
 		}
 		if failing != "" && e.Thread != failing && n.order == "" {
 			return nil // another thread's access, in an order seen before

@@ -36,6 +36,18 @@ func TestParseRunLog(t *testing.T) {
 	if h := l.lastHold(); h == nil || h.Where != "point=1" || h.Released {
 		t.Errorf("last hold %+v, want point=1 still held", h)
 	}
+	if l.Status != -1 || l.endedWell() {
+		t.Errorf("a process killed by a signal: status %d, ended well %v", l.Status, l.endedWell())
+	}
+	for _, tc := range []struct {
+		line   string
+		status int
+		well   bool
+	}{{"exit status=0 seq=26 ms=32 thread=1", 0, true}, {"exit status=1 seq=26 ms=32 thread=1", 1, false}, {"exit seq=26 ms=32 thread=1", -1, false}} {
+		if l := parseRunLog([]string{tc.line}); l.Status != tc.status || l.endedWell() != tc.well || l.End == nil || l.End.Seq != 26 {
+			t.Errorf("%q: %+v, ended well %v", tc.line, l, l.endedWell())
+		}
+	}
 }
 
 // trace builds a CSV trace of events "thread seq file-line action object".
@@ -49,15 +61,24 @@ func trace(lines ...string) string {
 }
 
 func TestPlace(t *testing.T) {
-	recorded := map[orderKey]bool{{"a.c:10 Write", "a.c:20 Read"}: true}
-	var long []string
-	long = append(long, "2 5 a.c-10 Write x", "1 6 a.c-20 Read x")
-	for i := 0; i < nearEvents+10; i++ {
-		long = append(long, "3 "+strconv.Itoa(100+i)+" b.c-5 Write y")
+	recorded := map[orderKey]bool{{"a.c:10 Write", "a.c:20 Read"}: true, {"a.c:20 Read", "a.c:10 Write"}: true}
+	// far is a trace whose failure comes n events after the hold (3 to
+	// 7) ended, on thread 1's Read of z, or of the events given.
+	far := func(n int, last ...string) string {
+		lines := []string{"2 5 a.c-10 Write x", "1 6 a.c-20 Read x"}
+		for i := 0; i < n; i++ {
+			lines = append(lines, "3 "+strconv.Itoa(100+i)+" b.c-5 Write y")
+		}
+		if len(last) == 0 {
+			last = []string{"1 90000 c.c-7 Read z"}
+		}
+		return trace(append(lines, last...)...)
 	}
-	long = append(long, "1 9000 c.c-7 Read z")
+	// reordered: thread 2 writes x at a site the recorded run never had
+	// before thread 1's read.
+	reordered := []string{"2 89998 a.c-11 Write x", "1 89999 a.c-20 Read x"}
 	held := func(begin, end uint64, fatalSeq uint64) runLog {
-		l := runLog{Armed: true, Holds: []holdSpan{{Where: "before-lock", Begin: logPoint{Seq: begin}, End: logPoint{Seq: end, Ms: 10}, Released: end > 0, Why: "timeout"}}}
+		l := runLog{Armed: true, Status: -1, Holds: []holdSpan{{Where: "before-lock", Begin: logPoint{Seq: begin}, End: logPoint{Seq: end, Ms: 10}, Released: end > 0, Why: "timeout"}}}
 		if fatalSeq > 0 {
 			l.End, l.Fatal = &logPoint{Seq: fatalSeq, Ms: 40, Thread: "1"}, 6
 		}
@@ -67,11 +88,17 @@ func TestPlace(t *testing.T) {
 		l.Fatal = 11
 		return l
 	}
+	endedWell := func(l runLog) runLog {
+		l.Fatal, l.Status = 0, 0
+		return l
+	}
+	const newX = "a.c:20 Read by thread 1"
+	x := []string{"x"}
 	tests := []struct {
 		name     string
 		trace    string
 		log      runLog
-		objects  []string
+		vars     []string
 		want     string
 		events   int
 		newOrder string
@@ -79,19 +106,33 @@ func TestPlace(t *testing.T) {
 		{"no hold", trace("1 1 a.c-1 Read x"), runLog{}, nil, bugs.AttrNoHold, 0, ""},
 		{"while held", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x"), held(4, 0, 6), nil, bugs.AttrWindow, 0, ""},
 		{"just after", trace("2 5 a.c-10 Write x", "1 6 a.c-30 Read x"), held(3, 4, 6), nil, bugs.AttrWindow, 2, "a.c:30 Read by thread 1"},
-		{"far, away from its objects", trace(long...), held(3, 7, 9000), []string{"x"}, bugs.AttrOutside, nearEvents + 11, ""},
-		{"far, on its objects", trace(append(long, "1 9001 a.c-20 Read x")...), held(3, 7, 9001), []string{"x"}, bugs.AttrWindow, nearEvents + 12, ""},
+		{"far, away from its objects", far(nearEvents + 10), held(3, 7, 90000), x, bugs.AttrOutside, nearEvents + 11, ""},
+		// main's final check of a counter the hold reordered.
+		{"far, on its reordered objects", far(nearEvents+10, reordered...), held(3, 7, 89999), x, bugs.AttrWindow, nearEvents + 12, newX},
+		// On its objects, but in orders the recorded run had: every
+		// request of a server touches them.
+		{"far, on its objects, as recorded", far(nearEvents+10, "2 89998 a.c-10 Write x", "1 89999 a.c-20 Read x"), held(3, 7, 89999), x, bugs.AttrOutside, nearEvents + 12, ""},
 		// A crash a little further: what the window freed is used later.
-		{"a crash, further", trace(long...), crashed(held(3, 7, 9000)), []string{"x"}, bugs.AttrWindow, nearEvents + 11, ""},
+		{"a crash, further", far(nearEvents + 10), crashed(held(3, 7, 90000)), x, bugs.AttrWindow, nearEvents + 11, ""},
+		{"a crash, far, elsewhere", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z")...), crashed(held(3, 7, 90000)), x, bugs.AttrOutside, nearCrashEvents + 3, newX},
+		{"a crash, far, on its object", far(nearCrashEvents, reordered...), crashed(held(3, 7, 89999)), x, bugs.AttrWindow, nearCrashEvents + 2, newX},
+		// Judged after the process ended well: the distance says nothing.
+		{"judged after, near, no mark", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x", "1 9 c.c-7 Read z"), endedWell(held(3, 7, 9)), x, bugs.AttrOutside, 1, ""},
+		{"judged after, far, marked", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z", "1 90001 c.c-8 Read z")...), endedWell(held(3, 7, 90001)), x, bugs.AttrWindow, nearCrashEvents + 4, newX},
+		{"judged after, far, another's mark", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z")...), endedWell(held(3, 7, 90000)), []string{"y"}, bugs.AttrOutside, nearCrashEvents + 3, newX},
 		// A prehold at some thread's first lock, and the schedule's L1
 		// never came: no window of the candidate ever opened.
 		{"only preheld, never armed", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x"),
 			runLog{Holds: []holdSpan{{Where: "prehold-lock", Begin: logPoint{Seq: 1}, End: logPoint{Seq: 1, Ms: 1}, Released: true, Why: "stuck"}},
-				End: &logPoint{Seq: 6, Ms: 40, Thread: "1"}, Fatal: 11}, []string{"x"}, bugs.AttrNoHold, 0, ""},
+				End: &logPoint{Seq: 6, Ms: 40, Thread: "1"}, Fatal: 11}, x, bugs.AttrNoHold, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := place(strings.NewReader(tt.trace), tt.log, tt.objects, recorded)
+			var objects []string
+			for _, v := range tt.vars {
+				objects = append(objects, ObjectOf(v))
+			}
+			p, err := place(strings.NewReader(tt.trace), tt.log, objects, tt.vars, recorded)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,6 +304,9 @@ func TestInterleavedElsewhere(t *testing.T) {
 		result("AV-both", "lookups", run(hits, "lookups: bk.c:14 Write by thread 3, then bk.c:14 Read by thread 2")),
 	}
 	sameFailures(rs)
+	if ev := rs[1].Reproduction.Evidence; !strings.Contains(ev, "failed the same way, reported here once: AV-lookups") {
+		t.Errorf("AV-hits does not say whose failure it reports: %q", ev)
+	}
 	if rp := rs[0].Reproduction; rp.Failed || rp.Status != bugs.Reproduced || !strings.Contains(rp.Evidence, "under AV-hits") {
 		t.Errorf("the candidate on lookups: %+v, want reproduced, its failure under AV-hits", rp)
 	}

@@ -165,7 +165,7 @@ void __mcprec_sched_lock_post(const volatile void *m, uint64_t pc);
 void __mcprec_sched_unlock_post(const volatile void *m);
 void __mcprec_sched_block(int delta);
 void __mcprec_sched_threads(int delta);
-void __mcprec_sched_exit(void);
+void __mcprec_sched_exit(int status);
 void __mcprec_sched_created(uint64_t pc);
 void __mcprec_sched_started(uint64_t create_pc);
 #define SCHED(call) do { if (UNLIKELY(__mcprec_sched_on)) call; } while (0)
@@ -618,7 +618,7 @@ static int write_meta(void)
 
 static __thread int in_init __attribute__((tls_model("initial-exec")));
 
-static void proc_exit(void);
+static void proc_exit(int status, void *arg);
 
 /* The trace directory, opened at start-up (-1 if it could not be): the
  * logs are opened relative to it, because a program that switched user
@@ -678,7 +678,10 @@ static void rt_init(void)
 		ucat(p, end, (uint64_t)getpid(), 0);
 		if (write_meta() == 0 && pthread_key_create(&g_key, thr_exit) == 0) {
 			pthread_atfork(NULL, NULL, at_fork_child);
-			atexit(proc_exit);
+			/* on_exit, not atexit: the directed runs' log says with
+			 * what status the process ended, which tells a failure it
+			 * saw itself from one a parent judged after it ended. */
+			on_exit(proc_exit, NULL);
 			next = G_READY;
 			__mcprec_sched_init(g_prefix);
 		}
@@ -945,16 +948,17 @@ static void thr_exit(void *p)
 	t->win = NULL;
 }
 
-/* proc_exit runs in the thread that calls exit() (an atexit handler): the
+/* proc_exit runs in the thread that calls exit() (an on_exit handler): the
  * threads still running then are cut short. */
-static void proc_exit(void)
+static void proc_exit(int status, void *arg)
 {
+	(void)arg;
 	struct thr *t = &T;
 	if (t->state == T_READY && !t->busy) {
 		watch_flush(t);
 		put(t, next_seq(), MCPREC_PROC_EXIT, 0, 0, 0);
 	}
-	SCHED(__mcprec_sched_exit());
+	SCHED(__mcprec_sched_exit(status));
 }
 
 static __attribute__((noinline)) int next_window(struct thr *t)

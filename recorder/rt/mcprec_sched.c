@@ -307,12 +307,12 @@ void __mcprec_sched_started(uint64_t create_pc)
 		explore(create_pc, 'S');
 }
 
-/* __mcprec_sched_exit: the process calls exit(). */
-void __mcprec_sched_exit(void)
+/* __mcprec_sched_exit: the process calls exit(status). */
+void __mcprec_sched_exit(int status)
 {
 	char at[64];
 	at_(at, sizeof at);
-	logf_("exit %s thread=%llu", at, (unsigned long long)__mcprec_token());
+	logf_("exit status=%d %s thread=%llu", status, at, (unsigned long long)__mcprec_token());
 }
 
 void __mcprec_sched_block(int delta) { __atomic_add_fetch(&g_blocked, delta, __ATOMIC_ACQ_REL); }
