@@ -416,7 +416,70 @@ func sameFailures(results []Result) {
 		}
 	}
 	interleavedElsewhere(results, folded)
+	commonCause(results, folded)
 	sayFolded(results, folded)
+}
+
+// commonCause folds a failed candidate into another when its failure was
+// placed by the hold's mark alone (far from the hold, or judged after the
+// program ended) and every run that failed the same way, whatever it was
+// directed at and wherever its failure was placed, reordered the other
+// candidate's variables but not all reordered its own: the common factor
+// of the failure is the other's (Apache 25520 fails on its own in half of
+// its runs; each failing run, and no other, reordered the log buffer's
+// counter, while a candidate on requests_this_child reordered its own
+// variable in its run only). The candidate keeps its status.
+func commonCause(results []Result, folded map[string][]string) {
+	runs := map[string][]map[string]bool{} // failure id -> the reordered variables of each run that failed so
+	for _, r := range results {
+		for _, o := range r.Runs {
+			if ch, _ := o.Changed(); ch && o.Placement != nil {
+				runs[o.failureID()] = append(runs[o.failureID()], o.Placement.reordered)
+			}
+		}
+	}
+	// in counts the runs of F that reordered one of vars.
+	in := func(F []map[string]bool, vars []string) int {
+		n := 0
+		for _, re := range F {
+			if slices.ContainsFunc(vars, func(v string) bool { return re[generation.ReplaceAllString(v, "")] }) {
+				n++
+			}
+		}
+		return n
+	}
+	failedAs := func(r Result) (Outcome, bool) {
+		for _, o := range r.Runs {
+			if o.Failed() && o.Placement != nil && o.Placement.window != nil {
+				return o, true
+			}
+		}
+		return Outcome{}, false
+	}
+	for i := range results {
+		rp := &results[i].Reproduction
+		o, ok := failedAs(results[i])
+		if !rp.Failed || !ok || o.Placement.window.Why == "" {
+			continue
+		}
+		id := o.failureID()
+		F := runs[id]
+		own := in(F, candidateVars(results[i].Candidate))
+		if len(F) < 2 || own == len(F) {
+			continue
+		}
+		for j := range results {
+			x, ok := failedAs(results[j])
+			if j == i || !results[j].Reproduction.Failed || !ok || x.failureID() != id || in(F, candidateVars(results[j].Candidate)) != len(F) {
+				continue
+			}
+			bug := results[j].Bug.ID
+			rp.Failed, rp.Window = false, nil
+			rp.Evidence = fmt.Sprintf("its run failed as %d runs did; each of them reordered %s's variables, only %d its own: the failure is reported under %s\n%s", len(F), bug, own, bug, rp.Evidence)
+			folded[bug] = append(folded[bug], results[i].Bug.ID)
+			break
+		}
+	}
 }
 
 // sayFolded adds to the evidence of each bug that reports other

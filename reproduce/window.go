@@ -249,6 +249,9 @@ type placement struct {
 	// blocked are the sites of the acquisitions that never returned (a
 	// run that hung in a deadlock), sorted.
 	blocked []string
+	// reordered are the variables of the whole run (their generations
+	// left out) accessed in an order the recorded run never had.
+	reordered map[string]bool
 }
 
 // place reads a failed run's trace and puts its failure in or outside the
@@ -261,12 +264,15 @@ func place(r io.Reader, l runLog, objects, vars []string, recorded map[orderKey]
 	h := l.lastHold()
 	if h == nil || l.onlyPreheld() {
 		p.attribution = bugs.AttrNoHold
-		return p, scanEvents(r, func(event) error { return nil })
+		sc, err := scanFailure(r, l, &holdSpan{Begin: logPoint{Seq: ^uint64(0)}}, recorded)
+		p.reordered = sc.inRun
+		return p, err
 	}
 	sc, err := scanFailure(r, l, h, recorded)
 	if err != nil {
 		return p, err
 	}
+	p.reordered = sc.inRun
 	w := &bugs.Window{Hold: h.describe()}
 	if h.Released {
 		w.Events = sc.after
@@ -353,8 +359,9 @@ type failureScan struct {
 	blocked []string     // sites of acquisitions that never returned, sorted
 	// reordered are the variables (their generations left out) accessed
 	// in an order the recorded run never had, after the hold began, each
-	// with its first such order.
+	// with its first such order; inRun those of the whole run.
 	reordered map[string]string
+	inRun     map[string]bool
 }
 
 // marked reports whether one of vars was reordered (any variable, when
@@ -387,7 +394,7 @@ func (sc failureScan) markOrders(vars []string) []string {
 // scanFailure reads a failed run's trace up to the failure (the log's end
 // point, or the trace's end), its hold h.
 func scanFailure(r io.Reader, l runLog, h *holdSpan, recorded map[orderKey]bool) (failureScan, error) {
-	sc := failureScan{reordered: map[string]string{}}
+	sc := failureScan{reordered: map[string]string{}, inRun: map[string]bool{}}
 	end := ^uint64(0)
 	if l.End != nil {
 		end = l.End.Seq
@@ -413,6 +420,9 @@ func scanFailure(r io.Reader, l runLog, h *holdSpan, recorded map[orderKey]bool)
 			return nil
 		}
 		n := nearAccess{e: e}
+		if ok && !recorded[key] {
+			sc.inRun[generation.ReplaceAllString(e.Object, "")] = true
+		}
 		if ok && !recorded[key] && e.Seq >= h.Begin.Seq {
 			n.order = orderText(e, prev)
 			if v := generation.ReplaceAllString(e.Object, ""); sc.reordered[v] == "" {

@@ -317,3 +317,55 @@ func TestInterleavedElsewhere(t *testing.T) {
 		t.Errorf("a candidate whose own variable was interleaved lost its failure: %+v", rs[2].Reproduction)
 	}
 }
+
+// TestCommonCause: runs that fail the same way, judged after the program
+// ended: each reordered the log counter, one also requests_this_child. The
+// candidate on the counter keeps the failure, the other is folded under
+// it; two candidates whose runs reordered only their own variables both
+// keep theirs.
+func TestCommonCause(t *testing.T) {
+	run := func(why string, attribution string, reordered ...string) Outcome {
+		re := map[string]bool{}
+		for _, v := range reordered {
+			re[v] = true
+		}
+		return Outcome{Exit: "exit status 1", ExitCode: 1, Schedule: Schedule{Ended: "exit status 0"},
+			Observation: Observation{Lines: []int{1, 2, 3}},
+			Placement:   &placement{attribution: attribution, window: &bugs.Window{Why: why}, reordered: re}}
+	}
+	result := func(id, v string, os ...Outcome) Result {
+		return Result{Candidate: Candidate{Bug: bugs.Bug{ID: id, Vars: []string{v}}}, Runs: os,
+			Reproduction: bugs.Reproduction{Status: bugs.Reproduced, Failed: true, Observed: true}}
+	}
+	const judged = "judged after it ended"
+	rs := []Result{
+		result("AV-outcnt", "buf.outcnt#3", run(judged, bugs.AttrWindow, "buf.outcnt")),
+		result("AV-requests", "requests_this_child", run(judged, bugs.AttrWindow, "buf.outcnt", "requests_this_child")),
+		result("AV-idlers", "idlers", run(judged, bugs.AttrOutside, "buf.outcnt")),
+	}
+	sameFailures(rs)
+	if !rs[0].Reproduction.Failed || !strings.Contains(rs[0].Reproduction.Evidence, "reported here once: AV-requests") {
+		t.Errorf("AV-outcnt: %+v", rs[0].Reproduction)
+	}
+	if rp := rs[1].Reproduction; rp.Failed || rp.Status != bugs.Reproduced || !strings.Contains(rp.Evidence, "reported under AV-outcnt") {
+		t.Errorf("AV-requests: %+v, want reproduced, its failure under AV-outcnt", rp)
+	}
+
+	// Near the hold (no why): the window's own evidence, never folded.
+	rs = []Result{
+		result("AV-outcnt", "buf.outcnt", run(judged, bugs.AttrWindow, "buf.outcnt")),
+		result("AV-requests", "requests_this_child", run("", bugs.AttrWindow, "buf.outcnt", "requests_this_child")),
+	}
+	sameFailures(rs)
+	if !rs[1].Reproduction.Failed {
+		t.Errorf("a failure near its hold was folded: %+v", rs[1].Reproduction)
+	}
+	rs = []Result{
+		result("AV-a", "a", run(judged, bugs.AttrWindow, "a")),
+		result("AV-b", "b", run(judged, bugs.AttrWindow, "b")),
+	}
+	sameFailures(rs)
+	if !rs[0].Reproduction.Failed || !rs[1].Reproduction.Failed {
+		t.Errorf("two causes, each its own: %+v, %+v", rs[0].Reproduction, rs[1].Reproduction)
+	}
+}
