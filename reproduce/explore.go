@@ -435,6 +435,9 @@ func failureID(o Outcome, site string) string {
 func failureEvidence(o Outcome, f bugs.Failure, site string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the run failed: %s\n", f.Why)
+	if d := o.childDied(); d != "" {
+		fmt.Fprintf(&b, "%s\n", d)
+	}
 	switch f.Attribution {
 	case bugs.AttrNoHold:
 		fmt.Fprintf(&b, "no thread was held in this run (or only before its first step, which never came): the failure came without the schedule\n")

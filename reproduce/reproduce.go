@@ -896,6 +896,9 @@ func reproducedEvidence(o Outcome) string {
 	var b strings.Builder
 	if ch, why := o.Changed(); ch {
 		fmt.Fprintf(&b, "the run failed: %s\n", why)
+		if d := o.childDied(); d != "" {
+			fmt.Fprintf(&b, "%s\n", d)
+		}
 	} else {
 		fmt.Fprintf(&b, "the run ended as the recorded one: %s\n", o.Exit)
 	}

@@ -79,6 +79,16 @@ func (o Outcome) Changed() (bool, string) {
 	return len(why) > 0, strings.Join(why, "; ")
 }
 
+// childDied says, when the run's command ended on its own (a load
+// script's exit status) but a recorded process of it died of a signal
+// (the server it started), which: "" otherwise.
+func (o Outcome) childDied() string {
+	if o.Log.Fatal == 0 || o.ExitCode < 0 || o.Log.End == nil {
+		return ""
+	}
+	return fmt.Sprintf("a process of the run died of signal %d (%v) in thread %s, after event %d", o.Log.Fatal, syscall.Signal(o.Log.Fatal), o.Log.End.Thread, o.Log.End.Seq)
+}
+
 // Failed reports whether the run ended differently from the recorded one
 // in the window of its holds: whether or not the pattern was observed,
 // the schedule changed what the program did. A failure placed outside

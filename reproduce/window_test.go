@@ -369,3 +369,19 @@ func TestCommonCause(t *testing.T) {
 		t.Errorf("two causes, each its own: %+v, %+v", rs[0].Reproduction, rs[1].Reproduction)
 	}
 }
+
+// TestChildDied: a load script that exits 1 after its server crashed says
+// which process died of what; a run killed by the signal itself does not
+// say it twice.
+func TestChildDied(t *testing.T) {
+	crashed := runLog{Fatal: 11, End: &logPoint{Seq: 789836, Thread: "6"}, Status: -1}
+	if got := (Outcome{ExitCode: 1, Log: crashed}).childDied(); got != "a process of the run died of signal 11 (segmentation fault) in thread 6, after event 789836" {
+		t.Errorf("script's run: %q", got)
+	}
+	if got := (Outcome{ExitCode: -1, Exit: "killed by signal 11", Log: crashed}).childDied(); got != "" {
+		t.Errorf("the command itself killed: %q", got)
+	}
+	if got := (Outcome{ExitCode: 1, Log: runLog{Status: 1, End: &logPoint{Seq: 5}}}).childDied(); got != "" {
+		t.Errorf("exit(1): %q", got)
+	}
+}
