@@ -310,8 +310,7 @@ func place(r io.Reader, l runLog, objects, vars []string, recorded map[orderKey]
 		in = true
 	case l.endedWell():
 		in = marked
-		w.Why = "the process ended with exit status 0 and the run was judged after it ended: " +
-			markWhy(marked, "anywhere after the hold began")
+		w.Why = "the process ended with exit status 0 and the run was judged after it ended: " + markWhy(marked) + " after the hold began"
 	case w.Events <= nearEvents:
 		in = true
 	case crash && w.Events <= nearCrashEvents:
@@ -319,22 +318,31 @@ func place(r io.Reader, l runLog, objects, vars []string, recorded map[orderKey]
 		w.Why = fmt.Sprintf("a crash on memory within %d events of the hold: what the window freed or changed is used later", nearCrashEvents)
 	case crash:
 		in = lastTouched && marked
-		w.Why = fmt.Sprintf("a crash on memory more than %d events after the hold: ", nearCrashEvents) +
-			markWhy(in, "and the access that crashed was on its objects")
+		w.Why = fmt.Sprintf("a crash on memory more than %d events after the hold: %s, and the access that crashed was %s its objects",
+			nearCrashEvents, markWhy(marked), yesNo(lastTouched, "on", "not on"))
 	default:
 		in = touched && marked
-		w.Why = markWhy(in, "and the failing thread accessed its objects just before it failed")
+		w.Why = fmt.Sprintf("%s, and the failing thread %s its objects among its last %d accesses",
+			markWhy(marked), yesNo(touched, "accessed", "did not access"), lastAccesses)
 	}
 	p.attribution = attribution(in)
 	return p, nil
 }
 
-// markWhy says whether the hold left its mark, and where it was looked for.
-func markWhy(marked bool, where string) string {
+// markWhy says whether the hold left its mark on the candidate's variables.
+func markWhy(marked bool) string {
 	if marked {
-		return "its variables were accessed in an order the recorded run never had, " + where
+		return "its variables were accessed in an order the recorded run never had"
 	}
-	return "no mark of the hold on its variables (an order of accesses the recorded run never had), " + where
+	return "the hold left no mark on its variables (no order of their accesses that the recorded run never had)"
+}
+
+// yesNo is yes when ok, else no.
+func yesNo(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
 }
 
 // attribution is AttrWindow when in, else AttrOutside.

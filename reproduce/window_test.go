@@ -102,29 +102,30 @@ func TestPlace(t *testing.T) {
 		want     string
 		events   int
 		newOrder string
+		why      string // what the placement says, in part ("": not checked)
 	}{
-		{"no hold", trace("1 1 a.c-1 Read x"), runLog{}, nil, bugs.AttrNoHold, 0, ""},
-		{"while held", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x"), held(4, 0, 6), nil, bugs.AttrWindow, 0, ""},
-		{"just after", trace("2 5 a.c-10 Write x", "1 6 a.c-30 Read x"), held(3, 4, 6), nil, bugs.AttrWindow, 2, "a.c:30 Read by thread 1"},
-		{"far, away from its objects", far(nearEvents + 10), held(3, 7, 90000), x, bugs.AttrOutside, nearEvents + 11, ""},
+		{"no hold", trace("1 1 a.c-1 Read x"), runLog{}, nil, bugs.AttrNoHold, 0, "", ""},
+		{"while held", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x"), held(4, 0, 6), nil, bugs.AttrWindow, 0, "", ""},
+		{"just after", trace("2 5 a.c-10 Write x", "1 6 a.c-30 Read x"), held(3, 4, 6), nil, bugs.AttrWindow, 2, "a.c:30 Read by thread 1", ""},
+		{"far, away from its objects", far(nearEvents + 10), held(3, 7, 90000), x, bugs.AttrOutside, nearEvents + 11, "", "left no mark on its variables"},
 		// main's final check of a counter the hold reordered.
-		{"far, on its reordered objects", far(nearEvents+10, reordered...), held(3, 7, 89999), x, bugs.AttrWindow, nearEvents + 12, newX},
+		{"far, on its reordered objects", far(nearEvents+10, reordered...), held(3, 7, 89999), x, bugs.AttrWindow, nearEvents + 12, newX, ""},
 		// On its objects, but in orders the recorded run had: every
 		// request of a server touches them.
-		{"far, on its objects, as recorded", far(nearEvents+10, "2 89998 a.c-10 Write x", "1 89999 a.c-20 Read x"), held(3, 7, 89999), x, bugs.AttrOutside, nearEvents + 12, ""},
+		{"far, on its objects, as recorded", far(nearEvents+10, "2 89998 a.c-10 Write x", "1 89999 a.c-20 Read x"), held(3, 7, 89999), x, bugs.AttrOutside, nearEvents + 12, "", ""},
 		// A crash a little further: what the window freed is used later.
-		{"a crash, further", far(nearEvents + 10), crashed(held(3, 7, 90000)), x, bugs.AttrWindow, nearEvents + 11, ""},
-		{"a crash, far, elsewhere", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z")...), crashed(held(3, 7, 90000)), x, bugs.AttrOutside, nearCrashEvents + 3, newX},
-		{"a crash, far, on its object", far(nearCrashEvents, reordered...), crashed(held(3, 7, 89999)), x, bugs.AttrWindow, nearCrashEvents + 2, newX},
+		{"a crash, further", far(nearEvents + 10), crashed(held(3, 7, 90000)), x, bugs.AttrWindow, nearEvents + 11, "", ""},
+		{"a crash, far, elsewhere", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z")...), crashed(held(3, 7, 90000)), x, bugs.AttrOutside, nearCrashEvents + 3, newX, "were accessed in an order the recorded run never had, and the access that crashed was not on its objects"},
+		{"a crash, far, on its object", far(nearCrashEvents, reordered...), crashed(held(3, 7, 89999)), x, bugs.AttrWindow, nearCrashEvents + 2, newX, ""},
 		// Judged after the process ended well: the distance says nothing.
-		{"judged after, near, no mark", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x", "1 9 c.c-7 Read z"), endedWell(held(3, 7, 9)), x, bugs.AttrOutside, 1, ""},
-		{"judged after, far, marked", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z", "1 90001 c.c-8 Read z")...), endedWell(held(3, 7, 90001)), x, bugs.AttrWindow, nearCrashEvents + 4, newX},
-		{"judged after, far, another's mark", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z")...), endedWell(held(3, 7, 90000)), []string{"y"}, bugs.AttrOutside, nearCrashEvents + 3, newX},
+		{"judged after, near, no mark", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x", "1 9 c.c-7 Read z"), endedWell(held(3, 7, 9)), x, bugs.AttrOutside, 1, "", ""},
+		{"judged after, far, marked", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z", "1 90001 c.c-8 Read z")...), endedWell(held(3, 7, 90001)), x, bugs.AttrWindow, nearCrashEvents + 4, newX, "judged after it ended: its variables were accessed"},
+		{"judged after, far, another's mark", far(nearCrashEvents, append(reordered, "1 90000 c.c-7 Read z")...), endedWell(held(3, 7, 90000)), []string{"y"}, bugs.AttrOutside, nearCrashEvents + 3, newX, ""},
 		// A prehold at some thread's first lock, and the schedule's L1
 		// never came: no window of the candidate ever opened.
 		{"only preheld, never armed", trace("2 5 a.c-10 Write x", "1 6 a.c-20 Read x"),
 			runLog{Holds: []holdSpan{{Where: "prehold-lock", Begin: logPoint{Seq: 1}, End: logPoint{Seq: 1, Ms: 1}, Released: true, Why: "stuck"}},
-				End: &logPoint{Seq: 6, Ms: 40, Thread: "1"}, Fatal: 11}, x, bugs.AttrNoHold, 0, ""},
+				End: &logPoint{Seq: 6, Ms: 40, Thread: "1"}, Fatal: 11}, x, bugs.AttrNoHold, 0, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,6 +149,9 @@ func TestPlace(t *testing.T) {
 			}
 			if (tt.newOrder == "") != (got == "") || !strings.Contains(got, tt.newOrder) {
 				t.Errorf("interleaved %q, want %q", got, tt.newOrder)
+			}
+			if why := tt.why; why != "" && (p.window == nil || !strings.Contains(p.window.Why, why)) {
+				t.Errorf("why %+v, want it to say %q", p.window, why)
 			}
 		})
 	}
