@@ -151,6 +151,11 @@ func objectKey(c Candidate) string {
 // thread T) (the recorder's heap names).
 var generation = regexp.MustCompile(`#(t[0-9]+\.)?[0-9]+`)
 
+// varKey names a variable across its generations (its trace name without
+// them): an order of accesses the recording never had is one of the
+// variable, whichever generation a run gave it.
+func varKey(name string) string { return generation.ReplaceAllString(name, "") }
+
 // ObjectOf is the object a variable of a trace belongs to, for ranking: the
 // heap block's allocation site, or the root of a global's or a pointer
 // path's name, without the numbers that tell generations and blocks apart.
@@ -442,7 +447,7 @@ func commonCause(results []Result, folded map[string][]string) {
 	in := func(F []map[string]bool, vars []string) int {
 		n := 0
 		for _, re := range F {
-			if slices.ContainsFunc(vars, func(v string) bool { return re[generation.ReplaceAllString(v, "")] }) {
+			if slices.ContainsFunc(vars, func(v string) bool { return re[varKey(v)] }) {
 				n++
 			}
 		}

@@ -264,6 +264,8 @@ func place(r io.Reader, l runLog, objects, vars []string, recorded map[orderKey]
 	h := l.lastHold()
 	if h == nil || l.onlyPreheld() {
 		p.attribution = bugs.AttrNoHold
+		// A hold that never began: only the whole run's new orders are
+		// read, for commonCause.
 		sc, err := scanFailure(r, l, &holdSpan{Begin: logPoint{Seq: ^uint64(0)}}, recorded)
 		p.reordered = sc.inRun
 		return p, err
@@ -375,23 +377,19 @@ type failureScan struct {
 // marked reports whether one of vars was reordered (any variable, when
 // vars is empty).
 func (sc failureScan) marked(vars []string) bool {
-	if len(vars) == 0 {
-		return len(sc.reordered) > 0
-	}
-	for _, v := range vars {
-		if _, ok := sc.reordered[generation.ReplaceAllString(v, "")]; ok {
-			return true
-		}
-	}
-	return false
+	return len(sc.markOrders(vars)) > 0
 }
 
 // markOrders are the first orders of vars that the recording never had
 // (of any variable, when vars is empty), sorted, at most maxInterleaved.
 func (sc failureScan) markOrders(vars []string) []string {
+	want := map[string]bool{}
+	for _, v := range vars {
+		want[varKey(v)] = true
+	}
 	var out []string
 	for v, o := range sc.reordered {
-		if len(vars) == 0 || slices.ContainsFunc(vars, func(w string) bool { return generation.ReplaceAllString(w, "") == v }) {
+		if len(vars) == 0 || want[v] {
 			out = append(out, o)
 		}
 	}
@@ -429,11 +427,11 @@ func scanFailure(r io.Reader, l runLog, h *holdSpan, recorded map[orderKey]bool)
 		}
 		n := nearAccess{e: e}
 		if ok && !recorded[key] {
-			sc.inRun[generation.ReplaceAllString(e.Object, "")] = true
+			sc.inRun[varKey(e.Object)] = true
 		}
 		if ok && !recorded[key] && e.Seq >= h.Begin.Seq {
 			n.order = orderText(e, prev)
-			if v := generation.ReplaceAllString(e.Object, ""); sc.reordered[v] == "" {
+			if v := varKey(e.Object); sc.reordered[v] == "" {
 				sc.reordered[v] = n.order
 			}
 		}
