@@ -192,6 +192,9 @@ func eventOf(m *tracemodel.Model, ev *tracemodel.Event) event {
 	e := event{TraceLine: int(ev.Line), Thread: m.Threads[ev.Thread-1].Handle, Action: ev.Kind.String()}
 	if ev.Data {
 		e.Action = tracemodel.DataReadAction
+		if ev.Copy {
+			e.Action = tracemodel.CopyReadAction
+		}
 	}
 	switch ev.Kind {
 	case tracemodel.Read, tracemodel.Write:
@@ -253,7 +256,7 @@ func lowerRAPID(e event) []event {
 	switch e.Action {
 	case "Read", "Write", "Lock", "Unlock", "Create", "Join", "Begin", "End":
 		return []event{e}
-	case tracemodel.DataReadAction:
+	case tracemodel.DataReadAction, tracemodel.CopyReadAction:
 		e.Action = "Read"
 		return []event{e}
 	case "TryLock", "RdLock", "WrLock":

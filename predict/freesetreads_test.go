@@ -2,6 +2,7 @@ package predict
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/mcpredict/mcpredict/tracemodel"
@@ -46,6 +47,59 @@ func TestFreeSetReads(t *testing.T) {
 		}
 		if torn != free {
 			t.Errorf("FreeSetReads %v: the saver's copy tears: %v, want %v (violations %+v)", free, torn, free, rep.Violations)
+		}
+	}
+}
+
+// TestCopyReadsUnpinned: set_range_bounds.c recorded with the setter run
+// before the checker (mcpredict record --serial last). The checker reads lo
+// and then hi, each in a critical section of its own, after every write.
+// A read the checker steered by (Read, DataRead) stays after the setter's
+// last write of its variable: no torn read. A CopyRead (its value compared
+// with nothing: the checker only computes hi - lo) may see the setter's
+// earlier value: M1, lo of one move and hi of the next.
+func TestCopyReadsUnpinned(t *testing.T) {
+	const trace = `1, 1, r.c-60, Create, 2
+1, 2, r.c-61, Create, 3
+3, 3, r.c-21, Lock, m
+3, 4, r.c-22, Write, lo
+3, 5, r.c-23, Write, hi
+3, 6, r.c-24, Unlock, m
+3, 7, r.c-21, Lock, m
+3, 8, r.c-22, Write, lo
+3, 9, r.c-23, Write, hi
+3, 10, r.c-24, Unlock, m
+2, 11, r.c-29, Lock, m
+2, 12, r.c-30, %s, lo
+2, 13, r.c-31, Unlock, m
+2, 14, r.c-37, Lock, m
+2, 15, r.c-38, %s, hi
+2, 16, r.c-39, Unlock, m
+`
+	for _, tt := range []struct {
+		read string
+		torn bool
+	}{
+		{"Read", false},
+		{"DataRead", false},
+		{"CopyRead", true},
+	} {
+		m := parseText(t, "r.csv", fmt.Sprintf(trace, tt.read, tt.read))
+		po, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
+		rep, err := Run(context.Background(), m, Options{Engine: EngineNative, Project: po, MaxModels: -1, Jobs: 1,
+			Models: []Models{{Kind: SetModels, Patterns: SetModels.Builtin()}},
+			Sets:   tracemodel.SetOptions{MaxPartners: -1, Declared: [][]string{{"lo", "hi"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		torn := false
+		for _, v := range rep.Violations {
+			if v.Local.Handle == "2" && v.Pattern == "M1" {
+				torn = true
+			}
+		}
+		if torn != tt.torn {
+			t.Errorf("checker reads written %s: torn read M1 %v, want %v (violations %+v)", tt.read, torn, tt.torn, rep.Violations)
 		}
 	}
 }

@@ -495,6 +495,9 @@ func (tw *traceWriter) event(ev *rawEvent) {
 		action, size := "Read", ev.Extra
 		if ev.Data && !n.l.indexUsed.has(ev.Seq) {
 			action = "DataRead"
+			if ev.Copy {
+				action = "CopyRead"
+			}
 		}
 		switch ev.Kind {
 		case kWrite:

@@ -85,12 +85,12 @@ func (tr *refThreadReader) advance() error {
 		Extra:  le.Uint64(b[24:]),
 	}
 	switch k {
-	case kDRead:
+	case kDRead, kCRead:
 		// extra = size | value << 8
-		tr.next.Kind, tr.next.Data = kRead, true
+		tr.next.Kind, tr.next.Data, tr.next.Copy = kRead, true, k == kCRead
 		tr.next.Val, tr.next.Extra = tr.next.Extra>>8, tr.next.Extra&0xff
-	case kDRead8:
-		tr.next.Kind, tr.next.Data, tr.next.Val = kRead8, true, tr.next.Extra
+	case kDRead8, kCRead8:
+		tr.next.Kind, tr.next.Data, tr.next.Copy, tr.next.Val = kRead8, true, k == kCRead8, tr.next.Extra
 	}
 	tr.ok = true
 	return nil

@@ -100,9 +100,10 @@ type event struct {
 	seq    uint64
 	file   string
 	line   int
-	action string // a DataRead is a Read with data set
+	action string // a DataRead is a Read with data set, a CopyRead one with copied too
 	objs   []string
 	data   bool
+	copied bool
 }
 
 func (e event) String() string {
@@ -115,7 +116,7 @@ func (e event) String() string {
 func parseTrace(t testing.TB, trace string) []event {
 	t.Helper()
 	actions := map[string]int{ // action -> number of objects
-		"Read": 1, "DataRead": 1, "Write": 1, "AtomicWrite": 1, "Lock": 1, "TryLock": 1, "Unlock": 1, "RdLock": 1, "WrLock": 1,
+		"Read": 1, "DataRead": 1, "CopyRead": 1, "Write": 1, "AtomicWrite": 1, "Lock": 1, "TryLock": 1, "Unlock": 1, "RdLock": 1, "WrLock": 1,
 		"RwUnlock": 1, "Signal": 1, "Broadcast": 1, "Wait": 1, "BarrierWait": 1, "Create": 1,
 		"Join": 1, "SemPost": 1, "SemWait": 1, "Alloc": 1, "Free": 1, "Enter": 1, "Exit": 1, "Blocked": 1,
 	}
@@ -166,8 +167,11 @@ func parseTrace(t testing.TB, trace string) []event {
 				t.Fatalf("trace line %d: empty object", n)
 			}
 		}
-		if ev.action == "DataRead" {
+		switch ev.action {
+		case "DataRead":
 			ev.action, ev.data = "Read", true
+		case "CopyRead":
+			ev.action, ev.data, ev.copied = "Read", true, true
 		}
 		evs = append(evs, ev)
 	}

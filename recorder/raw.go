@@ -60,7 +60,9 @@ const (
 	kLockWait  kind = 31 // Extra is the kind of the acquisition that waits
 	kDRead     kind = 32 // a kRead whose value decided nothing (read back as kRead, Data set)
 	kDRead8    kind = 33 // a kRead8 whose value decided nothing (likewise)
-	kindMax         = 33
+	kCRead     kind = 34 // a kDRead whose value no comparison had at all (Copy set too)
+	kCRead8    kind = 35 // a kDRead8 likewise
+	kindMax         = 35
 )
 
 // Flags of kAtomic (MCPREC_ATOM_* in rt/mcprec.h).
@@ -107,8 +109,11 @@ type rawEvent struct {
 	// Data: a read whose value the runtime saw decide no comparison,
 	// switch or address (MCPREC_DREAD): written as a DataRead, unless
 	// the converter finds its value used as an array index (indexUse).
-	// Val is the value it read.
+	// Val is the value it read. Copy: no comparison had its value at
+	// all, not even one whose operands differed (MCPREC_CREAD): written
+	// as a CopyRead.
 	Data bool
+	Copy bool
 	Val  uint64
 }
 
@@ -471,12 +476,13 @@ func (r *logReader) take(ev *rawEvent) {
 	ev.Thread = r.t
 	ev.PC = le.Uint64(b[8:])
 	ev.Addr = le.Uint64(b[16:])
+	ev.Copy = false
 	switch k {
-	case kDRead:
+	case kDRead, kCRead:
 		// extra = size | value << 8
-		ev.Kind, ev.Data, ev.Val, ev.Extra = kRead, true, extra>>8, extra&0xff
-	case kDRead8:
-		ev.Kind, ev.Data, ev.Val, ev.Extra = kRead8, true, extra, extra
+		ev.Kind, ev.Data, ev.Copy, ev.Val, ev.Extra = kRead, true, k == kCRead, extra>>8, extra&0xff
+	case kDRead8, kCRead8:
+		ev.Kind, ev.Data, ev.Copy, ev.Val, ev.Extra = kRead8, true, k == kCRead8, extra, extra
 	default:
 		ev.Kind, ev.Data, ev.Val, ev.Extra = k, false, 0, extra
 	}

@@ -38,6 +38,12 @@ type RecordOptions struct {
 	Timeout time.Duration
 	// NoFuncs does not record Enter/Exit (less overhead).
 	NoFuncs bool
+	// Serial runs the threads one after the other: each is held at its
+	// start until no other thread can run (the runtime's serial schedule),
+	// the first created going first ("first") or the last ("last"). It
+	// records the run in which the threads did not overlap, from which a
+	// prediction must still be made. "": the scheduler's own order.
+	Serial string
 
 	// Convert configures the conversion; its Comments are added after
 	// the ones Record writes, and its PID defaults to the started process.
@@ -117,6 +123,15 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 	}
 	cmd.Env = append(os.Environ(), opts.Env...)
 	cmd.Env = append(cmd.Env, TraceDirEnv+"="+abs)
+	var serialLine []string
+	if opts.Serial != "" {
+		sched, err := writeSerialSchedule(abs, opts.Serial)
+		if err != nil {
+			return res, err
+		}
+		cmd.Env = append(cmd.Env, scheduleEnv+"="+sched)
+		serialLine = []string{"serial: " + opts.Serial}
+	}
 	if opts.NoFuncs {
 		cmd.Env = append(cmd.Env, FuncsEnv+"=0")
 	}
@@ -188,10 +203,38 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 		// How long the run took (recording on): mcpredict reproduce
 		// bounds its directed runs by it.
 		"elapsed: " + elapsed.Round(time.Millisecond).String(),
-	}, stdinLine...), copts.Comments...)
+	}, append(stdinLine, serialLine...)...), copts.Comments...)
 	st, err := Convert(raw, out, copts)
 	res.Stats = st
 	return res, err
+}
+
+// scheduleEnv names the runtime's schedule file (reproduce.ScheduleEnv).
+const scheduleEnv = "MCPREDICT_SCHEDULE"
+
+// serialPause bounds each thread's hold at its start in a serial run: a
+// thread that never blocks nor ends (a server's loop) lets the next one go
+// after it.
+const serialPause = 2 * time.Second
+
+// writeSerialSchedule writes the schedule of a serial run (order "first"
+// or "last") into the raw log's directory and returns its path.
+func writeSerialSchedule(dir, order string) (string, error) {
+	var n int
+	switch order {
+	case "first":
+		n = 1
+	case "last":
+		n = 2
+	default:
+		return "", fmt.Errorf("serial order %q: want first or last", order)
+	}
+	path := filepath.Join(dir, "serial.schedule")
+	text := fmt.Sprintf("mcpredict-schedule 1\npause_ms %d\nserial %d\n", serialPause.Milliseconds(), n)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return "", fmt.Errorf("serial schedule: %w", err)
+	}
+	return path, nil
 }
 
 // ShareRawDir is shareRawDir, for the other commands that run recorded

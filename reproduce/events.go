@@ -26,7 +26,7 @@ func (e event) kind() byte { return kindOf(e.Action) }
 
 func kindOf(action string) byte {
 	switch action {
-	case "Read", "DataRead":
+	case "Read", "DataRead", "CopyRead":
 		return 'R'
 	case "Write", "AtomicWrite":
 		return 'W'

@@ -187,8 +187,11 @@ func (m *Model) sizedAccesses(vars []int32, slots *threadSlots, opts ProjectOpti
 }
 
 // pinsOf returns, for each read of mine, the position of the last write of
-// its variable by the other thread before it (0: none); 0 for a write.
-func pinsOf(mine, other *threadAccesses) []int32 {
+// its variable by the other thread before it (0: none); 0 for a write and
+// for a CopyRead, whose value no comparison had: its thread goes on the
+// same way whatever it reads (set_range_bounds.c's checker reads lo, then
+// hi, and compares only their difference).
+func (m *Model) pinsOf(mine, other *threadAccesses) []int32 {
 	pins := make([]int32, len(mine.pos))
 	var last [2]int32
 	j := 0
@@ -198,7 +201,7 @@ func pinsOf(mine, other *threadAccesses) []int32 {
 				last[other.varOf[j]] = other.pos[j]
 			}
 		}
-		if !mine.write[i] {
+		if !mine.write[i] && !m.Events[mine.ev[i]].Copy {
 			pins[i] = last[mine.varOf[i]]
 		}
 	}

@@ -76,6 +76,11 @@ func ParseKind(s string) (Kind, bool) {
 // (Event.Data).
 const DataReadAction = "DataRead"
 
+// CopyReadAction is the trace action of a DataRead whose value no
+// comparison had at all, not even one whose operands differed (Event.Copy):
+// the thread copied it or computed with it.
+const CopyReadAction = "CopyRead"
+
 // AtomicWriteAction is the trace action of the Write of an atomic
 // read-modify-write (Event.RMW).
 const AtomicWriteAction = "AtomicWrite"
@@ -87,6 +92,7 @@ const (
 	flagNone actionFlag = iota
 	flagData            // DataRead: Event.Data
 	flagRMW             // AtomicWrite: Event.RMW
+	flagCopy            // CopyRead: Event.Data and Event.Copy
 )
 
 // parseKindBytes is ParseKind without allocating for the usual spellings;
@@ -98,6 +104,8 @@ func parseKindBytes(b []byte) (k Kind, flag actionFlag, ok bool) {
 		return Read, flagNone, true
 	case DataReadAction:
 		return Read, flagData, true
+	case CopyReadAction:
+		return Read, flagCopy, true
 	case "Write":
 		return Write, flagNone, true
 	case AtomicWriteAction:
@@ -114,6 +122,8 @@ func parseKindBytes(b []byte) (k Kind, flag actionFlag, ok bool) {
 	switch {
 	case strings.EqualFold(string(b), DataReadAction):
 		return Read, flagData, true
+	case strings.EqualFold(string(b), CopyReadAction):
+		return Read, flagCopy, true
 	case strings.EqualFold(string(b), AtomicWriteAction):
 		return Write, flagRMW, true
 	}
@@ -164,6 +174,11 @@ type Event struct {
 	// by mcpredict record; see Model.DataflowOrder): it only flows into
 	// data, such as the write of a counter update.
 	Data bool
+	// Copy marks a DataRead whose value no comparison had at all, not
+	// even one whose operands differed (the action CopyRead): the thread
+	// copied it or computed with it (hi - lo). A DataRead may have failed
+	// a test (a limit not reached), a CopyRead tested nothing.
+	Copy bool
 	// RMW marks a Write made by an atomic read-modify-write (the action
 	// AtomicWrite, written by mcpredict record: a successful compare-and-
 	// swap, a fetch-and-add): the value it writes comes from the value it

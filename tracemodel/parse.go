@@ -624,7 +624,7 @@ func (r *rawEvent) parse(f [][]byte) string {
 	}
 	kind, flag, ok := parseKindBytes(f[3])
 	if !ok {
-		return fmt.Sprintf("unknown action %q (want one of Read, DataRead, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End, Blocked)", f[3])
+		return fmt.Sprintf("unknown action %q (want one of Read, DataRead, CopyRead, Write, Lock, TryLock, Unlock, RdLock, WrLock, RwUnlock, Signal, Broadcast, Wait, BarrierWait, Create, Join, SemPost, SemWait, Alloc, Free, Enter, Exit, Begin, End, Blocked)", f[3])
 	}
 	twoObjects := kind == Wait || kind == Blocked
 	if len(f) > 6 || (len(f) == 6 && !twoObjects) {
@@ -741,7 +741,7 @@ func (b *builder) apply(n int, r *rawEvent) string {
 	ts.n++
 	pos := ts.n
 
-	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: loc, Pos: pos, Data: flag == flagData, RMW: flag == flagRMW}
+	ev := Event{Line: int32(n), Thread: tid, Kind: kind, Loc: loc, Pos: pos, Data: flag == flagData || flag == flagCopy, Copy: flag == flagCopy, RMW: flag == flagRMW}
 	if len(ts.funcs) > 0 {
 		ev.Func = ts.funcs[len(ts.funcs)-1]
 	}

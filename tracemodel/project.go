@@ -536,7 +536,7 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 			}
 		}
 		if len(vars) == 2 {
-			p.pin[x] = pinsOf(a, ta[1-x])
+			p.pin[x] = m.pinsOf(a, ta[1-x])
 		}
 	}
 	p.name = m.Vars[vars[0]].Name

@@ -84,6 +84,7 @@ func TestExitStatusAndMessages(t *testing.T) {
 		{"whole models", []string{"run", "--part-accesses", "0", "--engine", "native", "../../examples/bank.csv"}, 1, "lost update", ""},
 		{"smallest parts", []string{"run", "--part-accesses", "1", "--engine", "native", "../../examples/splash-barrier.csv"}, 0, "no atomicity violation predicted", ""},
 		{"unknown command", []string{"frobnicate"}, 2, "", "unknown command"},
+		{"record --serial of no order", []string{"record", "--serial", "middle", "--", "/bin/true"}, 2, "", `-serial "middle": want first or last`},
 		{"patterns", []string{"patterns"}, 0, "ltl P5_2 {", ""},
 		{"model", []string{"model", "../../examples/bank.csv", "--var", "balance", "--threads", "201,202"}, 0, "/* Read bank.c:11 (trace line 20) */", ""},
 		{"model json", []string{"model", "../../examples/bank.csv", "--var", "balance", "--threads", "201,202", "--format", "json"}, 0, `"var": "balance"`, ""},

@@ -158,6 +158,11 @@ event per line; check it with "mcpredict run"). The program's input and output p
 through. A program that fails, crashes or is killed still leaves the trace
 of what it did until then.
 
+With -serial first (or last), the threads run one after the other, each
+held at its start until no other thread can run: a prediction must not
+depend on the recorded threads having overlapped, and this records the run
+in which they did not.
+
 With -from-raw DIR, no program is run: the raw log that a program wrote
 into DIR (run with MCPREDICT_TRACE_DIR=DIR) is converted.
 
@@ -183,6 +188,7 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	timeout := fs.Duration("timeout", 0, "stop the program after this long (the trace is kept; 0: no limit)")
 	noFuncs := fs.Bool("no-funcs", false, "do not record function Enter/Exit events")
 	fullPaths := fs.Bool("full-paths", false, "write source files with their DWARF paths, not base names")
+	serial := fs.String("serial", "", "run the threads one after the other, in `ORDER` first (the first created first) or last (the last created first): the run in which they did not overlap")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -222,6 +228,10 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "mcpredict record: no PROGRAM (see mcpredict record -h)")
 		return exitUsage
 	}
+	if *serial != "" && *serial != "first" && *serial != "last" {
+		fmt.Fprintf(stderr, "mcpredict record: -serial %q: want first or last\n", *serial)
+		return exitUsage
+	}
 	progOut := stdout
 	if *out == "-" {
 		// The trace owns standard output; the program's goes to stderr.
@@ -230,7 +240,7 @@ func cmdRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	opts := recorder.RecordOptions{
 		Program: rest[0], Args: rest[1:],
 		Stdin: os.Stdin, Stdout: progOut, Stderr: stderr,
-		RawDir: *rawDir, Timeout: *timeout, NoFuncs: *noFuncs,
+		RawDir: *rawDir, Timeout: *timeout, NoFuncs: *noFuncs, Serial: *serial,
 		Convert: copts,
 	}
 	// Input from a file or a pipe is kept beside the trace (TRACE.stdin),

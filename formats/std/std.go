@@ -30,7 +30,7 @@ var ops = map[string]string{
 	"tryacq": "TryLock", "racq": "RdLock", "wacq": "WrLock", "rwrel": "RwUnlock",
 	"signal": "Signal", "broadcast": "Broadcast", "wait": "Wait", "barrier": "BarrierWait",
 	"sempost": "SemPost", "semwait": "SemWait", "alloc": "Alloc", "free": "Free",
-	"enter": "Enter", "exit": "Exit", "dr": "DataRead",
+	"enter": "Enter", "exit": "Exit", "dr": "DataRead", "cr": "CopyRead",
 }
 
 // Action returns the mcpredict action of an STD operation.

@@ -47,6 +47,9 @@ type Options struct {
 	WorkDir string
 	// KeepDir, if set, receives a copy of each trace as <program>.csv.
 	KeepDir string
+	// Serial records with mcpredict record --serial (first or last): the
+	// threads one after the other, never overlapping.
+	Serial string
 }
 
 // Recording is a program compiled and recorded once; Predict checks it.
@@ -201,7 +204,11 @@ func Record(ctx context.Context, bin string, prog *Program, dir string, opts Opt
 	start = time.Now()
 	for {
 		rec.Attempts++
-		args := append([]string{"record", "-o", rec.Trace, "--", exe}, prog.Args...)
+		args := []string{"record", "-o", rec.Trace}
+		if opts.Serial != "" {
+			args = append(args, "--serial", opts.Serial)
+		}
+		args = append(append(args, "--", exe), prog.Args...)
 		if _, err := runStdin(ctx, bin, opts.Env, prog.Stdin, args...); err != nil {
 			return nil, fmt.Errorf("%s: recording: %w", prog.Path, err)
 		}

@@ -316,6 +316,47 @@ func TestPrecision(t *testing.T) {
 	}
 }
 
+// TestSerialRecordings records programs whose bugs need no overlap of the
+// recorded threads with mcpredict record --serial, in both orders (the
+// threads one after the other), and checks them as TestPrecision does:
+// every expected bug predicted from each recording, nothing unexpected.
+// The torn reads of set_range_bounds.c and hldr_bug.c read values that
+// are only computed with (CopyRead), the others are single-variable bugs
+// and correct twins.
+func TestSerialRecordings(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	bin := mcpredict(t)
+	env := []string{"XDG_CACHE_HOME=" + filepath.Join(os.TempDir(), "mcpredict-test-cache", "xdg")}
+	for _, name := range []string{"sets/set_range_bounds.c", "sets/set_transfer.c", "hldr_bug.c", "sets/set_one_lock_ok.c", "bank.c", "cache_incr.c", "cache_incr_ok.c"} {
+		p, err := ParseFile(filepath.Join("../../examples/c", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, order := range []string{"first", "last"} {
+			t.Run(strings.TrimSuffix(p.Name, filepath.Ext(p.Name))+"/"+order, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
+				rec, err := Record(ctx, bin, p, t.TempDir(), Options{Env: env, Serial: order})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Predict(ctx, bin, rec, Options{Env: env, Engine: "native"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range res.Missing {
+					t.Errorf("recorded --serial %s: expected bug not found (%s:%d): %s", order, p.Path, e.Line, e)
+				}
+				for _, b := range res.Unexpected {
+					t.Errorf("recorded --serial %s: unexpected report: %s", order, b)
+				}
+			})
+		}
+	}
+}
+
 // mcpredict builds the command into a temporary directory.
 func mcpredict(t *testing.T) string {
 	t.Helper()

@@ -138,6 +138,7 @@ struct thr {
 		uint32_t off;   /* ... and the record's offset in it */
 		uint8_t size;
 		uint8_t stored; /* 1: a store followed, 2: sval read back */
+		uint8_t compared; /* a comparison whose operands differed had its value */
 	} w[NWATCH];
 	/* The last two range accesses gcc's instrumentation recorded before a
 	 * call of memcpy/memset/memmove (__tsan_read_range/write_range): the
@@ -1149,6 +1150,10 @@ static __attribute__((noinline)) void foreign(struct thr *t, uintptr_t a)
  * whose operands differ (`--ref == 0` with ref still 2, a limit not
  * reached) leaves the read unused: the predictor assumes that such a test
  * keeps its outcome when the updates between two used reads are reordered.
+ * But it marks the load compared: an unused load that no comparison had
+ * at all becomes a CREAD (a copy: `lo` read to compute `hi - lo`), which
+ * the predictor may let see an older value even where a test's outcome
+ * would matter.
  * Values that steer through arithmetic before the comparison (`n % 4 ==
  * 0`), through code that is not instrumented, or beyond the window are not
  * seen (README: "Commutative updates"). */
@@ -1185,7 +1190,9 @@ static void watch_drop(struct thr *t, struct watch *w, int used)
 		uint64_t sk = __atomic_load_n(&r->seqkind, __ATOMIC_RELAXED);
 		unsigned k = sk >> 56;
 		unsigned nk = k == MCPREC_READ ? MCPREC_DREAD : k == MCPREC_READ8 ? MCPREC_DREAD8 : 0;
-		if (nk == MCPREC_DREAD && w->size <= 4)
+		if (nk && !w->compared)
+			nk += MCPREC_CREAD - MCPREC_DREAD;
+		if ((nk == MCPREC_DREAD || nk == MCPREC_CREAD) && w->size <= 4)
 			r->extra = w->size | (w->val & size_mask(w->size)) << 8;
 		if (nk)
 			__atomic_store_n(&r->seqkind, (uint64_t)nk << 56 | (sk & MCPREC_SEQ_MASK), __ATOMIC_RELEASE);
@@ -1202,6 +1209,23 @@ static void watch_flush(struct thr *t)
 	for (int i = 0; i < NWATCH; i++)
 		if (t->w[i].addr)
 			watch_drop(t, &t->w[i], 0);
+}
+
+/* watch_compared marks the loads whose value or stored value is a or b
+ * (compared at size bytes, unequal) compared: such a load stays unused
+ * (a limit not reached does not steer), but it is no copy (CREAD). */
+static __attribute__((noinline)) void watch_compared(struct thr *t, uint64_t a, uint64_t b, unsigned size)
+{
+	SETTLE(t);
+	for (int i = 0; i < NWATCH; i++) {
+		struct watch *w = &t->w[i];
+		if (!w->addr || w->compared)
+			continue;
+		uint64_t m = size_mask(size < w->size ? size : w->size);
+		if ((w->val & m) == (a & m) || (w->val & m) == (b & m) ||
+		    (w->stored == 2 && ((w->sval & m) == (a & m) || (w->sval & m) == (b & m))))
+			w->compared = 1;
+	}
 }
 
 /* watch_value marks the loads whose value or stored value is v (compared
@@ -1258,6 +1282,7 @@ static __attribute__((noinline)) void watch_access(struct thr *t, uintptr_t a, u
 	w->val = val;
 	w->size = size;
 	w->stored = 0;
+	w->compared = 0;
 	w->woff = t->woff;
 	w->off = t->pos - sizeof(struct mcprec_rec);
 	t->nwatch++;
@@ -1265,12 +1290,13 @@ static __attribute__((noinline)) void watch_access(struct thr *t, uintptr_t a, u
 
 static inline void cmp_hook(uint64_t a, uint64_t b, unsigned size)
 {
-	if (a != b)
-		return;
 	struct thr *t = &T;
 	if (t->state != T_READY || t->busy || (!t->nwatch && !t->pend))
 		return;
-	watch_value(t, a, size);
+	if (a != b)
+		watch_compared(t, a, b, size);
+	else
+		watch_value(t, a, size);
 }
 
 void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b) { cmp_hook(a, b, 1); }

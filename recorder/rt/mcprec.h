@@ -104,6 +104,11 @@ enum mcprec_kind {
 	                             looks for the value used as an array
 	                             index) */
 	MCPREC_DREAD8 = 33,       /* likewise from MCPREC_READ8 */
+	MCPREC_CREAD = 34,        /* a DREAD whose value no comparison had
+	                             at all, not even one whose operands
+	                             differed: the thread only copied it or
+	                             computed with it; extra as DREAD's */
+	MCPREC_CREAD8 = 35,       /* likewise from MCPREC_READ8 */
 };
 
 /* MCPREC_ALLOC: the allocator. */

@@ -49,11 +49,18 @@
  * placed after the window it came from. The directed run is recorded as any other; whether the pattern
  * really happened is decided from its trace, not from this file.
  *
+ * A serial schedule (serial 1, or 2 for the reverse order) holds each
+ * thread at its start until no other thread can run, the first created
+ * going first (serial 2: the last): the threads run one after the other.
+ * It records the run in which they did not overlap, which the precision
+ * tests check every idiom on.
+ *
  * The file format, one directive per line:
  *   mcpredict-schedule 1
  *   pause_ms N
  *   occurrence N
  *   prehold 0|1
+ *   serial 1|2
  *   site ROLE KIND SAME MODULE LO HI
  *   point IDX KIND MODULE LO HI OCC
  * ROLE is L1, L2, R1..R8 (R1..R4 for an access pattern) or PRE; KIND R
@@ -93,7 +100,7 @@
 #define MAXREMOTE 8 /* remote steps: R1..R8 (a deadlock cycle of 9 threads) */
 #define MAXHELD 16
 #define MAXPOINTS 16               /* change points of an exploring schedule */
-#define MAXHOLDING (MAXREMOTE + MAXPOINTS + 2) /* threads held at once */
+#define MAXHOLDING 64 /* threads held at once (a serial run holds every thread not yet run) */
 
 enum { R_L1, R_L2, R_R1, R_PRE = R_R1 + MAXREMOTE, NROLES };
 enum { PH_OFF, PH_IDLE, PH_ARMED, PH_MATCHED, PH_DONE };
@@ -162,6 +169,11 @@ static uint64_t g_nlocks; /* lock acquisitions so far (for the points of kind N)
  * a hold ends when every other thread is blocked or gone. */
 static int g_live = 1, g_blocked;
 static uint64_t g_holds; /* holds begun so far */
+/* A serial schedule (serial 1: in the order the threads were created;
+ * serial 2: the last created first) holds every thread at its start until no other
+ * thread can run: the threads run one after the other, the recording of a
+ * run in which they did not overlap. */
+static int g_serial;
 
 uint64_t __mcprec_seq_now(void);
 uint64_t __mcprec_token(void);
@@ -292,6 +304,7 @@ static void fatal_handlers(void)
 }
 
 static void explore(uint64_t pc, char kind);
+static void hold(const char *where, int want_phase);
 
 /* __mcprec_sched_created: the caller created a thread at pc. */
 void __mcprec_sched_created(uint64_t pc)
@@ -303,6 +316,8 @@ void __mcprec_sched_created(uint64_t pc)
 /* __mcprec_sched_started: a thread created at create_pc starts. */
 void __mcprec_sched_started(uint64_t create_pc)
 {
+	if (g_serial)
+		hold("serial", PH_OFF); /* ordered by creation (hold) */
 	if (g_npoints)
 		explore(create_pc, 'S');
 }
@@ -338,7 +353,7 @@ static int first_held(void)
 	int first = 1;
 	slock();
 	for (int i = 0; i < g_nholding; i++)
-		if (g_holding[i] != &S && g_holding[i]->hold_no < S.hold_no)
+		if (g_holding[i] != &S && (g_serial == 2 ? g_holding[i]->hold_no > S.hold_no : g_holding[i]->hold_no < S.hold_no))
 			first = 0;
 	sunlock();
 	return first;
@@ -439,11 +454,13 @@ void __mcprec_sched_init(const char *prefix)
 			g_occ = v ? v : 1;
 		} else if (sscanf(line, "prehold %llu", &v) == 1) {
 			g_prehold = v != 0;
+		} else if (sscanf(line, "serial %llu", &v) == 1) {
+			g_serial = v == 2 ? 2 : v != 0;
 		}
 	}
 	int directed = g_sites[R_L1].n > 0 && g_nremote > 0;
-	if (!directed && g_npoints == 0) {
-		logf_("error schedule %s: no L1 or no remote site, and no change point", path);
+	if (!directed && g_npoints == 0 && !g_serial) {
+		logf_("error schedule %s: no L1 or no remote site, no change point and not serial", path);
 		return;
 	}
 	g_cycle = directed && g_sites[R_L1].kind == 'L';
@@ -453,9 +470,9 @@ void __mcprec_sched_init(const char *prefix)
 	g_phase = directed ? PH_IDLE : PH_OFF;
 	fatal_handlers();
 	__mcprec_sched_resolve();
-	logf_("start pause_ms=%llu occurrence=%llu prehold=%d unresolved=%d remote=%d points=%d%s",
+	logf_("start pause_ms=%llu occurrence=%llu prehold=%d unresolved=%d remote=%d points=%d%s%s",
 	      (unsigned long long)g_pause_ms, (unsigned long long)g_occ, g_prehold, g_unresolved, g_nremote, g_npoints,
-	      g_cycle ? " cycle" : "");
+	      g_cycle ? " cycle" : "", g_serial == 2 ? " serial=last" : g_serial ? " serial=first" : "");
 }
 
 /* site_has reports whether pc (a hook's return address) is in one of a
@@ -518,7 +535,9 @@ static void hold(const char *where, int want_phase)
 	slock();
 	if (g_nholding < MAXHOLDING)
 		g_holding[g_nholding++] = &S;
-	S.hold_no = ++g_holds;
+	/* A serial hold is ordered by the thread's creation, not by when it
+	 * reached its start (two new threads race to it). */
+	S.hold_no = g_serial && strcmp(where, "serial") == 0 ? __mcprec_token() : ++g_holds;
 	sunlock();
 	step_name(name, sizeof name);
 	char at[64];

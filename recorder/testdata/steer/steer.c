@@ -14,6 +14,9 @@ struct node *head;        /* a list head: used as an address */
 int mode;                 /* switched on */
 int top = 5;              /* a stack's count: used as an array index */
 long stack[16];
+long lo = 300;            /* only computed with: a copy */
+int used = 40;            /* tested against a limit it does not reach */
+long span;
 int out;
 
 static void *work(void *arg)
@@ -29,6 +32,9 @@ static void *work(void *arg)
 	if (n)
 		out += n->val;
 	stack[top++] = 1;            /* @top */
+	span = lo * 3;               /* @copy */
+	if (used >= 1000)            /* @limit */
+		out++;
 	switch (mode) {              /* @mode */
 	case 7: out += 3; break;
 	case 9: out += 5; break;

@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	survey := fs.String("survey", "", "also run the analyses of `LIST` (comma-separated, or all) on every recording and print what each reported, per program")
 	reproduce := fs.Bool("reproduce", false, "also run mcpredict reproduce on every recording and print a table of reproduced and failed bugs")
 	reproduceOnly := fs.Bool("reproduce-only", false, "only mcpredict reproduce (no prediction tables): for programs that checks their own result, such as examples/c/prove")
+	serial := fs.String("serial", "", "record with mcpredict record --serial `ORDER` (first or last): the threads one after the other")
 	verbose := fs.Bool("v", false, "progress on standard error, and the missing and unexpected bugs of each program after the table")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: precision [flags] [DIR|FILE.c ...]   (default examples/c)\n\nFlags:\n")
@@ -102,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	opts := precision.Options{Extra: strings.Fields(*extra), CFlags: strings.Fields(*cflags), Cache: *cache, KeepDir: *keep}
+	opts := precision.Options{Extra: strings.Fields(*extra), CFlags: strings.Fields(*cflags), Cache: *cache, KeepDir: *keep, Serial: *serial}
 	if *spinCC != "" {
 		opts.RunEnv = []string{"MCPREDICT_CC=" + *spinCC}
 	}
