@@ -333,7 +333,7 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 		// orders completely are left out when every pattern needs a remote
 		// access between two local ones of one region (boundaries on).
 		ordered := !opts.Project.NoBoundaries && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
-		locked := !opts.KeepLockedPairs && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
+		locked := !opts.KeepLockedPairs && !opts.Project.TryLocksFail && !slices.ContainsFunc(opts.patterns(SetModels), func(p ltl.Pattern) bool { return !p.Interleaved() })
 		sets, err = planSets(ctx, m, conc, shared, selected, want, opts.Sets, ltl.BothAssignments(opts.patterns(SetModels)), ordered, locked, !opts.Project.NoBoundaries, opts.Jobs)
 		if err != nil {
 			return nil, err
@@ -360,7 +360,9 @@ func Plan(ctx context.Context, m *tracemodel.Model, opts Options) ([]Task, error
 	// other's, between two of its own, are left out too when every
 	// pattern needs that (AccessIndex.Locked): a server's statistics,
 	// updated under one lock, are most of its accesses.
-	skipLocked := !opts.KeepLockedPairs && interleaved
+	// (Not in the relaxed model where trylocks fail: the index counts
+	// their holds.)
+	skipLocked := !opts.KeepLockedPairs && interleaved && !opts.Project.TryLocksFail
 	tasks := make([]Task, 0, min(total, 1<<16))
 	if variables {
 		// Each variable's pairs on its own, the variables on --jobs

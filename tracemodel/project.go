@@ -230,6 +230,13 @@ type ProjectOptions struct {
 	// relaxed models of mcpredict reproduce drop the rule, as a directed
 	// run decides (aget's save_log checks the total it then saves).
 	FreeSetReads bool
+	// TryLocksFail leaves out the holds that a TryLock opened: a
+	// trylock that succeeded in the recorded run may fail in another
+	// interleaving (another thread holds the lock), and the thread then
+	// goes on without it. The relaxed model assumes it goes on to the same
+	// accesses (the result ignored, or both paths alike); a directed run
+	// decides (mcpredict reproduce --relaxed trylocks).
+	TryLocksFail bool
 	// Dataflow orders the model by Model.DataflowOrder of the variable
 	// instead of the synchronization order. Project computes it (one pass
 	// over the trace) unless Order is set.
@@ -550,6 +557,11 @@ func (m *Model) newProjection(vars []int32, t1, t2 int, opts ProjectOptions) (*P
 	}
 	p.common = intersect(m.threadLocks[t1-1], m.threadLocks[t2-1])
 	p.commonOps = [2][][]lockOp{m.opsOf(t1, p.common), m.opsOf(t2, p.common)}
+	if opts.TryLocksFail {
+		for x := range 2 {
+			p.commonOps[x] = m.withoutTryHolds(p.tids[x], p.commonOps[x])
+		}
+	}
 	return p, nil
 }
 
@@ -1103,6 +1115,41 @@ func (m *Model) opsOf(tid int, locks []int32) [][]lockOp {
 	return ops
 }
 
+// withoutTryHolds returns thread tid's operations of each lock (ops, as
+// opsOf gives them) without those of the holds that a TryLock opened.
+func (m *Model) withoutTryHolds(tid int, ops [][]lockOp) [][]lockOp {
+	out := make([][]lockOp, len(ops))
+	for k, list := range ops {
+		out[k] = list
+		for i, op := range list {
+			if m.EventAt(tid, op.Start).Kind != TryLock {
+				continue
+			}
+			// The first such op: copy the list from here, filtered.
+			kept := slices.Clone(list[:i])
+			for _, op := range list[i:] {
+				if m.EventAt(tid, op.Start).Kind != TryLock {
+					kept = append(kept, op)
+				}
+			}
+			out[k] = kept
+			break
+		}
+	}
+	return out
+}
+
+// HasTryLock reports whether the trace has a TryLock (the relaxed model of
+// TryLocksFail differs from the precise one only then).
+func (m *Model) HasTryLock() bool {
+	for i := range m.Events {
+		if m.Events[i].Kind == TryLock {
+			return true
+		}
+	}
+	return false
+}
+
 // openAt moves position c back to the start of every hold (in one
 // thread's operations of each lock) that is open at c, so that the window
 // never cuts a critical section in two.
@@ -1210,6 +1257,9 @@ func (o ProjectOptions) String() string {
 	}
 	if o.FreeSetReads {
 		on = append(on, "free set reads")
+	}
+	if o.TryLocksFail {
+		on = append(on, "trylocks fail")
 	}
 	if len(on) == 0 {
 		return "custom (none)"

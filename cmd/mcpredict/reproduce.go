@@ -101,7 +101,7 @@ func (r *reproduceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&r.maxRuns, "max-runs", 200, "directed runs in all at most (0: no limit)")
 	fs.DurationVar(&r.budget, "budget", 10*time.Minute, "wall time for all directed runs (0: no limit)")
 	fs.StringVar(&r.outDir, "out-dir", "", "`DIR` for the schedules and the traces of reproducing runs (default TRACE.reproduce)")
-	fs.StringVar(&r.relaxed, "relaxed", "dataflow,reads,boundaries", "relaxed models whose extra bugs are tried too, a comma-separated `LIST`: dataflow (a read sees another value), reads (a read sees an older write), boundaries (regions go on over blocking synchronization; the costliest: each model stops at --relaxed-timeout), or none")
+	fs.StringVar(&r.relaxed, "relaxed", "dataflow,reads,boundaries,trylocks", "relaxed models whose extra bugs are tried too, a comma-separated `LIST`: dataflow (a read sees another value), reads (a read sees an older write), boundaries (regions go on over blocking synchronization; the costliest: each model stops at --relaxed-timeout), trylocks (boundaries', and a trylock that succeeded may fail; only for traces with a TryLock), or none")
 	fs.DurationVar(&r.relaxedTimeout, "relaxed-timeout", time.Minute, "the longest each relaxed model may take; its candidates found by then are tried")
 	fs.Int64Var(&r.relaxedMemory, "relaxed-memory", 2048, "the heap, in `MiB`, at which a relaxed model is stopped (its candidates found by then are tried; 0: no bound)")
 	fs.IntVar(&r.maxRelaxed, "max-relaxed", 50, "relaxed candidates tried at most: round-robin over the objects they are on, the models in turn, more instances first")
@@ -325,6 +325,9 @@ func reproduceCandidates(ctx context.Context, trace string, cf *checkFlags, af *
 	if err != nil {
 		return nil, nil, err
 	}
+	if n := len(relax); n > 0 && relax[n-1].name == "trylocks" && !m.HasTryLock() {
+		relax = relax[:n-1] // the same model as boundaries'
+	}
 	runModel := func(ctx context.Context, o predict.Options) (*bugs.Report, error) { return run(ctx, m, as, o) }
 	relaxed, err := relaxedCandidates(ctx, runModel, opts, rep, relax, rf, stderr)
 	if err != nil {
@@ -358,12 +361,16 @@ type relaxation struct {
 // by name, from the least relaxed: another value read (the data flow
 // observed on other variables dropped), then reads that may see an older
 // write too, then region boundaries at blocking synchronization dropped as
-// well. Each relaxes the ones before it.
+// well, then a trylock that succeeded may fail too (only for traces with a
+// TryLock). Each relaxes the ones before it.
 var relaxations = []relaxation{
 	{"dataflow", func(o *tracemodel.ProjectOptions) { o.Dataflow = false }},
 	{"reads", func(o *tracemodel.ProjectOptions) { o.Dataflow, o.ObservedReads, o.FreeSetReads = false, false, true }},
 	{"boundaries", func(o *tracemodel.ProjectOptions) {
 		o.Dataflow, o.ObservedReads, o.FreeSetReads, o.NoBoundaries, o.Handoffs = false, false, true, true, false
+	}},
+	{"trylocks", func(o *tracemodel.ProjectOptions) {
+		o.Dataflow, o.ObservedReads, o.FreeSetReads, o.NoBoundaries, o.Handoffs, o.TryLocksFail = false, false, true, true, false, true
 	}},
 }
 
@@ -384,7 +391,7 @@ func relaxationsOf(list string) ([]relaxation, error) {
 		}
 	}
 	for n := range want {
-		return nil, &predict.UsageError{Msg: fmt.Sprintf("--relaxed: unknown relaxation %q (want dataflow, reads, boundaries or none)", n)}
+		return nil, &predict.UsageError{Msg: fmt.Sprintf("--relaxed: unknown relaxation %q (want trylocks, dataflow, reads, boundaries or none)", n)}
 	}
 	return out, nil
 }
