@@ -675,8 +675,11 @@ func plan(rec Recording, cands []Candidate, opts Options) ([]candidatePlan, erro
 				continue
 			}
 			sites = append(sites, keyOf(steps[0]))
-			if _, r := anchors(v); r != nil && v.Pattern != "DL" {
-				queries = append(queries, lockQuery{r.Handle, r.TraceLine})
+			if l, r := anchors(v); r != nil && v.Pattern != "DL" {
+				queries = append(queries, lockQuery{r.Handle, r.TraceLine}, lockQuery{l.Handle, l.TraceLine})
+				for _, a := range remoteAccesses(v) {
+					queries = append(queries, lockQuery{a.Handle, a.TraceLine})
+				}
 			}
 		}
 	}
@@ -757,6 +760,9 @@ func planCandidate(rec Recording, c Candidate, ix *recordedIndex, opts Options) 
 			}
 			s.Steps = append(slices.Clone(s.Steps), pre)
 		}
+		if peer := peerStep(ix, v, l1); peer != nil {
+			s.Steps = append(slices.Clone(s.Steps), *peer)
+		}
 		base = append(base, s)
 		add(s)
 	}
@@ -772,9 +778,45 @@ func planCandidate(rec Recording, c Candidate, ix *recordedIndex, opts Options) 
 	return p
 }
 
+// remoteAccesses are v's essential accesses by its remote thread.
+func remoteAccesses(v bugs.Violation) []bugs.Access {
+	var out []bugs.Access
+	for _, a := range v.EssentialAccesses() {
+		if a.Role == "remote" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// peerStep returns the PEER step of an instance: where the local thread
+// took the outermost lock it held at L1, when no remote access of the
+// instance was made under a lock taken at that code. While the local
+// thread is held, another thread about to take a lock there (a second
+// setter running the local thread's code) is held before it, until the
+// remote steps are made: its writes would hide the state the window
+// shows (config_two_setters.c). Held at its write instead, inside the
+// critical section, it would be let go at once, the remote thread
+// blocking on its lock. nil when L1 held no lock.
+func peerStep(ix *recordedIndex, v bugs.Violation, l1 *bugs.Access) *Step {
+	lk := ix.locks[lockQuery{l1.Handle, l1.TraceLine}]
+	if lk == nil {
+		return nil
+	}
+	for _, a := range remoteAccesses(v) {
+		if r := ix.locks[lockQuery{a.Handle, a.TraceLine}]; r != nil && r.File == lk.File && r.Line == lk.Line {
+			return nil // the remote thread's own way in
+		}
+	}
+	peer := *lk
+	peer.Role = "PEER"
+	return &peer
+}
+
 // runCandidate makes a candidate's directed runs: until one fails, or
 // after the run that follows the first that reproduced it (one more
-// chance to fail), or when its schedules or the budget are spent.
+// chance to fail, at an occurrence that has not reproduced it yet), or
+// when its schedules or the budget are spent.
 func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Options, take func() bool, orders func() map[orderKey]bool) Result {
 	res := Result{Candidate: c}
 	rp := &res.Reproduction
@@ -790,9 +832,21 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 	}
 	cc := &codeCache{}
 	reproducedAt := -1
+	// One more chance to fail after the first run that reproduced it, at
+	// another occurrence: the same window again shows the same state, and
+	// which thread's window fails is what differs (the first of two
+	// setters held, not the second).
+	reproducedOcc := map[int]bool{}
+	extra := 0
 	for i, s := range p.schedules {
-		if reproducedAt >= 0 && i > reproducedAt+1 {
-			break
+		if reproducedAt >= 0 {
+			if extra >= 1 {
+				break
+			}
+			if reproducedOcc[s.Occurrence] {
+				continue
+			}
+			extra++
 		}
 		if !take() {
 			break
@@ -814,8 +868,11 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 		if o.Err != nil && ctx.Err() != nil {
 			break
 		}
-		if o.Observation.Reproduced() && reproducedAt < 0 {
-			reproducedAt = i
+		if o.Observation.Reproduced() {
+			reproducedOcc[s.Occurrence] = true
+			if reproducedAt < 0 {
+				reproducedAt = i
+			}
 		}
 		if o.Failed() {
 			break
@@ -955,7 +1012,7 @@ func unobservedWhy(o Outcome) string {
 			armed = true
 		case strings.HasPrefix(l, "remote"):
 			remote++
-		case strings.HasPrefix(l, "release") && released == "":
+		case strings.HasPrefix(l, "release") && !strings.HasPrefix(l, "release bystander") && released == "":
 			released = l
 		}
 	}

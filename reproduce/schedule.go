@@ -20,8 +20,10 @@ import (
 type Step struct {
 	// Role is L1 (local, first), L2 (local, second), R1.. (remote, in
 	// order; for a deadlock cycle, in any order), PRE (where a remote
-	// thread is held before L1), or for a deadlock cycle B1.. (where the
-	// thread of R1.. blocks: observed, not directed).
+	// thread is held before L1), PEER (where another thread taking a lock
+	// is held while the local thread is: peerStep), or for a deadlock
+	// cycle B1.. (where the thread of R1.. blocks: observed, not
+	// directed).
 	Role   string
 	Action string // Read, Write; Lock for a PRE at a lock acquisition; Lock, Blocked for a deadlock
 	File   string

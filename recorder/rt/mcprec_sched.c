@@ -16,6 +16,12 @@
  *     took) and the last of them has completed (its thread's next hook,
  *     or 2 ms), or when the pause (pause_ms) ends, or at once when another
  *     thread is about to block on a lock the held thread holds;
+ *   - while it is held, another thread about to write the address L1 took
+ *     at L1's own code, or to take a lock at the PEER site (where the
+ *     local thread took the lock it held at L1), is a bystander (a second
+ *     setter of the same pair): it is held too, until the remote steps are
+ *     made or the schedule ends, so that they see the state the local
+ *     thread left;
  *   - optionally (prehold 1, for a remote thread that ran first in the
  *     recorded run), the first thread to reach a PRE site before L1 is
  *     held until L1 happens, bounded by the pause as well.
@@ -63,7 +69,7 @@
  *   serial 1|2
  *   site ROLE KIND SAME MODULE LO HI
  *   point IDX KIND MODULE LO HI OCC
- * ROLE is L1, L2, R1..R8 (R1..R4 for an access pattern) or PRE; KIND R
+ * ROLE is L1, L2, R1..R8 (R1..R4 for an access pattern), PRE or PEER; KIND R
  * (read), W (write), A (any access) or L (a lock acquisition: PRE, or
  * every site of a deadlock, which an L1 of kind L makes the schedule);
  * SAME 1 when the access must touch the address L1 took; MODULE the base name of the ELF object, "-" for the
@@ -102,7 +108,7 @@
 #define MAXPOINTS 16               /* change points of an exploring schedule */
 #define MAXHOLDING 64 /* threads held at once (a serial run holds every thread not yet run) */
 
-enum { R_L1, R_L2, R_R1, R_PRE = R_R1 + MAXREMOTE, NROLES };
+enum { R_L1, R_L2, R_R1, R_PRE = R_R1 + MAXREMOTE, R_PEER, NROLES };
 enum { PH_OFF, PH_IDLE, PH_ARMED, PH_MATCHED, PH_DONE };
 
 struct range {
@@ -169,6 +175,7 @@ static uint64_t g_nlocks; /* lock acquisitions so far (for the points of kind N)
  * a hold ends when every other thread is blocked or gone. */
 static int g_live = 1, g_blocked;
 static uint64_t g_holds; /* holds begun so far */
+static int g_bystanders; /* bystander holds so far (their log names) */
 /* A serial schedule (serial 1: in the order the threads were created;
  * serial 2: the last created first) holds every thread at its start until no other
  * thread can run: the threads run one after the other, the recording of a
@@ -272,6 +279,8 @@ static int role_of(const char *s)
 		return R_L2;
 	if (strcmp(s, "PRE") == 0)
 		return R_PRE;
+	if (strcmp(s, "PEER") == 0)
+		return R_PEER;
 	if (s[0] == 'R' && s[1] >= '1' && s[1] < '1' + MAXREMOTE && s[2] == 0)
 		return R_R1 + (s[1] - '1');
 	return -1;
@@ -553,6 +562,10 @@ static void hold(const char *where, int want_phase)
 			why = "armed";
 			break;
 		}
+		if (want_phase == PH_MATCHED && ph != PH_ARMED) {
+			why = "window"; /* a bystander: the remote steps are made, or the schedule ended */
+			break;
+		}
 		if (want_phase == PH_ARMED) {
 			if (ph == PH_DONE) {
 				why = "done";
@@ -619,6 +632,25 @@ static void maybe_pause(const char *where)
 }
 
 static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int may_hold);
+
+/* bystander holds the calling thread, neither the local thread nor a
+ * remote step's, until the remote steps are made or the schedule ends. */
+static void bystander(void)
+{
+	char where[32];
+	snprintf(where, sizeof where, "bystander-%d", __atomic_add_fetch(&g_bystanders, 1, __ATOMIC_RELAXED));
+	hold(where, PH_MATCHED);
+}
+
+/* remote_site_ahead reports whether an access at pc of kind is at the site
+ * of a remote step not made yet: never a bystander. */
+static int remote_site_ahead(uint64_t pc, char kind)
+{
+	for (int k = g_step; k < g_nremote; k++)
+		if (in_site(R_R1 + k, pc, kind))
+			return 1;
+	return 0;
+}
 
 /* in_point reports whether pc is in change point i's site, for kind. */
 static int in_point(int i, uint64_t pc, char kind) { return site_has(&g_points[i].s, pc, kind); }
@@ -711,7 +743,16 @@ static void access_step(uint64_t pc, uintptr_t a, uint64_t size, int write, int 
 			char at[64];
 			at_(at, sizeof at);
 			logf_("remote step=%d addr=%#lx kind=%c %s", role - R_R1 + 1, (unsigned long)a, kind, at);
+			return;
 		}
+		/* A bystander: another thread about to write what the local
+		 * thread wrote at L1, at the same code and address (a second
+		 * setter of the same pair), would hide the window's state from
+		 * the remote steps (reorder_3's checker then reads both writes
+		 * of the other setter). It waits until they are made, the
+		 * schedule ends, or no other thread can run. */
+		if (may_hold && write && !g_cycle && in_site(R_L1, pc, 'W') && on_addr(a, size) && !remote_site_ahead(pc, kind))
+			bystander();
 		return;
 	}
 	if (may_hold && S.armed && in_site(R_L2, pc, kind) && (!g_sites[R_L2].same || on_addr(a, size)))
@@ -726,6 +767,11 @@ void __mcprec_sched_lock_pre(const volatile void *m, uint64_t pc)
 		explore(pc, 'L');
 	if (S.armed) {
 		maybe_pause("before-lock");
+		return;
+	}
+	if (g_sites[R_PEER].n && !g_cycle && __atomic_load_n(&g_phase, __ATOMIC_ACQUIRE) == PH_ARMED &&
+	    self_id() != g_local && g_step < g_nremote && in_site(R_PEER, pc, 'L')) {
+		bystander();
 		return;
 	}
 	if (g_prehold && !g_prehold_used && g_sites[R_PRE].kind == 'L' &&
