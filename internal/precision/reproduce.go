@@ -93,7 +93,10 @@ func Reproduce(ctx context.Context, bin string, rec *Recording, opts Options) Re
 			continue
 		}
 		r.Runs += rp.Runs
-		if rp.Status == "reproduced" {
+		// A failed run in the bug's window exposes it, its pattern
+		// observed in order or not (the program may abort before the
+		// local thread's second access).
+		if rp.Status == "reproduced" || rp.Failed {
 			reproduced = append(reproduced, b.Bug)
 		}
 		if rp.Failed {
