@@ -3,8 +3,10 @@ package predict
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/mcpredict/mcpredict/bugs"
 	"github.com/mcpredict/mcpredict/tracemodel"
 )
 
@@ -33,20 +35,10 @@ func TestFreeSetReads(t *testing.T) {
 	for _, free := range []bool{false, true} {
 		po, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
 		po.Dataflow, po.ObservedReads, po.FreeSetReads = false, false, free
-		rep, err := Run(context.Background(), m, Options{Engine: EngineNative, Project: po, MaxModels: -1, Jobs: 1,
-			Models: []Models{{Kind: SetModels, Patterns: SetModels.Builtin()}},
-			Sets:   tracemodel.SetOptions{MaxPartners: -1, Declared: [][]string{{"offset", "total"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		torn := false
-		for _, v := range rep.Violations {
-			if v.Local.Handle == "3" && v.Remote.Handle == "2" {
-				torn = true
-			}
-		}
+		vs := setViolations(t, m, po, "offset", "total")
+		torn := slices.ContainsFunc(vs, func(v bugs.Violation) bool { return v.Local.Handle == "3" && v.Remote.Handle == "2" })
 		if torn != free {
-			t.Errorf("FreeSetReads %v: the saver's copy tears: %v, want %v (violations %+v)", free, torn, free, rep.Violations)
+			t.Errorf("FreeSetReads %v: the saver's copy tears: %v, want %v (violations %+v)", free, torn, free, vs)
 		}
 	}
 }
@@ -86,20 +78,23 @@ func TestCopyReadsUnpinned(t *testing.T) {
 	} {
 		m := parseText(t, "r.csv", fmt.Sprintf(trace, tt.read, tt.read))
 		po, _ := tracemodel.SemanticsOptions(tracemodel.SemanticsPrecise)
-		rep, err := Run(context.Background(), m, Options{Engine: EngineNative, Project: po, MaxModels: -1, Jobs: 1,
-			Models: []Models{{Kind: SetModels, Patterns: SetModels.Builtin()}},
-			Sets:   tracemodel.SetOptions{MaxPartners: -1, Declared: [][]string{{"lo", "hi"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		torn := false
-		for _, v := range rep.Violations {
-			if v.Local.Handle == "2" && v.Pattern == "M1" {
-				torn = true
-			}
-		}
+		vs := setViolations(t, m, po, "lo", "hi")
+		torn := slices.ContainsFunc(vs, func(v bugs.Violation) bool { return v.Local.Handle == "2" && v.Pattern == "M1" })
 		if torn != tt.torn {
-			t.Errorf("checker reads written %s: torn read M1 %v, want %v (violations %+v)", tt.read, torn, tt.torn, rep.Violations)
+			t.Errorf("checker reads written %s: torn read M1 %v, want %v (violations %+v)", tt.read, torn, tt.torn, vs)
 		}
 	}
+}
+
+// setViolations checks the model of the declared set {x, y} with the
+// built-in two-variable patterns, natively, and returns its violations.
+func setViolations(t *testing.T, m *tracemodel.Model, po tracemodel.ProjectOptions, x, y string) []bugs.Violation {
+	t.Helper()
+	rep, err := Run(context.Background(), m, Options{Engine: EngineNative, Project: po, MaxModels: -1, Jobs: 1,
+		Models: []Models{{Kind: SetModels, Patterns: SetModels.Builtin()}},
+		Sets:   tracemodel.SetOptions{MaxPartners: -1, Declared: [][]string{{x, y}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Violations
 }
