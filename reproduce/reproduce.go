@@ -791,7 +791,9 @@ func remoteAccesses(v bugs.Violation) []bugs.Access {
 
 // peerStep returns the PEER step of an instance: where the local thread
 // took the outermost lock it held at L1, when no remote access of the
-// instance was made under a lock taken at that code. While the local
+// instance was made under a lock taken at that code nor in L1's function
+// (a remote thread running the local thread's code, as two threads that
+// both call add(), would be held there before its own step). While the local
 // thread is held, another thread about to take a lock there (a second
 // setter running the local thread's code) is held before it, until the
 // remote steps are made: its writes would hide the state the window
@@ -804,6 +806,9 @@ func peerStep(ix *recordedIndex, v bugs.Violation, l1 *bugs.Access) *Step {
 		return nil
 	}
 	for _, a := range remoteAccesses(v) {
+		if a.Func == l1.Func || slices.Contains(a.Stack, l1.Func) {
+			return nil // the remote thread may run the local thread's code
+		}
 		if r := ix.locks[lockQuery{a.Handle, a.TraceLine}]; r != nil && r.File == lk.File && r.Line == lk.Line {
 			return nil // the remote thread's own way in
 		}
