@@ -239,3 +239,39 @@ func readBack(t *testing.T, s Schedule, text []byte) string {
 	}
 	return path
 }
+
+// TestPeerStep: the PEER step of an instance is where its local thread took
+// the lock it held at L1, unless a remote thread may pass there on its way
+// to its own step.
+func TestPeerStep(t *testing.T) {
+	l1 := bugs.Access{Handle: "2", Role: "local", Action: "Write", File: "c.c", Line: 51, Func: "switch_config", TraceLine: 10, Essential: true}
+	remote := func(fn string, line int, stack ...string) bugs.Access {
+		return bugs.Access{Handle: "4", Role: "remote", Action: "Read", File: "c.c", Line: line, Func: fn, TraceLine: 20, Stack: stack, Essential: true}
+	}
+	l2 := bugs.Access{Handle: "2", Role: "local", Action: "Write", File: "c.c", Line: 55, Func: "switch_config", TraceLine: 30, Essential: true}
+	lockAt := func(line int) *Step { return &Step{Role: "PRE", Action: "Lock", File: "c.c", Line: line} }
+	tests := []struct {
+		name   string
+		r      bugs.Access
+		locks  map[lockQuery]*Step
+		wantAt int // the PEER step's line, 0 for none
+	}{
+		{"an auditor elsewhere", remote("auditor", 70), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(69)}, 50},
+		{"L1 under no lock", remote("auditor", 70), map[lockQuery]*Step{{"4", 20}: lockAt(69)}, 0},
+		{"the remote thread takes the same lock there", remote("auditor", 70), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(50)}, 0},
+		{"the remote access in L1's function", remote("switch_config", 55), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(54)}, 0},
+		{"the remote access called from L1's function", remote("set_limit", 60, "set_limit", "switch_config", "admin"), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(59)}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := bugs.Violation{Pattern: "M5", Var: "mode+limit", Accesses: []bugs.Access{l1, tt.r, l2}}
+			got := peerStep(&recordedIndex{locks: tt.locks}, v, &l1)
+			switch {
+			case tt.wantAt == 0 && got != nil:
+				t.Errorf("peerStep = %v, want none", *got)
+			case tt.wantAt != 0 && (got == nil || got.Role != "PEER" || got.Line != tt.wantAt):
+				t.Errorf("peerStep = %v, want PEER at line %d", got, tt.wantAt)
+			}
+		})
+	}
+}
