@@ -29,7 +29,12 @@ import (
 // the n-th lock acquisition of the run wherever it is, the only change
 // points in code the recording never ran. The runs take 1, 2 and 3 change points in
 // turn; the first that fails ends the exploration, after runs with each
-// of its change points alone say which of them it needs.
+// of its change points alone say which of them it needs. When candidates'
+// runs showed their patterns without failing, every other run puts its
+// change points on one of those schedules in turn (a directed window, then
+// PCT's holds: 28-race_reach_61's thread reads main's half-done count,
+// goes on to bump it itself, and main must assert while it is held).
+//
 
 // The weights of the recorded events as change points: an event on an
 // object a candidate names, on an object two threads or more touched, on
@@ -250,7 +255,7 @@ func candidateVars(c Candidate) []string {
 
 // explore makes the exploring runs, within the budget, and adds their
 // failure (the first) to fails. It returns the runs made.
-func explore(ctx context.Context, rec Recording, cands []Candidate, opts Options, take func() bool, orders func() map[orderKey]bool, fails *failureSet) []Outcome {
+func explore(ctx context.Context, rec Recording, cands []Candidate, seeds []seedSchedule, opts Options, take func() bool, orders func() map[orderKey]bool, fails *failureSet) []Outcome {
 	seed := opts.Seed
 	if seed == 0 {
 		seed = 1
@@ -277,6 +282,18 @@ func explore(ctx context.Context, rec Recording, cands []Candidate, opts Options
 		}
 		n++
 		s := exploreSchedule(rec, opts, pts)
+		seeded := len(seeds) > 0 && i%2 == 1
+		if seeded {
+			// The seed's window, then holds at the next lock acquisitions
+			// of the run after it (code the recording may never have run).
+			seed := seeds[(i/2)%len(seeds)]
+			pts = nil
+			for k := 0; k < 1+(i/2)%2; k++ {
+				pts = append(pts, Point{Kind: blindPoint, Occurrence: seed.locks + 1 + rng.IntN(windowLocks)})
+			}
+			s = seed.Schedule
+			s.Points = pts
+		}
 		o := runSchedule(ctx, s, cc, dir, n, opts.RunTimeout, false)
 		if ctx.Err() != nil {
 			break
@@ -289,12 +306,29 @@ func explore(ctx context.Context, rec Recording, cands []Candidate, opts Options
 		if ch, _ := o.Changed(); !ch {
 			continue
 		}
+		if seeded {
+			fails.add(o, "explore", fmt.Sprintf("the window of %s with the holds at %s", s.Bug, pointList(pts)))
+			break
+		}
 		pinned, more := pin(ctx, rec, opts, pts, cc, dir, &n, take)
 		runs = append(runs, more...)
 		fails.add(o, "explore", pinned)
 		break
 	}
 	return runs
+}
+
+// windowLocks is how many lock acquisitions after a seed's window its
+// exploring runs' blind points are drawn from.
+const windowLocks = 8
+
+// pointList names change points, for a report.
+func pointList(pts []Point) string {
+	names := make([]string, len(pts))
+	for i, p := range pts {
+		names[i] = p.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // validPoints draws d change points whose sites have code in the

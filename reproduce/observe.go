@@ -396,8 +396,8 @@ func observeCycle(r io.Reader, steps []Step) (Observation, error) {
 	}
 	var obs Observation
 	for i, st := range steps {
-		if st.Role == "PRE" {
-			continue
+		if st.Role == "PRE" || st.Role == "PEER" {
+			continue // where threads are held, not steps of the pattern
 		}
 		obs.Lines = append(obs.Lines, lines[i])
 	}

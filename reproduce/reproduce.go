@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -346,12 +347,66 @@ func Run(ctx context.Context, rec Recording, cands []Candidate, opts Options) (R
 	}
 	var explored []Outcome
 	if opts.Explore > 0 && ctx.Err() == nil && !anyFailed(results) && len(fails.list) == 0 {
-		explored = explore(ctx, rec, cands, opts, take, orders, &fails)
+		explored = explore(ctx, rec, cands, reproducedSchedules(results), opts, take, orders, &fails)
 	}
 	out.Failures = fails.failures(control)
 	out.Summary = summarizeRuns(results, explored, b, ctx.Err() != nil, start)
 	out.Summary.Warnings = warnings
 	return out, nil
+}
+
+// seedSchedule is the schedule of a candidate's run that showed the
+// pattern without failing, and the lock acquisitions of that run up to
+// its last remote step: the exploration holds threads at the next few
+// (blind points), after the window.
+type seedSchedule struct {
+	Schedule
+	locks int
+}
+
+// reproducedSchedules are the seeds of the candidates' runs that showed
+// the pattern without failing, one per candidate, in order: the
+// exploration puts change points on them (a bug of one more step than the
+// pattern: the thread that read the half-done state goes on into code the
+// recording never ran).
+func reproducedSchedules(results []Result) []seedSchedule {
+	var out []seedSchedule
+	for _, r := range results {
+		for _, o := range r.Runs {
+			if o.Observation.Reproduced() && !o.Failed() && o.Err == nil {
+				out = append(out, seedSchedule{o.Schedule, locksBefore(o.TracePath, o.Observation.Lines)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// locksBefore counts the lock acquisitions of a directed run's trace
+// before its last remote step (lines: L1, the remote steps, L2); 0 if the
+// trace cannot be read.
+func locksBefore(trace string, lines []int) int {
+	if trace == "" || len(lines) < 2 {
+		return 0
+	}
+	end := lines[len(lines)-2]
+	rc, err := openTrace(trace)
+	if err != nil {
+		return 0
+	}
+	defer rc.Close()
+	n := 0
+	errStop := errors.New("past the window")
+	scanEvents(rc, func(e event) error {
+		if e.TraceLine >= end {
+			return errStop
+		}
+		if e.kind() == 'L' {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // recordingWarnings says what makes the directed runs differ from the
