@@ -28,12 +28,15 @@ type lockQuery struct {
 type recordedIndex struct {
 	sites map[siteKey][]int
 	locks map[lockQuery]*Step
+	// lockSites are the sites where each queried thread took a lock,
+	// anywhere in the recording.
+	lockSites map[string]map[siteKey]bool
 }
 
 // indexRecording reads the recorded trace once for the given L1 sites and
 // lock queries.
 func indexRecording(path string, sites []siteKey, queries []lockQuery) (*recordedIndex, error) {
-	ix := &recordedIndex{sites: map[siteKey][]int{}, locks: map[lockQuery]*Step{}}
+	ix := &recordedIndex{sites: map[siteKey][]int{}, locks: map[lockQuery]*Step{}, lockSites: map[string]map[siteKey]bool{}}
 	want := map[siteKey]bool{}
 	for _, k := range sites {
 		want[k] = true
@@ -72,6 +75,10 @@ func indexRecording(path string, sites []siteKey, queries []lockQuery) (*recorde
 		switch k {
 		case 'L':
 			holding[e.Thread] = append(holding[e.Thread], held{e.Object, Step{Role: "PRE", Action: "Lock", File: e.File, Line: e.Line}})
+			if ix.lockSites[e.Thread] == nil {
+				ix.lockSites[e.Thread] = map[siteKey]bool{}
+			}
+			ix.lockSites[e.Thread][siteKey{e.File, e.Line, 'L'}] = true
 		case 'U':
 			hs := holding[e.Thread]
 			for i := len(hs) - 1; i >= 0; i-- {

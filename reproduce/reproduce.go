@@ -845,10 +845,11 @@ func remoteAccesses(v bugs.Violation) []bugs.Access {
 }
 
 // peerStep returns the PEER step of an instance: where the local thread
-// took the outermost lock it held at L1, when no remote access of the
-// instance was made under a lock taken at that code nor in L1's function
-// (a remote thread running the local thread's code, as two threads that
-// both call add(), would be held there before its own step). While the local
+// took the outermost lock it held at L1, when no remote thread of the
+// instance took a lock at that code anywhere in the recording, and no
+// remote access was made in L1's function or called from it (a remote
+// thread running the local thread's code, as two clients that both call
+// get() and then put(), would be held there before its own step). While the local
 // thread is held, another thread about to take a lock there (a second
 // setter running the local thread's code) is held before it, until the
 // remote steps are made: its writes would hide the state the window
@@ -861,11 +862,8 @@ func peerStep(ix *recordedIndex, v bugs.Violation, l1 *bugs.Access) *Step {
 		return nil
 	}
 	for _, a := range remoteAccesses(v) {
-		if a.Func == l1.Func || slices.Contains(a.Stack, l1.Func) {
+		if a.Func == l1.Func || slices.Contains(a.Stack, l1.Func) || ix.lockSites[a.Handle][siteKey{lk.File, lk.Line, 'L'}] {
 			return nil // the remote thread may run the local thread's code
-		}
-		if r := ix.locks[lockQuery{a.Handle, a.TraceLine}]; r != nil && r.File == lk.File && r.Line == lk.Line {
-			return nil // the remote thread's own way in
 		}
 	}
 	peer := *lk

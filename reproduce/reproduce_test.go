@@ -250,22 +250,31 @@ func TestPeerStep(t *testing.T) {
 	}
 	l2 := bugs.Access{Handle: "2", Role: "local", Action: "Write", File: "c.c", Line: 55, Func: "switch_config", TraceLine: 30, Essential: true}
 	lockAt := func(line int) *Step { return &Step{Role: "PRE", Action: "Lock", File: "c.c", Line: line} }
+	sites := func(lines ...int) map[string]map[siteKey]bool {
+		m := map[siteKey]bool{}
+		for _, l := range lines {
+			m[siteKey{"c.c", l, 'L'}] = true
+		}
+		return map[string]map[siteKey]bool{"4": m}
+	}
 	tests := []struct {
-		name   string
-		r      bugs.Access
-		locks  map[lockQuery]*Step
-		wantAt int // the PEER step's line, 0 for none
+		name      string
+		r         bugs.Access
+		locks     map[lockQuery]*Step
+		lockSites map[string]map[siteKey]bool // the remote thread's
+		wantAt    int                         // the PEER step's line, 0 for none
 	}{
-		{"an auditor elsewhere", remote("auditor", 70), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(69)}, 50},
-		{"L1 under no lock", remote("auditor", 70), map[lockQuery]*Step{{"4", 20}: lockAt(69)}, 0},
-		{"the remote thread takes the same lock there", remote("auditor", 70), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(50)}, 0},
-		{"the remote access in L1's function", remote("switch_config", 55), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(54)}, 0},
-		{"the remote access called from L1's function", remote("set_limit", 60, "set_limit", "switch_config", "admin"), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(59)}, 0},
+		{"an auditor elsewhere", remote("auditor", 70), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(69)}, sites(69), 50},
+		{"L1 under no lock", remote("auditor", 70), map[lockQuery]*Step{{"4", 20}: lockAt(69)}, sites(69), 0},
+		{"the remote thread takes the same lock there", remote("auditor", 70), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(50)}, sites(50), 0},
+		{"the remote thread took that lock before, elsewhere", remote("put", 80), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(79)}, sites(50, 79), 0},
+		{"the remote access in L1's function", remote("switch_config", 55), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(54)}, sites(54), 0},
+		{"the remote access called from L1's function", remote("set_limit", 60, "set_limit", "switch_config", "admin"), map[lockQuery]*Step{{"2", 10}: lockAt(50), {"4", 20}: lockAt(59)}, sites(59), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := bugs.Violation{Pattern: "M5", Var: "mode+limit", Accesses: []bugs.Access{l1, tt.r, l2}}
-			got := peerStep(&recordedIndex{locks: tt.locks}, v, &l1)
+			got := peerStep(&recordedIndex{locks: tt.locks, lockSites: tt.lockSites}, v, &l1)
 			switch {
 			case tt.wantAt == 0 && got != nil:
 				t.Errorf("peerStep = %v, want none", *got)
