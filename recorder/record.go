@@ -129,7 +129,7 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 		if err != nil {
 			return res, err
 		}
-		cmd.Env = append(cmd.Env, scheduleEnv+"="+sched)
+		cmd.Env = append(cmd.Env, ScheduleEnv+"="+sched)
 		serialLine = []string{"serial: " + opts.Serial}
 	}
 	if opts.NoFuncs {
@@ -209,8 +209,9 @@ func Record(ctx context.Context, out io.Writer, opts RecordOptions) (RecordResul
 	return res, err
 }
 
-// scheduleEnv names the runtime's schedule file (reproduce.ScheduleEnv).
-const scheduleEnv = "MCPREDICT_SCHEDULE"
+// ScheduleEnv names the runtime's schedule file: a serial run's here, a
+// directed run's in mcpredict reproduce.
+const ScheduleEnv = "MCPREDICT_SCHEDULE"
 
 // serialPause bounds each thread's hold at its start in a serial run: a
 // thread that never blocks nor ends (a server's loop) lets the next one go

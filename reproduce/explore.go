@@ -273,27 +273,34 @@ func explore(ctx context.Context, rec Recording, cands []Candidate, seeds []seed
 	var runs []Outcome
 	n := 0
 	for i := 0; i < opts.Explore && ctx.Err() == nil; i++ {
-		pts := validPoints(p, rng, 1+i%3, rec.Objects(), cc)
-		if len(pts) == 0 {
-			break
+		var s Schedule
+		var pts []Point
+		seeded := len(seeds) > 0 && i%2 == 1
+		if seeded {
+			// The seed's window, then holds at the lock acquisitions of
+			// the run just after it (code the recording may never have
+			// run), in turn: the first, the first two, the second, the
+			// second and third, ...
+			j := i / 2
+			seed := seeds[j%len(seeds)]
+			k := j / len(seeds)
+			first := seed.locks + 1 + k/2
+			pts = []Point{{Kind: blindPoint, Occurrence: first}}
+			if k%2 == 1 {
+				pts = append(pts, Point{Kind: blindPoint, Occurrence: first + 1})
+			}
+			s = seed.Schedule
+			s.Points = pts
+		} else {
+			if pts = validPoints(p, rng, 1+i%3, rec.Objects(), cc); len(pts) == 0 {
+				break
+			}
+			s = exploreSchedule(rec, opts, pts)
 		}
 		if !take() {
 			break
 		}
 		n++
-		s := exploreSchedule(rec, opts, pts)
-		seeded := len(seeds) > 0 && i%2 == 1
-		if seeded {
-			// The seed's window, then holds at the next lock acquisitions
-			// of the run after it (code the recording may never have run).
-			seed := seeds[(i/2)%len(seeds)]
-			pts = nil
-			for k := 0; k < 1+(i/2)%2; k++ {
-				pts = append(pts, Point{Kind: blindPoint, Occurrence: seed.locks + 1 + rng.IntN(windowLocks)})
-			}
-			s = seed.Schedule
-			s.Points = pts
-		}
 		o := runSchedule(ctx, s, cc, dir, n, opts.RunTimeout, false)
 		if ctx.Err() != nil {
 			break
@@ -317,10 +324,6 @@ func explore(ctx context.Context, rec Recording, cands []Candidate, seeds []seed
 	}
 	return runs
 }
-
-// windowLocks is how many lock acquisitions after a seed's window its
-// exploring runs' blind points are drawn from.
-const windowLocks = 8
 
 // pointList names change points, for a report.
 func pointList(pts []Point) string {

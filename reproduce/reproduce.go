@@ -889,7 +889,6 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 		return res
 	}
 	cc := &codeCache{}
-	reproducedAt := -1
 	// One more chance to fail after the first run that reproduced it, at
 	// another occurrence: the same window again shows the same state, and
 	// which thread's window fails is what differs (the first of two
@@ -897,7 +896,7 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 	reproducedOcc := map[int]bool{}
 	extra := 0
 	for i, s := range p.schedules {
-		if reproducedAt >= 0 {
+		if len(reproducedOcc) > 0 {
 			if extra >= 1 {
 				break
 			}
@@ -928,9 +927,6 @@ func runCandidate(ctx context.Context, c Candidate, p candidatePlan, opts Option
 		}
 		if o.Observation.Reproduced() {
 			reproducedOcc[s.Occurrence] = true
-			if reproducedAt < 0 {
-				reproducedAt = i
-			}
 		}
 		if o.Failed() {
 			break

@@ -22,7 +22,7 @@ import (
 // is a directory of the directed run's own, for a script that needs one
 // (a server's socket, a port file): runs side by side get different ones.
 const (
-	ScheduleEnv = "MCPREDICT_SCHEDULE"
+	ScheduleEnv = recorder.ScheduleEnv
 	RunDirEnv   = "MCPREDICT_RUN_DIR"
 )
 

@@ -1120,21 +1120,8 @@ func (m *Model) opsOf(tid int, locks []int32) [][]lockOp {
 func (m *Model) withoutTryHolds(tid int, ops [][]lockOp) [][]lockOp {
 	out := make([][]lockOp, len(ops))
 	for k, list := range ops {
-		out[k] = list
-		for i, op := range list {
-			if m.EventAt(tid, op.Start).Kind != TryLock {
-				continue
-			}
-			// The first such op: copy the list from here, filtered.
-			kept := slices.Clone(list[:i])
-			for _, op := range list[i:] {
-				if m.EventAt(tid, op.Start).Kind != TryLock {
-					kept = append(kept, op)
-				}
-			}
-			out[k] = kept
-			break
-		}
+		// A copy: the lists are the model's own.
+		out[k] = slices.DeleteFunc(slices.Clone(list), func(op lockOp) bool { return m.EventAt(tid, op.Start).Kind == TryLock })
 	}
 	return out
 }
